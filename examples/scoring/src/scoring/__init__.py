@@ -1,0 +1,1 @@
+"""Scoring kernels compiled by Rextio (see kernels.py)."""

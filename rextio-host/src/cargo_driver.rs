@@ -1,0 +1,242 @@
+//! The cargo build driver: runs cargo on the generated crate with the matched Python/libtorch
+//! environment and a shared target directory, parses its JSON message stream for the
+//! artifact, and fails with cargo's messages and the full command.
+
+use crate::python_env::PythonInfo;
+use cargo_metadata::Message;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use thiserror::Error;
+use wait_timeout::ChildExt;
+
+/// What the build needs.
+#[derive(Debug, Clone)]
+pub struct CargoRequest {
+    /// The generated crate's directory.
+    pub crate_dir: PathBuf,
+    /// The library name to look for.
+    pub lib_name: String,
+    /// The interpreter.
+    pub python: PythonInfo,
+    /// Shared target directory.
+    pub target_dir: PathBuf,
+    /// Extra environment (from plugins' runtime crates).
+    pub env: Vec<(String, String)>,
+    /// Environment variables removed.
+    pub forbidden_env: Vec<String>,
+    /// Time limit.
+    pub timeout: Duration,
+}
+
+/// The build's result.
+#[derive(Debug, Clone)]
+pub struct CargoOutcome {
+    /// The built shared library.
+    pub artifact: PathBuf,
+    /// The command line, for reports.
+    pub command: String,
+}
+
+/// A failed build.
+#[derive(Debug, Error)]
+pub enum CargoError {
+    /// Cargo could not start.
+    #[error("cannot run cargo ({command}): {source}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Cargo failed.
+    #[error("cargo failed ({status}) running: {command}\n{messages}")]
+    Failed {
+        /// Exit status.
+        status: String,
+        /// The command.
+        command: String,
+        /// Compiler messages and cargo's stderr (tail).
+        messages: String,
+    },
+    /// Cargo ran too long.
+    #[error("cargo did not finish within {secs} s running: {command}; raise --timeout or check for a stuck build")]
+    Timeout {
+        /// Limit.
+        secs: u64,
+        /// The command.
+        command: String,
+    },
+    /// No artifact found.
+    #[error("cargo succeeded but produced no library named `{lib}` (command: {command})")]
+    NoArtifact {
+        /// Expected name.
+        lib: String,
+        /// The command.
+        command: String,
+    },
+}
+
+/// The default shared target directory: `REXTIO_TARGET_DIR`, else `~/.cache/rextio/target`.
+pub fn default_target_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("REXTIO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    home.join(".cache").join("rextio").join("target")
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The environment cargo runs with (also used by tests to explain failures).
+pub fn cargo_env(req: &CargoRequest) -> Vec<(String, String)> {
+    let bin = req
+        .python
+        .executable
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(&path));
+    let joined = std::env::join_paths(paths)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut env = vec![
+        ("PATH".to_owned(), joined),
+        (
+            "VIRTUAL_ENV".to_owned(),
+            req.python.prefix.to_string_lossy().into_owned(),
+        ),
+        (
+            "PYO3_PYTHON".to_owned(),
+            req.python.executable.to_string_lossy().into_owned(),
+        ),
+        (
+            "CARGO_TARGET_DIR".to_owned(),
+            req.target_dir.to_string_lossy().into_owned(),
+        ),
+    ];
+    env.extend(req.env.iter().cloned());
+    env
+}
+
+/// Run the build.
+pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = req.crate_dir.join("Cargo.toml");
+    let mut cmd = Command::new(&cargo);
+    cmd.arg("build")
+        .arg("--release")
+        .arg("--message-format=json-render-diagnostics")
+        .arg("--manifest-path")
+        .arg(&manifest);
+    for var in &req.forbidden_env {
+        cmd.env_remove(var);
+    }
+    // Variables cargo sets for the process that runs us must not leak into a nested build.
+    for var in [
+        "CARGO_MANIFEST_DIR",
+        "CARGO_PKG_NAME",
+        "RUSTC_WRAPPER_FOR_PARENT",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let env = cargo_env(req);
+    for (k, v) in &env {
+        tracing::debug!(key = %k, value = %v, "cargo environment");
+        cmd.env(k, v);
+    }
+    let shown_env: Vec<String> = env
+        .iter()
+        .filter(|(k, _)| k != "PATH")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let command = format!(
+        "{} {} build --release --message-format=json-render-diagnostics --manifest-path {}",
+        shown_env.join(" "),
+        Path::new(&cargo).display(),
+        manifest.display()
+    );
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null());
+    let mut child = cmd.spawn().map_err(|source| CargoError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(mut o) = stdout {
+            let _ = o.read_to_end(&mut s);
+        }
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut e) = stderr {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let status = match child.wait_timeout(req.timeout) {
+        Ok(Some(status)) => status,
+        Ok(None) | Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(CargoError::Timeout {
+                secs: req.timeout.as_secs(),
+                command,
+            });
+        }
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    let mut artifact = None;
+    let mut messages = Vec::new();
+    for msg in Message::parse_stream(stdout.as_slice()).flatten() {
+        match msg {
+            Message::CompilerArtifact(a) if a.target.name == req.lib_name => {
+                artifact = a
+                    .filenames
+                    .iter()
+                    .find(|f| {
+                        f.extension()
+                            .is_some_and(|e| e == "so" || e == "dylib" || e == "dll")
+                    })
+                    .map(|f| f.clone().into_std_path_buf());
+            }
+            Message::CompilerMessage(m) => {
+                if let Some(r) = m.message.rendered {
+                    messages.push(r);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !status.success() {
+        let mut text = messages.join("\n");
+        text.push_str(&tail(&stderr, 60));
+        return Err(CargoError::Failed {
+            status: status.to_string(),
+            command,
+            messages: text,
+        });
+    }
+    match artifact {
+        Some(artifact) => Ok(CargoOutcome { artifact, command }),
+        None => Err(CargoError::NoArtifact {
+            lib: req.lib_name.clone(),
+            command,
+        }),
+    }
+}

@@ -1,0 +1,56 @@
+//! The host's diagnostic codes (`RXT0NN`), in one table. Codes are never reused.
+
+use rextio_plugin_api::CodeDoc;
+
+/// Parameter annotation missing or not in any enabled vocabulary.
+pub const PARAM_ANNOTATION: &str = "RXT001";
+/// Return annotation missing or unsupported.
+pub const RETURN_ANNOTATION: &str = "RXT002";
+/// A statement form the host does not lower.
+pub const UNSUPPORTED_STATEMENT: &str = "RXT003";
+/// An expression form the host does not lower.
+pub const UNSUPPORTED_EXPRESSION: &str = "RXT004";
+/// A site on plugin-typed values that no enabled plugin claims.
+pub const UNCLAIMED_SITE: &str = "RXT005";
+/// A local re-bound with a different type.
+pub const TYPE_CHANGE: &str = "RXT006";
+/// A name that may be used before assignment, or a global.
+pub const UNBOUND_NAME: &str = "RXT007";
+/// A condition that is not an int or bool.
+pub const NON_SCALAR_CONDITION: &str = "RXT008";
+/// A `for` loop that is not over `range(...)`.
+pub const NON_RANGE_FOR: &str = "RXT009";
+/// An unsupported parameter kind.
+pub const PARAMETER_KIND: &str = "RXT010";
+/// A return path that does not produce the annotated type.
+pub const RETURN_PATH: &str = "RXT011";
+/// A scalar operation or literal the host does not lower.
+pub const SCALAR_OPERATION: &str = "RXT012";
+/// Two plugins claimed one site.
+pub const CLAIM_CONFLICT: &str = "RXT013";
+/// A plugin could not lower a site it claimed.
+pub const LOWERING_FAILED: &str = "RXT014";
+/// Decorated, async or generic functions.
+pub const FUNCTION_KIND: &str = "RXT015";
+/// A function without plugin operations.
+pub const NOTHING_TO_LOWER: &str = "RXT016";
+
+/// The code table printed by `rextio explain`.
+pub const CODES: &[CodeDoc] = &[
+    CodeDoc { code: PARAM_ANNOTATION, summary: "parameter annotation missing or unsupported", explanation: "Every parameter of a native function needs an annotation the host understands: `int`, `float`, `bool`, or a marker type of an enabled plugin (for example `rextio_torch.types.TensorF32Cpu2D`), spelled through a module-level import. String annotations are not resolved.\n\nAnnotate the parameter, or leave the function in Python." },
+    CodeDoc { code: RETURN_ANNOTATION, summary: "return annotation missing or unsupported", explanation: "A native function needs a return annotation of `int`, `float`, `bool` or an enabled plugin's marker type, so the boundary conversion of its result is known statically." },
+    CodeDoc { code: UNSUPPORTED_STATEMENT, summary: "statement form not lowered", explanation: "The host lowers assignments to plain names, `if/elif/else`, `while`, `for ... in range(...)`, `break`, `continue`, `return`, `pass` and docstrings. Other statements (`with`, `try`, nested `def`, tuple targets, expression statements with effects, loop `else` clauses, augmented assignment to tensors, which mutates in place in eager PyTorch) keep the function on Python." },
+    CodeDoc { code: UNSUPPORTED_EXPRESSION, summary: "expression form not lowered", explanation: "Attribute reads (`x.shape`), subscripts, comprehensions, lambdas, calls to Python functions or builtins, and unary operators on tensors are not lowered. The function keeps its Python body." },
+    CodeDoc { code: UNCLAIMED_SITE, summary: "no enabled plugin claims this operation", explanation: "The call, method call or operator works on plugin-typed values, but no enabled plugin claims it with these operand types. Check `rextio capabilities` for the native surface, and `[plugins] enabled` in rextio.toml." },
+    CodeDoc { code: TYPE_CHANGE, summary: "local re-bound with a different type", explanation: "Native locals have one static type. Assigning a value of another type (an int where a float was, a rank-1 tensor where a rank-2 tensor was) keeps the function on Python. Use a new name for the new value." },
+    CodeDoc { code: UNBOUND_NAME, summary: "name may be unbound, or is a global", explanation: "A local is read on a path where it may not have been assigned yet (for example only assigned inside a loop or one branch of an `if`), or the name is a module global, which may change at run time. Assign it on every path before use, or pass the value as a parameter." },
+    CodeDoc { code: NON_SCALAR_CONDITION, summary: "condition is not an int or bool", explanation: "`if` and `while` conditions must be int, float or bool expressions. Conditions on tensor data are tensor-data-dependent control flow and stay on Python." },
+    CodeDoc { code: NON_RANGE_FOR, summary: "for loop is not over range()", explanation: "Only `for name in range(stop)`, `range(start, stop)` and `range(start, stop, step)` with int arguments are lowered." },
+    CodeDoc { code: PARAMETER_KIND, summary: "unsupported parameter kind", explanation: "Native functions take plain positional-or-keyword parameters without defaults. `*args`, `**kwargs`, keyword-only parameters, defaults and the names `self`, `super`, `crate`, `Self` and `_` keep the function on Python." },
+    CodeDoc { code: RETURN_PATH, summary: "a path does not return the annotated type", explanation: "Every path through a native function must end in `return <value>` whose type equals the return annotation. Falling off the end returns None in Python, and an int returned from a `-> float` function stays an int in Python, so both keep the function on Python." },
+    CodeDoc { code: SCALAR_OPERATION, summary: "scalar operation or literal not lowered", explanation: "Ints are lowered as checked 64-bit integers with Python's floor division and modulo; floats as f64. Literals outside 64 bits, `**`, bitwise operators, float `//` and `%`, `is`/`in` comparisons and `and`/`or` on non-bool values keep the function on Python." },
+    CodeDoc { code: CLAIM_CONFLICT, summary: "two plugins claim one site", explanation: "Two enabled plugins both claimed the same site. The host refuses to pick one; the function stays on Python. Disable one of the plugins in rextio.toml or report the overlap to their authors." },
+    CodeDoc { code: LOWERING_FAILED, summary: "a claimed site could not be lowered", explanation: "The plugin claimed the site but refused to lower it: its claim no longer matches what lowering sees. This is a plugin bug; the function stays on Python so nothing unproven runs natively." },
+    CodeDoc { code: FUNCTION_KIND, summary: "decorated, async or generic function", explanation: "Decorators can replace a function, `async def` returns a coroutine, and type parameters are not lowered; such functions stay on Python." },
+    CodeDoc { code: NOTHING_TO_LOWER, summary: "function has no plugin operations", explanation: "The function uses no operation of an enabled plugin, so there is nothing to run natively; it stays on Python. This is informational." },
+];

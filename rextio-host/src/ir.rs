@@ -1,0 +1,186 @@
+//! The typed intermediate form analysis hands to lowering: scalar control flow around claimed
+//! plugin sites. Every expression carries its static type; every plugin site its claim.
+
+use rextio_plugin_api::{ClaimedSite, Literal, Span, ValueType};
+
+/// A native-eligible function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FnIr {
+    /// `module.function`.
+    pub qualname: String,
+    /// The Python name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// The annotated return type.
+    pub ret: ValueType,
+    /// Locals that are not parameters, with their single type, in first-assignment order.
+    pub locals: Vec<(String, ValueType)>,
+    /// The body.
+    pub body: Vec<Stmt>,
+}
+
+/// A parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Python name.
+    pub name: String,
+    /// Annotated type.
+    pub ty: ValueType,
+}
+
+/// A statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `name = value`.
+    Assign {
+        /// Target local.
+        name: String,
+        /// Value.
+        value: Expr,
+    },
+    /// `if` / `elif` / `else`.
+    If {
+        /// Condition (bool).
+        cond: Expr,
+        /// Then branch.
+        then: Vec<Stmt>,
+        /// Else branch (an `elif` is a nested `If`).
+        orelse: Vec<Stmt>,
+    },
+    /// `while cond:`.
+    While {
+        /// Condition (bool).
+        cond: Expr,
+        /// Body.
+        body: Vec<Stmt>,
+    },
+    /// `for var in range(start, stop, step):`.
+    ForRange {
+        /// Loop variable.
+        var: String,
+        /// Start (int).
+        start: Expr,
+        /// Stop (int).
+        stop: Expr,
+        /// Step (int).
+        step: Expr,
+        /// Body.
+        body: Vec<Stmt>,
+    },
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
+    /// `return value`.
+    Return(Expr),
+}
+
+/// Scalar operations the host lowers itself, with Python semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarOp {
+    /// int + int (checked).
+    IntAdd,
+    /// int - int (checked).
+    IntSub,
+    /// int * int (checked).
+    IntMul,
+    /// int // int (floor, zero division raises).
+    IntFloorDiv,
+    /// int % int (sign of divisor).
+    IntMod,
+    /// int / int (float).
+    IntTrueDiv,
+    /// -int (checked).
+    IntNeg,
+    /// float + float.
+    FloatAdd,
+    /// float - float.
+    FloatSub,
+    /// float * float.
+    FloatMul,
+    /// float / float (zero division raises).
+    FloatDiv,
+    /// -float.
+    FloatNeg,
+    /// int -> float.
+    IntToFloat,
+    /// bool -> int.
+    BoolToInt,
+    /// Truthiness of an int.
+    IntTruthy,
+    /// Truthiness of a float.
+    FloatTruthy,
+    /// not bool.
+    Not,
+    /// bool and bool (short-circuit).
+    And,
+    /// bool or bool (short-circuit).
+    Or,
+    /// Comparison of two values of the same scalar type.
+    Cmp(CmpKind),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpKind {
+    /// `==`.
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+}
+
+impl CmpKind {
+    /// The Rust operator.
+    pub fn rust(self) -> &'static str {
+        match self {
+            CmpKind::Eq => "==",
+            CmpKind::Ne => "!=",
+            CmpKind::Lt => "<",
+            CmpKind::Le => "<=",
+            CmpKind::Gt => ">",
+            CmpKind::Ge => ">=",
+        }
+    }
+}
+
+/// A typed expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// Static type.
+    pub ty: ValueType,
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it starts.
+    pub span: Span,
+}
+
+/// Expression forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// A local or parameter.
+    Local(String),
+    /// A literal.
+    Lit(Literal),
+    /// A host scalar operation.
+    Scalar(ScalarOp, Vec<Expr>),
+    /// A plugin site, with its operands (post-order: operands are themselves expressions).
+    Site {
+        /// The claim.
+        claimed: Box<ClaimedSite>,
+        /// Receiver operand.
+        receiver: Option<Box<Expr>>,
+        /// Positional operands.
+        args: Vec<Expr>,
+        /// Keyword operands.
+        keywords: Vec<(String, Expr)>,
+    },
+}

@@ -1,0 +1,290 @@
+//! `rextio`: the command-line interface over `rextio-host`.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use rextio_host::report::render_text;
+use rextio_host::{BuildOptions, Project, Registry};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "rextio",
+    version,
+    about = "Compile typed Python inference functions to native code"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write a starter rextio.toml and example module.
+    Init {
+        /// Directory (default: current).
+        dir: Option<PathBuf>,
+    },
+    /// Analyse a project: route and diagnostics per function.
+    Check {
+        /// Project root (default: current directory).
+        root: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Exit non-zero if any function stays on Python.
+        #[arg(long)]
+        deny_fallback: bool,
+    },
+    /// Check, generate the native crate, and build it with cargo.
+    Build {
+        /// Project root (default: current directory).
+        root: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Python interpreter (overrides REXTIO_PYTHON and rextio.toml).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Cargo time limit in seconds.
+        #[arg(long, default_value_t = 1800)]
+        timeout: u64,
+    },
+    /// List plugins, API versions, rules, types and device providers.
+    Capabilities {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Explain a diagnostic code.
+    Explain {
+        /// The code, e.g. RXT005 or RXTP-TORCH-002.
+        code: String,
+    },
+    /// Remove .rextio/ and dist/.
+    Clean {
+        /// Project root (default: current directory).
+        root: Option<PathBuf>,
+    },
+}
+
+fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
+    root.unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let registry = Registry::builder().with_default_plugins().build()?;
+    match cli.command {
+        Cmd::Init { dir } => {
+            let dir = root_or_cwd(dir);
+            let toml = dir.join("rextio.toml");
+            if toml.exists() {
+                bail!("'{}' already exists; not overwriting it", toml.display());
+            }
+            let name = std::fs::canonicalize(&dir)
+                .ok()
+                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "project".into());
+            let pkg: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let module = dir.join("src").join(&pkg).join("kernels.py");
+            std::fs::create_dir_all(module.parent().unwrap_or(&dir))
+                .with_context(|| format!("creating '{}'", dir.display()))?;
+            std::fs::write(
+                &toml,
+                format!("[project]\nname = {name:?}\n\n[plugins]\nenabled = [\"rextio-torch\"]\n"),
+            )
+            .with_context(|| format!("writing '{}'", toml.display()))?;
+            std::fs::write(dir.join("src").join(&pkg).join("__init__.py"), "")?;
+            std::fs::write(&module, INIT_MODULE)
+                .with_context(|| format!("writing '{}'", module.display()))?;
+            eprintln!("created {} and {}", toml.display(), module.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check {
+            root,
+            format,
+            deny_fallback,
+        } => {
+            let project = Project::open(root_or_cwd(root))?;
+            let out = project.check(&registry)?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+                Format::Text => print!("{}", render_text(&out.report, &out.modules)),
+            }
+            let fallback = out
+                .report
+                .routes()
+                .iter()
+                .any(|(_, r)| r == "fallback-python");
+            Ok(if deny_fallback && fallback {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::Build {
+            root,
+            format,
+            python,
+            timeout,
+        } => {
+            let project = Project::open(root_or_cwd(root))?;
+            eprintln!("rextio: building {}", project.root().display());
+            let options = BuildOptions {
+                python,
+                timeout: Duration::from_secs(timeout),
+                target_dir: None,
+            };
+            let out = project.build(&registry, &options)?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+                Format::Text => {
+                    print!("{}", render_text(&out.check.report, &out.check.modules));
+                    println!("python: {}", out.python_dir.display());
+                    if let Some(ext) = &out.extension {
+                        println!("extension: {}", ext.display());
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Capabilities { format } => {
+            let caps = capabilities(&registry);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&caps)?),
+                Format::Text => print!("{}", render_capabilities(&caps)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Explain { code } => match rextio_host::explain::explain(&code, &registry) {
+            Some((owner, doc)) => {
+                print!("{}", rextio_host::explain::render(&owner, doc));
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                bail!("unknown diagnostic code `{code}`; codes look like RXT005 or RXTP-TORCH-002")
+            }
+        },
+        Cmd::Clean { root } => {
+            Project::open(root_or_cwd(root))?.clean()?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+const INIT_MODULE: &str = "import torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D\n\n\n\
+def inference(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu1D:\n    \
+return F.linear(x, weight, bias).relu().mean(dim=1, keepdim=False)\n";
+
+fn capabilities(registry: &Registry) -> serde_json::Value {
+    let plugins: Vec<serde_json::Value> = registry
+        .plugins()
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.plugin.id(),
+                "api_version": r.plugin.api_version(),
+                "coverage": r.plugin.coverage(),
+                "types": r.plugin.type_vocabulary(),
+                "rules": r.plugin.rules(),
+                "diagnostic_codes": r.plugin.diagnostic_codes().iter().map(|c| serde_json::json!({"code": c.code, "summary": c.summary})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let providers: Vec<serde_json::Value> = registry
+        .providers()
+        .iter()
+        .map(|p| serde_json::json!({"id": p.provider.id(), "api_version": p.provider.api_version(), "manifest": p.provider.manifest()}))
+        .collect();
+    serde_json::json!({
+        "host_api_version": rextio_plugin_api::API_VERSION.to_string(),
+        "device_provider_api_version": rextio_plugin_api::DEVICE_PROVIDER_API_VERSION.to_string(),
+        "plugins": plugins,
+        "device_providers": providers,
+    })
+}
+
+fn render_capabilities(caps: &serde_json::Value) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
+    let _ = writeln!(
+        out,
+        "plugin API {}, device provider API {}",
+        s(&caps["host_api_version"]),
+        s(&caps["device_provider_api_version"])
+    );
+    for p in caps["plugins"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "\nplugin {} (API {})",
+            s(&p["id"]),
+            s(&p["api_version"])
+        );
+        for t in p["types"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  type {}  {}  ({})",
+                s(&t["annotation"]),
+                s(&t["key"]),
+                s(&t["description"])
+            );
+        }
+        for r in p["rules"].as_array().into_iter().flatten() {
+            let verified = if r["verified"].as_bool().unwrap_or(false) {
+                "verified"
+            } else {
+                "unverified"
+            };
+            let _ = writeln!(
+                out,
+                "  rule {}  [{}, {}]  {}  -- {}",
+                s(&r["id"]),
+                s(&r["outcome"]),
+                verified,
+                s(&r["pattern"]),
+                s(&r["constraint"])
+            );
+        }
+    }
+    if caps["device_providers"]
+        .as_array()
+        .is_none_or(|a| a.is_empty())
+    {
+        let _ = writeln!(out, "\nno device providers registered");
+    }
+    out
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! The pipeline driver.
+//!
+//! ```text
+//! rextio.toml + src/**/*.py
+//!   -> frontend   parse_project        Vec<SourceModule>
+//!   -> analysis   analyse_module       Vec<ModuleAnalysis>   (routes, claims, diagnostics, IR)
+//!   -> lowering   lower_function       Vec<LoweredFunction>  (failures demote to Python)
+//!   -> codegen    generate_crate       GeneratedCrate + python_tree
+//!   -> build      cargo_driver::build  CargoOutcome (extension .so)
+//!   -> outputs    .rextio/build/python, .rextio/reports/{check,build}.json
+//! ```
+
+use crate::analysis::{analyse_module, ModuleAnalysis, Route};
+use crate::cargo_driver::{self, CargoError, CargoRequest};
+use crate::codegen::{self, Placed};
+use crate::config::{ConfigError, ProjectConfig};
+use crate::frontend::{self, FrontendError, SourceModule};
+use crate::lower::lower_function;
+use crate::python_env::{self, PythonError};
+use crate::registry::Registry;
+use crate::report::{Artifacts, BuildReport, CargoReport, CheckReport, Timings};
+use rextio_plugin_api::CrateDependency;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Anything that stops a check or build.
+#[derive(Debug, Error)]
+pub enum ProjectError {
+    /// Configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Sources.
+    #[error(transparent)]
+    Frontend(#[from] FrontendError),
+    /// A plugin enabled in rextio.toml that is not registered.
+    #[error("rextio.toml enables plugin `{id}`, which is not registered; available: {available}")]
+    UnknownPlugin {
+        /// The id.
+        id: String,
+        /// Registered ids.
+        available: String,
+    },
+    /// Interpreter.
+    #[error(transparent)]
+    Python(#[from] PythonError),
+    /// Cargo.
+    #[error(transparent)]
+    Cargo(#[from] CargoError),
+    /// File system.
+    #[error("cannot write '{path}': {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Report serialization.
+    #[error("cannot serialize report: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
+    move |source| ProjectError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ProjectError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    std::fs::write(path, text).map_err(io(path))
+}
+
+/// An opened project.
+#[derive(Debug, Clone)]
+pub struct Project {
+    root: PathBuf,
+    config: ProjectConfig,
+    name: String,
+}
+
+/// The result of `check`.
+pub struct CheckOutput {
+    /// The report (also written to `.rextio/reports/check.json`).
+    pub report: CheckReport,
+    /// Parsed modules.
+    pub modules: Vec<SourceModule>,
+    /// Analyses.
+    pub analyses: Vec<ModuleAnalysis>,
+}
+
+/// Options of `build`.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// `--python`.
+    pub python: Option<PathBuf>,
+    /// Cargo time limit.
+    pub timeout: Duration,
+    /// Shared target directory (default: `REXTIO_TARGET_DIR` or `~/.cache/rextio/target`).
+    pub target_dir: Option<PathBuf>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            python: None,
+            timeout: Duration::from_secs(1800),
+            target_dir: None,
+        }
+    }
+}
+
+/// The result of `build`.
+pub struct BuildOutput {
+    /// The report (also written to `.rextio/reports/build.json`).
+    pub report: BuildReport,
+    /// The check part.
+    pub check: CheckOutput,
+    /// `.rextio/build/python`.
+    pub python_dir: PathBuf,
+    /// The extension, when something is native.
+    pub extension: Option<PathBuf>,
+}
+
+impl Project {
+    /// Open `ROOT` (reads `ROOT/rextio.toml`).
+    pub fn open(root: impl AsRef<Path>) -> Result<Self, ProjectError> {
+        let root = root.as_ref();
+        let root =
+            std::fs::canonicalize(root).map_err(|_| ConfigError::Missing(root.to_owned()))?;
+        let config = ProjectConfig::load(&root)?;
+        let name = config.project.name.clone().unwrap_or_else(|| {
+            root.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "project".into())
+        });
+        Ok(Self { root, config, name })
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `.rextio/`.
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join(".rextio")
+    }
+
+    fn enabled(&self, registry: &Registry) -> Result<&[String], ProjectError> {
+        for id in &self.config.plugins.enabled {
+            if registry.plugin(id).is_none() {
+                let available: Vec<&str> =
+                    registry.plugins().iter().map(|r| r.plugin.id()).collect();
+                return Err(ProjectError::UnknownPlugin {
+                    id: id.clone(),
+                    available: available.join(", "),
+                });
+            }
+        }
+        Ok(&self.config.plugins.enabled)
+    }
+
+    /// Parse and analyse; writes `check.json`.
+    pub fn check(&self, registry: &Registry) -> Result<CheckOutput, ProjectError> {
+        let enabled = self.enabled(registry)?;
+        let modules = frontend::parse_project(&self.root)?;
+        let analyses: Vec<ModuleAnalysis> = modules
+            .iter()
+            .map(|m| analyse_module(m, registry, enabled))
+            .collect();
+        let report = CheckReport::new(&analyses);
+        write(
+            &self.state_dir().join("reports").join("check.json"),
+            &serde_json::to_string_pretty(&report)?,
+        )?;
+        Ok(CheckOutput {
+            report,
+            modules,
+            analyses,
+        })
+    }
+
+    /// Check, generate, and build with cargo; writes the Python tree and `build.json`.
+    pub fn build(
+        &self,
+        registry: &Registry,
+        options: &BuildOptions,
+    ) -> Result<BuildOutput, ProjectError> {
+        let t0 = Instant::now();
+        let mut check = self.check(registry)?;
+        let t_check = t0.elapsed().as_millis();
+
+        // Lowering: a function whose lowering fails stays on Python with RXT014.
+        let t1 = Instant::now();
+        let mut placed = Vec::new();
+        let mut used_plugins = std::collections::BTreeSet::new();
+        for (mi, m) in check.analyses.iter_mut().enumerate() {
+            for f in &mut m.functions {
+                let (Some(ir), Route::Native(ids)) = (&f.ir, &f.route) else {
+                    continue;
+                };
+                match lower_function(ir, ids, registry, placed.len()) {
+                    Ok(lowered) => {
+                        used_plugins.extend(ids.iter().cloned());
+                        placed.push(Placed {
+                            module: m.module.clone(),
+                            key: format!("m{mi}_{}", lowered.name),
+                            function: lowered,
+                        });
+                    }
+                    Err(d) => {
+                        f.diagnostics.push(d.at(f.span));
+                        f.route = Route::Fallback;
+                        f.claims.clear();
+                        f.ir = None;
+                    }
+                }
+            }
+        }
+        check.report = CheckReport::new(&check.analyses);
+        write(
+            &self.state_dir().join("reports").join("check.json"),
+            &serde_json::to_string_pretty(&check.report)?,
+        )?;
+
+        let mut deps: Vec<CrateDependency> = Vec::new();
+        let mut preload: Vec<String> = Vec::new();
+        for id in &used_plugins {
+            let Some(reg) = registry.plugin(id) else {
+                continue;
+            };
+            if let Some(dep) = reg.plugin.runtime_crate() {
+                if !deps.iter().any(|d| d.name == dep.name) {
+                    deps.push(dep);
+                }
+            }
+            for m in reg.plugin.coverage().preload_modules {
+                if !preload.contains(&m) {
+                    preload.push(m);
+                }
+            }
+        }
+        let ext_name = codegen::extension_name(&self.name);
+        let python_dir = self.state_dir().join("build").join("python");
+        if python_dir.exists() {
+            std::fs::remove_dir_all(&python_dir).map_err(io(&python_dir))?;
+        }
+        for (rel, text) in codegen::python_tree(&check.modules, &placed, &ext_name, &preload) {
+            write(&python_dir.join(rel), &text)?;
+        }
+        let crate_dir = self.state_dir().join("build").join("crate");
+        let generated =
+            (!placed.is_empty()).then(|| codegen::generate_crate(&self.name, &placed, &deps));
+        if let Some(g) = &generated {
+            write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
+            write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
+            write(&crate_dir.join("src").join("lib.rs"), &g.lib_rs)?;
+        }
+        let t_codegen = t1.elapsed().as_millis();
+
+        let t2 = Instant::now();
+        let mut cargo_report = CargoReport {
+            status: "skipped".into(),
+            command: None,
+        };
+        let mut extension = None;
+        let mut failure = None;
+        if let Some(g) = &generated {
+            let (path, source) = python_env::resolve(
+                options.python.as_deref(),
+                self.config.toolchain.python.as_deref(),
+                &self.root,
+            );
+            let python = python_env::probe(&path, source)?;
+            let req = CargoRequest {
+                crate_dir: crate_dir.clone(),
+                lib_name: g.lib_name.clone(),
+                python,
+                target_dir: options
+                    .target_dir
+                    .clone()
+                    .unwrap_or_else(cargo_driver::default_target_dir),
+                env: deps
+                    .iter()
+                    .flat_map(|d| d.build_env.iter().cloned())
+                    .collect(),
+                forbidden_env: deps
+                    .iter()
+                    .flat_map(|d| d.forbidden_env.iter().cloned())
+                    .collect(),
+                timeout: options.timeout,
+            };
+            match cargo_driver::build(&req) {
+                Ok(outcome) => {
+                    let dest = python_dir.join(format!("{}.so", g.lib_name));
+                    // Replace by unlink + copy so a process that mapped the old file keeps it.
+                    let _ = std::fs::remove_file(&dest);
+                    std::fs::copy(&outcome.artifact, &dest).map_err(io(&dest))?;
+                    cargo_report = CargoReport {
+                        status: "ok".into(),
+                        command: Some(outcome.command),
+                    };
+                    extension = Some(dest);
+                }
+                Err(e) => {
+                    cargo_report = CargoReport {
+                        status: "failed".into(),
+                        command: None,
+                    };
+                    failure = Some(e);
+                }
+            }
+        }
+        let report = BuildReport {
+            contract_version: crate::report::CONTRACT_VERSION,
+            modules: check.report.modules.clone(),
+            artifacts: Artifacts {
+                python_dir: python_dir.to_string_lossy().into_owned(),
+                extension: extension.as_ref().map(|p| p.to_string_lossy().into_owned()),
+                crate_dir: generated
+                    .as_ref()
+                    .map(|_| crate_dir.to_string_lossy().into_owned()),
+            },
+            timings_ms: Timings {
+                check: t_check,
+                codegen: t_codegen,
+                cargo: t2.elapsed().as_millis(),
+            },
+            cargo: cargo_report,
+        };
+        write(
+            &self.state_dir().join("reports").join("build.json"),
+            &serde_json::to_string_pretty(&report)?,
+        )?;
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
+        Ok(BuildOutput {
+            report,
+            check,
+            python_dir,
+            extension,
+        })
+    }
+
+    /// Remove `.rextio/` and `dist/`.
+    pub fn clean(&self) -> Result<(), ProjectError> {
+        for dir in [self.state_dir(), self.root.join("dist")] {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+            }
+        }
+        Ok(())
+    }
+}

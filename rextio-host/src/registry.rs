@@ -1,0 +1,264 @@
+//! The plugin registry: discovery (first-party features, builder), negotiation, validation,
+//! deterministic order, and the offering of claim sites.
+
+use rextio_plugin_api::{
+    negotiate, validate_plugin, ClaimOutcome, ClaimSite, DeviceProvider, Diagnostic, Negotiated,
+    NegotiationError, Plugin, PluginType, SiteKind, ValidationError, API_VERSION,
+    DEVICE_PROVIDER_API_VERSION,
+};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a registry could not be built.
+#[derive(Debug, Error)]
+pub enum RegistrationError {
+    /// Version negotiation failed.
+    #[error("cannot register plugin: {0}")]
+    Negotiation(#[from] NegotiationError),
+    /// The plugin's declarations are invalid.
+    #[error("cannot register plugin: {0}")]
+    Validation(#[from] ValidationError),
+    /// Two plugins (or providers) with one id.
+    #[error("two plugins declare the id `{0}`; ids must be unique")]
+    DuplicateId(String),
+    /// Two plugins claim one annotation spelling.
+    #[error("annotation `{annotation}` is declared by both `{first}` and `{second}`")]
+    AnnotationConflict {
+        /// The spelling.
+        annotation: String,
+        /// One plugin.
+        first: String,
+        /// The other.
+        second: String,
+    },
+}
+
+/// A registered plugin with what negotiation allowed.
+pub struct Registered {
+    /// The plugin.
+    pub plugin: Box<dyn Plugin>,
+    /// Negotiated hooks.
+    pub negotiated: Negotiated,
+}
+
+/// A registered device provider.
+pub struct RegisteredProvider {
+    /// The provider.
+    pub provider: Box<dyn DeviceProvider>,
+    /// Negotiated version.
+    pub negotiated: Negotiated,
+}
+
+/// All plugins and providers, ordered by id.
+pub struct Registry {
+    plugins: Vec<Registered>,
+    providers: Vec<RegisteredProvider>,
+    annotations: BTreeMap<String, (usize, PluginType)>,
+}
+
+/// Collects plugins before negotiation.
+#[derive(Default)]
+pub struct RegistryBuilder {
+    plugins: Vec<Box<dyn Plugin>>,
+    providers: Vec<Box<dyn DeviceProvider>>,
+}
+
+impl RegistryBuilder {
+    /// Add the first-party plugins compiled in through cargo features.
+    #[allow(unused_mut)]
+    pub fn with_default_plugins(mut self) -> Self {
+        #[cfg(feature = "torch")]
+        {
+            self.plugins
+                .push(Box::new(rextio_torch::TorchPlugin::new()));
+        }
+        self
+    }
+
+    /// Add a third-party plugin.
+    pub fn plugin(mut self, plugin: impl Plugin + 'static) -> Self {
+        self.plugins.push(Box::new(plugin));
+        self
+    }
+
+    /// Add a boxed plugin.
+    pub fn boxed_plugin(mut self, plugin: Box<dyn Plugin>) -> Self {
+        self.plugins.push(plugin);
+        self
+    }
+
+    /// Add a device provider.
+    pub fn provider(mut self, provider: impl DeviceProvider + 'static) -> Self {
+        self.providers.push(Box::new(provider));
+        self
+    }
+
+    /// Negotiate, validate and order everything.
+    pub fn build(self) -> Result<Registry, RegistrationError> {
+        let mut plugins = Vec::with_capacity(self.plugins.len());
+        for plugin in self.plugins {
+            let negotiated = negotiate(plugin.id(), plugin.api_version(), &API_VERSION)?;
+            validate_plugin(plugin.as_ref())?;
+            plugins.push(Registered { plugin, negotiated });
+        }
+        plugins.sort_by(|a, b| a.plugin.id().cmp(b.plugin.id()));
+        for pair in plugins.windows(2) {
+            if pair[0].plugin.id() == pair[1].plugin.id() {
+                return Err(RegistrationError::DuplicateId(
+                    pair[0].plugin.id().to_owned(),
+                ));
+            }
+        }
+        let mut annotations: BTreeMap<String, (usize, PluginType)> = BTreeMap::new();
+        for (i, r) in plugins.iter().enumerate() {
+            for ty in r.plugin.type_vocabulary() {
+                if let Some((j, _)) = annotations.get(&ty.annotation) {
+                    return Err(RegistrationError::AnnotationConflict {
+                        annotation: ty.annotation.clone(),
+                        first: plugins[*j].plugin.id().to_owned(),
+                        second: r.plugin.id().to_owned(),
+                    });
+                }
+                annotations.insert(ty.annotation.clone(), (i, ty.clone()));
+            }
+        }
+        let mut providers = Vec::with_capacity(self.providers.len());
+        for provider in self.providers {
+            let negotiated = negotiate(
+                provider.id(),
+                provider.api_version(),
+                &DEVICE_PROVIDER_API_VERSION,
+            )?;
+            providers.push(RegisteredProvider {
+                provider,
+                negotiated,
+            });
+        }
+        providers.sort_by(|a, b| a.provider.id().cmp(b.provider.id()));
+        for pair in providers.windows(2) {
+            if pair[0].provider.id() == pair[1].provider.id() {
+                return Err(RegistrationError::DuplicateId(
+                    pair[0].provider.id().to_owned(),
+                ));
+            }
+        }
+        Ok(Registry {
+            plugins,
+            providers,
+            annotations,
+        })
+    }
+}
+
+/// The registry's answer for one site.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SiteResolution {
+    /// Exactly one plugin claimed it.
+    Claimed {
+        /// The plugin.
+        plugin_id: String,
+        /// The rule.
+        rule_id: String,
+        /// Result type.
+        result_type: rextio_plugin_api::ValueType,
+    },
+    /// Two or more plugins claimed it: an error naming them.
+    Conflict(Vec<(String, String)>),
+    /// No claim; at least one plugin rejected it.
+    Rejected {
+        /// The rejecting plugin.
+        plugin_id: String,
+        /// Its diagnostic.
+        diagnostic: Diagnostic,
+    },
+    /// Nobody covers it.
+    NotCovered,
+}
+
+impl Registry {
+    /// Start a builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Plugins in id order.
+    pub fn plugins(&self) -> &[Registered] {
+        &self.plugins
+    }
+
+    /// Device providers in id order.
+    pub fn providers(&self) -> &[RegisteredProvider] {
+        &self.providers
+    }
+
+    /// A plugin by id.
+    pub fn plugin(&self, id: &str) -> Option<&Registered> {
+        self.plugins.iter().find(|r| r.plugin.id() == id)
+    }
+
+    /// The plugin type (and owning plugin id) of a fully qualified annotation spelling, among
+    /// the enabled plugins.
+    pub fn annotation(&self, dotted: &str, enabled: &[String]) -> Option<(&str, &PluginType)> {
+        let (i, ty) = self.annotations.get(dotted)?;
+        let id = self.plugins[*i].plugin.id();
+        enabled.iter().any(|e| e == id).then_some((id, ty))
+    }
+
+    /// The plugin type of a type key.
+    pub fn plugin_type(&self, key: &rextio_plugin_api::TypeKey) -> Option<&PluginType> {
+        self.annotations
+            .values()
+            .map(|(_, t)| t)
+            .find(|t| &t.key == key)
+    }
+
+    /// Offer a site to every enabled plugin that covers its target's package or owns one of its
+    /// operand types, in id order.
+    pub fn offer(&self, site: &ClaimSite, enabled: &[String]) -> SiteResolution {
+        let mut claims = Vec::new();
+        let mut rejection = None;
+        for r in &self.plugins {
+            let id = r.plugin.id();
+            if !enabled.iter().any(|e| e == id) {
+                continue;
+            }
+            let by_package = site.kind == SiteKind::Call && {
+                let top = site.target.split('.').next().unwrap_or("");
+                r.plugin.coverage().packages.iter().any(|p| p == top)
+            };
+            let by_type = site.operand_keys().any(|k| k.namespace() == id);
+            if !(by_package || by_type) {
+                continue;
+            }
+            match r.plugin.claim(site) {
+                ClaimOutcome::Claimed {
+                    rule_id,
+                    result_type,
+                } => claims.push((id.to_owned(), rule_id, result_type)),
+                ClaimOutcome::Rejected(d) => {
+                    if rejection.is_none() {
+                        rejection = Some((id.to_owned(), d));
+                    }
+                }
+                ClaimOutcome::NotCovered => {}
+            }
+        }
+        if claims.len() > 1 {
+            return SiteResolution::Conflict(claims.into_iter().map(|(p, r, _)| (p, r)).collect());
+        }
+        if let Some((plugin_id, rule_id, result_type)) = claims.pop() {
+            return SiteResolution::Claimed {
+                plugin_id,
+                rule_id,
+                result_type,
+            };
+        }
+        match rejection {
+            Some((plugin_id, diagnostic)) => SiteResolution::Rejected {
+                plugin_id,
+                diagnostic,
+            },
+            None => SiteResolution::NotCovered,
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The `Plugin` and `DeviceProvider` traits.
+
+use crate::device::{
+    BuildContribution, DeviceRequirement, PreflightRequest, PreflightResult, ProviderError,
+    ProviderManifest,
+};
+use crate::diagnostic::CodeDoc;
+use crate::lowering::{FunctionScope, LowerError, LoweredExpr, LoweringContext, ScopeGuard};
+use crate::rules::RuleRecord;
+use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
+use crate::types::{PluginType, TypeKey};
+use serde::{Deserialize, Serialize};
+
+/// What a plugin covers: sites whose target lies in one of these packages are offered to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Top-level Python packages, e.g. `torch`.
+    pub packages: Vec<String>,
+    /// Fully qualified symbols it recognises (documentation and `capabilities`).
+    pub symbols: Vec<String>,
+    /// Modules the generated Python wrapper imports before loading the native extension
+    /// (for example `torch`, whose shared libraries the extension links against).
+    pub preload_modules: Vec<String>,
+}
+
+/// Where a crate dependency of the generated crate comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CrateSource {
+    /// An exact registry version (`=x.y.z`).
+    Registry(String),
+    /// An absolute local path.
+    Path(String),
+}
+
+/// A dependency the generated crate needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrateDependency {
+    /// Crate name.
+    pub name: String,
+    /// Where it comes from.
+    pub source: CrateSource,
+    /// Features to enable.
+    pub features: Vec<String>,
+    /// Environment variables the build of this crate needs (for example how to find libtorch).
+    pub build_env: Vec<(String, String)>,
+    /// Environment variables that must not reach the build (for example version-check bypasses).
+    pub forbidden_env: Vec<String>,
+}
+
+/// A backend plugin. Implementations must be pure: `claim` depends only on the site.
+pub trait Plugin: Send + Sync {
+    /// Stable id, e.g. `rextio-torch`; namespace of its rule ids and type keys.
+    fn id(&self) -> &str;
+    /// The plugin API version it was written against, as text (`"1.7.0"`).
+    fn api_version(&self) -> &str;
+    /// Packages and symbols it covers.
+    fn coverage(&self) -> Coverage;
+    /// Every rule, native and fallback.
+    fn rules(&self) -> &[RuleRecord];
+    /// Documentation of each diagnostic code it may emit.
+    fn diagnostic_codes(&self) -> &[CodeDoc];
+    /// Annotation spelling -> type key -> Rust type and boundary.
+    fn type_vocabulary(&self) -> &[PluginType];
+    /// Decide a site. Must not depend on anything but the site.
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome;
+    /// Lower a site this plugin claimed; re-validates the claim and never panics.
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError>;
+    /// The runtime crate generated code depends on.
+    fn runtime_crate(&self) -> Option<CrateDependency>;
+    /// A guard held around the whole body of a native function (API >= 1.7).
+    fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
+        None
+    }
+    /// Device capabilities needed for the given types (API >= 1.6).
+    fn device_requirements(&self, _used: &[TypeKey]) -> Vec<DeviceRequirement> {
+        Vec::new()
+    }
+}
+
+/// An accelerator device provider (Device Provider API 1.0).
+pub trait DeviceProvider: Send + Sync {
+    /// Stable id.
+    fn id(&self) -> &str;
+    /// The provider API version it was written against, as text.
+    fn api_version(&self) -> &str;
+    /// Static description.
+    fn manifest(&self) -> &ProviderManifest;
+    /// Decide whether a capability can be used.
+    fn preflight(&self, req: &PreflightRequest) -> PreflightResult;
+    /// What the build needs for that capability.
+    fn build_contribution(
+        &self,
+        req: &PreflightRequest,
+    ) -> Result<BuildContribution, ProviderError>;
+}

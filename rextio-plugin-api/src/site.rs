@@ -1,0 +1,155 @@
+//! Claim sites and claim outcomes.
+
+use crate::diagnostic::Diagnostic;
+use crate::types::{TypeKey, ValueType};
+use serde::{Deserialize, Serialize};
+
+/// What syntactic form a site has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteKind {
+    /// `target(args...)` where target resolves to a dotted path.
+    Call,
+    /// `receiver.method(args...)`.
+    MethodCall,
+    /// `left <op> right`; target is the operator (`+`, `@`, ...).
+    BinOp,
+    /// `left <cmp> right`.
+    Compare,
+}
+
+/// A static literal value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Literal {
+    /// Integer literal (including negated literals such as `-1`).
+    Int(i64),
+    /// Float literal.
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// String literal.
+    Str(String),
+    /// `None`.
+    None,
+}
+
+/// One operand of a site.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Operand {
+    /// Static type, or `None` when the host could not resolve it.
+    pub ty: Option<ValueType>,
+    /// The literal value, when the operand is a static literal.
+    pub literal: Option<Literal>,
+}
+
+impl Operand {
+    /// An operand of known type that is not a literal.
+    pub fn typed(ty: ValueType) -> Self {
+        Self {
+            ty: Some(ty),
+            literal: None,
+        }
+    }
+    /// An operand of a plugin type.
+    pub fn plugin(key: &str) -> Self {
+        Self::typed(ValueType::Plugin(TypeKey::new(key)))
+    }
+    /// A literal operand.
+    pub fn literal(lit: Literal) -> Self {
+        let ty = match &lit {
+            Literal::Int(_) => ValueType::Int,
+            Literal::Float(_) => ValueType::Float,
+            Literal::Bool(_) => ValueType::Bool,
+            Literal::Str(_) => ValueType::Str,
+            Literal::None => ValueType::NoneType,
+        };
+        Self {
+            ty: Some(ty),
+            literal: Some(lit),
+        }
+    }
+    /// An operand the host could not type.
+    pub fn unknown() -> Self {
+        Self {
+            ty: None,
+            literal: None,
+        }
+    }
+    /// The plugin type key, if any.
+    pub fn key(&self) -> Option<&TypeKey> {
+        self.ty.as_ref().and_then(ValueType::plugin_key)
+    }
+}
+
+/// A keyword argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Keyword {
+    /// The keyword name.
+    pub name: String,
+    /// Its value.
+    pub value: Operand,
+}
+
+/// A site offered to plugins. It carries no file position: claims must not depend on where the
+/// code is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimSite {
+    /// Syntactic form.
+    pub kind: SiteKind,
+    /// Resolved dotted path for calls (`torch.nn.functional.linear`), the method name for method
+    /// calls (`relu`), or the operator for binary operations and comparisons (`@`, `+`, `<`).
+    pub target: String,
+    /// The receiver of a method call.
+    pub receiver: Option<Operand>,
+    /// Positional operands (for binary operations: left, right).
+    pub args: Vec<Operand>,
+    /// Keyword operands in source order.
+    pub keywords: Vec<Keyword>,
+}
+
+impl ClaimSite {
+    /// Look up a keyword by name.
+    pub fn keyword(&self, name: &str) -> Option<&Operand> {
+        self.keywords
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| &k.value)
+    }
+    /// Every type key mentioned by the site's operands.
+    pub fn operand_keys(&self) -> impl Iterator<Item = &TypeKey> {
+        self.receiver
+            .iter()
+            .chain(self.args.iter())
+            .chain(self.keywords.iter().map(|k| &k.value))
+            .filter_map(Operand::key)
+    }
+}
+
+/// A plugin's answer to a site.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ClaimOutcome {
+    /// The plugin can lower this site by `rule_id`, producing `result_type`.
+    Claimed {
+        /// `<plugin-id>/<rule-name>`.
+        rule_id: String,
+        /// The static type of the result.
+        result_type: ValueType,
+    },
+    /// Recognised form with a wrong shape: the function stays Python with this diagnostic.
+    Rejected(Diagnostic),
+    /// Not this plugin's business.
+    NotCovered,
+}
+
+/// A site together with the claim the registry accepted for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimedSite {
+    /// The site as offered.
+    pub site: ClaimSite,
+    /// The plugin that claimed it.
+    pub plugin_id: String,
+    /// The rule it claimed with.
+    pub rule_id: String,
+    /// The claimed result type.
+    pub result_type: ValueType,
+}

@@ -1,0 +1,87 @@
+//! The type vocabulary: how annotations map to type keys, Rust types and boundary code.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A plugin-owned type, `<plugin-id>/<name>` (for example `rextio-torch/tensor-f32-cpu-2d`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TypeKey(pub String);
+
+impl TypeKey {
+    /// Build a key from its text.
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The plugin id part (before the first `/`).
+    pub fn namespace(&self) -> &str {
+        self.0.split('/').next().unwrap_or("")
+    }
+}
+
+impl fmt::Display for TypeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The static type of a value as the host knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ValueType {
+    /// Python `int` (lowered as checked `i64`).
+    Int,
+    /// Python `float` (`f64`).
+    Float,
+    /// Python `bool`.
+    Bool,
+    /// Python `str` (only as static literals).
+    Str,
+    /// `None`.
+    NoneType,
+    /// A plugin-owned type.
+    Plugin(TypeKey),
+}
+
+impl ValueType {
+    /// The plugin type key, if this is a plugin type.
+    pub fn plugin_key(&self) -> Option<&TypeKey> {
+        match self {
+            ValueType::Plugin(k) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueType::Int => f.write_str("int"),
+            ValueType::Float => f.write_str("float"),
+            ValueType::Bool => f.write_str("bool"),
+            ValueType::Str => f.write_str("str"),
+            ValueType::NoneType => f.write_str("None"),
+            ValueType::Plugin(k) => write!(f, "{k}"),
+        }
+    }
+}
+
+/// One entry of a plugin's type vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginType {
+    /// Fully qualified annotation spelling, e.g. `rextio_torch.types.TensorF32Cpu2D`.
+    pub annotation: String,
+    /// The key used in claim sites.
+    pub key: TypeKey,
+    /// The Rust type of a value of this type inside generated code.
+    pub rust_type: String,
+    /// Rust path of the boundary extractor, called as
+    /// `extract(&Bound<PyAny>, "param_name") -> PyResult<rust_type>`.
+    pub extract_fn: String,
+    /// Rust path of the boundary wrapper, called as `wrap(py, value) -> PyResult<Py<PyAny>>`.
+    pub wrap_fn: String,
+    /// Short human description (dtype, device, rank).
+    pub description: String,
+}

@@ -1,0 +1,177 @@
+//! API versions and the negotiation rule between host and plugin.
+
+use semver::Version;
+use thiserror::Error;
+
+/// The plugin API this host implements.
+pub const API_VERSION: Version = Version::new(1, 7, 0);
+
+/// The device provider API this host implements.
+pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 0, 0);
+
+/// Minor version of the plugin API that introduced `device_requirements`.
+pub const DEVICE_REQUIREMENTS_SINCE_MINOR: u64 = 6;
+/// Minor version of the plugin API that introduced `function_scope_guard`.
+pub const FUNCTION_SCOPE_GUARD_SINCE_MINOR: u64 = 7;
+
+/// Why a declared API version cannot be served by this host.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NegotiationError {
+    /// The plugin declared no version at all.
+    #[error(
+        "`{component}` declares an empty API version; expected a semantic version such as `{host}`"
+    )]
+    Empty {
+        /// Plugin or provider id.
+        component: String,
+        /// The host's version.
+        host: Version,
+    },
+    /// The declared version does not parse as semver.
+    #[error("`{component}` declares API version `{declared}`, which is not a semantic version (expected e.g. `{host}`): {reason}")]
+    Malformed {
+        /// Plugin or provider id.
+        component: String,
+        /// What it declared.
+        declared: String,
+        /// The host's version.
+        host: Version,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// Different major version: incompatible contract.
+    #[error("`{component}` was written for API {declared}, but this host implements API {host}: the major versions differ; rebuild the plugin against API {}.x", host.major)]
+    MajorMismatch {
+        /// Plugin or provider id.
+        component: String,
+        /// What it declared.
+        declared: Version,
+        /// The host's version.
+        host: Version,
+    },
+    /// Same major, but the plugin needs a newer minor than the host offers.
+    #[error("`{component}` was written for API {declared}, which is newer than this host's API {host}; upgrade rextio or use a plugin built for API <= {host}")]
+    NewerMinor {
+        /// Plugin or provider id.
+        component: String,
+        /// What it declared.
+        declared: Version,
+        /// The host's version.
+        host: Version,
+    },
+}
+
+/// The outcome of a successful negotiation: what the host may call on this plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    /// The version the plugin declared.
+    pub declared: Version,
+    /// Whether `device_requirements` may be consulted.
+    pub device_requirements: bool,
+    /// Whether `function_scope_guard` may be consulted.
+    pub function_scope_guard: bool,
+}
+
+/// Negotiate a declared API version (as the plugin wrote it) against `host`.
+///
+/// Accepted: same major, and a minor not greater than the host's. Optional hooks are enabled
+/// only when the plugin's minor reaches the version that introduced them.
+pub fn negotiate(
+    component: &str,
+    declared: &str,
+    host: &Version,
+) -> Result<Negotiated, NegotiationError> {
+    let trimmed = declared.trim();
+    if trimmed.is_empty() {
+        return Err(NegotiationError::Empty {
+            component: component.to_owned(),
+            host: host.clone(),
+        });
+    }
+    let version = Version::parse(trimmed).map_err(|e| NegotiationError::Malformed {
+        component: component.to_owned(),
+        declared: declared.to_owned(),
+        host: host.clone(),
+        reason: e.to_string(),
+    })?;
+    if version.major != host.major {
+        return Err(NegotiationError::MajorMismatch {
+            component: component.to_owned(),
+            declared: version,
+            host: host.clone(),
+        });
+    }
+    if version.minor > host.minor {
+        return Err(NegotiationError::NewerMinor {
+            component: component.to_owned(),
+            declared: version,
+            host: host.clone(),
+        });
+    }
+    Ok(Negotiated {
+        device_requirements: version.minor >= DEVICE_REQUIREMENTS_SINCE_MINOR,
+        function_scope_guard: version.minor >= FUNCTION_SCOPE_GUARD_SINCE_MINOR,
+        declared: version,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> Version {
+        API_VERSION
+    }
+
+    #[test]
+    fn same_version_enables_every_hook() {
+        let n = negotiate("p", "1.7.0", &host()).unwrap();
+        assert!(n.function_scope_guard && n.device_requirements);
+    }
+
+    #[test]
+    fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.6.3", &host()).unwrap();
+        assert!(n.device_requirements);
+        assert!(!n.function_scope_guard);
+        let n = negotiate("p", "1.3.0", &host()).unwrap();
+        assert!(!n.device_requirements && !n.function_scope_guard);
+    }
+
+    #[test]
+    fn newer_minor_is_refused_naming_both_versions() {
+        let e = negotiate("p", "1.8.0", &host()).unwrap_err();
+        assert!(matches!(e, NegotiationError::NewerMinor { .. }));
+        let msg = e.to_string();
+        assert!(msg.contains("1.8.0") && msg.contains("1.7.0"), "{msg}");
+    }
+
+    #[test]
+    fn other_major_is_refused() {
+        for v in ["0.7.0", "2.0.0", "2.7.0"] {
+            let e = negotiate("p", v, &host()).unwrap_err();
+            assert!(
+                matches!(e, NegotiationError::MajorMismatch { .. }),
+                "{v}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_and_empty_are_typed_errors() {
+        for v in ["1.7", "one.two.three", "1.7.0.0", "v1.7.0"] {
+            let e = negotiate("p", v, &host()).unwrap_err();
+            assert!(matches!(e, NegotiationError::Malformed { .. }), "{v}: {e}");
+        }
+        for v in ["", "   "] {
+            let e = negotiate("p", v, &host()).unwrap_err();
+            assert!(matches!(e, NegotiationError::Empty { .. }), "{v:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn patch_and_prerelease_of_same_minor_are_accepted() {
+        assert!(negotiate("p", "1.7.9", &host()).is_ok());
+        assert!(negotiate("p", "1.0.0", &host()).is_ok());
+    }
+}

@@ -1,0 +1,30 @@
+"""Annotation markers understood by the rextio-torch backend.
+
+They prove dtype, device and rank only; runtime values stay ordinary ``torch.Tensor`` objects.
+This module imports neither torch nor rextio.
+"""
+
+__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D"]
+
+
+class _TensorMarker:
+    """Base of the marker classes; never instantiated."""
+
+    dtype = "float32"
+    device = "cpu"
+    rank = 0
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"{cls.__name__} is an annotation marker, not a tensor constructor")
+
+
+class TensorF32Cpu1D(_TensorMarker):
+    """A float32 CPU tensor of rank 1 (``rextio-torch/tensor-f32-cpu-1d``)."""
+
+    rank = 1
+
+
+class TensorF32Cpu2D(_TensorMarker):
+    """A float32 CPU tensor of rank 2 (``rextio-torch/tensor-f32-cpu-2d``)."""
+
+    rank = 2

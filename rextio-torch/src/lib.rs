@@ -1,0 +1,121 @@
+//! # rextio-torch
+//!
+//! The PyTorch backend: claims a proven float32 CPU surface of PyTorch (`F.linear`, activation
+//! methods, matmul, `+`, dim-1 reductions) and lowers each site to one call into [`runtime`],
+//! which drives libtorch through `tch`'s fallible APIs. The plugin itself (claim, lower, rules)
+//! needs no libtorch; the `runtime` feature, enabled by generated crates, does.
+
+pub mod claim;
+pub mod codes;
+mod lower;
+pub mod rules;
+#[cfg(feature = "runtime")]
+pub mod runtime;
+pub mod types;
+
+use rextio_plugin_api::{
+    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
+    FunctionScope, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
+    ScopeGuard,
+};
+
+/// The plugin id.
+pub const PLUGIN_ID: &str = "rextio-torch";
+
+/// The rextio-torch plugin.
+pub struct TorchPlugin {
+    rules: Vec<RuleRecord>,
+    types: Vec<PluginType>,
+}
+
+impl Default for TorchPlugin {
+    fn default() -> Self {
+        Self {
+            rules: rules::records(),
+            types: types::vocabulary(),
+        }
+    }
+}
+
+impl TorchPlugin {
+    /// A plugin with its full rule table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Plugin for TorchPlugin {
+    fn id(&self) -> &str {
+        PLUGIN_ID
+    }
+    fn api_version(&self) -> &str {
+        "1.7.0"
+    }
+    fn coverage(&self) -> Coverage {
+        Coverage {
+            packages: vec!["torch".into()],
+            symbols: vec![
+                claim::T_LINEAR.into(),
+                claim::T_MATMUL.into(),
+                "torch.Tensor.relu".into(),
+                "torch.Tensor.sigmoid".into(),
+                "torch.Tensor.tanh".into(),
+                "torch.Tensor.mean".into(),
+                "torch.Tensor.sum".into(),
+                "torch.Tensor.matmul".into(),
+            ],
+            preload_modules: vec!["torch".into()],
+        }
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        &self.rules
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        codes::CODES
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        &self.types
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        claim::claim(site)
+    }
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
+        lower::lower(site, cx)
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        Some(CrateDependency {
+            name: "rextio-torch".into(),
+            source: CrateSource::Path(env!("CARGO_MANIFEST_DIR").into()),
+            features: vec!["runtime".into()],
+            // torch-sys links the libtorch of the interpreter's torch wheel; the exact version
+            // check stays on.
+            build_env: vec![("LIBTORCH_USE_PYTORCH".into(), "1".into())],
+            forbidden_env: vec![
+                "LIBTORCH_BYPASS_VERSION_CHECK".into(),
+                "LIBTORCH".into(),
+                "LIBTORCH_LIB".into(),
+                "LIBTORCH_INCLUDE".into(),
+            ],
+        })
+    }
+    fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
+        Some(ScopeGuard {
+            enter_expr: "::rextio_torch::runtime::FunctionGuard::enter()".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rextio_plugin_api::validate_plugin;
+
+    #[test]
+    fn declarations_are_valid() {
+        validate_plugin(&TorchPlugin::new()).unwrap();
+    }
+}

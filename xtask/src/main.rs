@@ -1,0 +1,160 @@
+//! Workspace automation for Rextio: `cargo xtask setup|demo|test|ci`.
+//!
+//! Every command that needs Python runs `setup` first, so a fresh machine reaches a working
+//! demo with one command. Child processes get their environment from [`env::venv_env`].
+
+mod env;
+mod setup;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+/// Automation for the Rextio workspace.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Create `.venv/` (CPython 3.11) and install `requirements.txt` (idempotent).
+    Setup,
+    /// Set up, build `examples/scoring` natively and run its parity/speed demo.
+    Demo,
+    /// Set up, then `cargo test --workspace` with the venv environment.
+    Test {
+        /// Extra arguments passed to `cargo test` (after `--`); with `-p PKG`, `--workspace`
+        /// is left out.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// `cargo fmt --check`, `cargo clippy -D warnings`, then `test`.
+    Ci {
+        /// Extra arguments passed to `cargo test` (after `--`), as for `test`.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let root = workspace_root()?;
+    match cli.command {
+        Cmd::Setup => setup::setup(&root),
+        Cmd::Demo => demo(&root),
+        Cmd::Test { args } => {
+            setup::setup(&root)?;
+            test(&root, &args)
+        }
+        Cmd::Ci { args } => ci(&root, &args),
+    }
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> Result<PathBuf> {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.parent().with_context(|| {
+        format!(
+            "xtask manifest dir {} has no parent directory",
+            manifest_dir.display()
+        )
+    })?;
+    Ok(root.to_path_buf())
+}
+
+/// The cargo binary that launched us (falls back to `cargo` on PATH).
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
+}
+
+fn demo(root: &Path) -> Result<()> {
+    setup::setup(root)?;
+    let python = env::venv_python(root);
+    let example = root.join("examples").join("scoring");
+
+    eprintln!("xtask: building examples/scoring with `rextio build`");
+    let mut build = env::venv_command(root, cargo());
+    build
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "rextio-host",
+            "--bin",
+            "rextio",
+            "--",
+        ])
+        .arg("build")
+        .arg("examples/scoring");
+    env::run(&mut build, "")?;
+
+    eprintln!("xtask: running examples/scoring/demo.py (REXTIO_NATIVE_MODE=native)");
+    let mut run_demo = env::venv_command(root, &python);
+    run_demo
+        .arg(example.join("demo.py"))
+        .env("REXTIO_NATIVE_MODE", "native")
+        .env(
+            "PYTHONPATH",
+            example.join(".rextio").join("build").join("python"),
+        );
+    env::run(&mut run_demo, "")
+}
+
+fn test(root: &Path, args: &[String]) -> Result<()> {
+    let mut cmd = env::venv_command(root, cargo());
+    cmd.arg("test");
+    // `--workspace` would override a package selection passed through.
+    let selects_package = args.iter().any(|a| {
+        a == "-p" || a == "--package" || a.starts_with("-p") || a.starts_with("--package=")
+    });
+    if !selects_package {
+        cmd.arg("--workspace");
+    }
+    cmd.args(args);
+    let shown: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+    eprintln!("xtask: cargo {}", shown.join(" "));
+    env::run(&mut cmd, "")
+}
+
+fn ci(root: &Path, test_args: &[String]) -> Result<()> {
+    eprintln!("xtask: cargo fmt --all -- --check");
+    let mut fmt = Command::new(cargo());
+    fmt.current_dir(root)
+        .args(["fmt", "--all", "--", "--check"]);
+    env::run(&mut fmt, "run `cargo fmt --all` to fix the formatting")?;
+
+    // Clippy compiles build scripts (torch-sys) that need the venv's Python and torch.
+    setup::setup(root)?;
+    eprintln!("xtask: cargo clippy --workspace --all-targets -- -D warnings");
+    let mut clippy = env::venv_command(root, cargo());
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    env::run(&mut clippy, "")?;
+
+    test(root, test_args)
+}

@@ -1,0 +1,228 @@
+//! `cargo xtask setup`: the pinned Python environment in `ROOT/.venv`.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+use crate::env;
+
+/// The Python minor version the workspace pins (see DESIGN.md §7).
+const PYTHON_MINOR: &str = "3.11";
+/// The torch release tch 0.26.0 expects.
+const TORCH_VERSION: &str = "2.13.0";
+const STAMP_FILE: &str = ".rextio-setup-stamp";
+const VERSION_SCRIPT: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
+
+/// Creates `.venv/` if needed, installs `requirements.txt` unless the stamp says it is current,
+/// and verifies that the pinned torch imports.
+pub fn setup(root: &Path) -> Result<()> {
+    let requirements_path = root.join("requirements.txt");
+    let requirements = fs::read_to_string(&requirements_path)
+        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
+
+    let venv = env::venv_dir(root);
+    let python = env::venv_python(root);
+    if !python.exists() {
+        create_venv(root)?;
+    }
+
+    let version = python_version(&mut Command::new(&python)).with_context(|| {
+        format!(
+            "{} does not run; remove {} and rerun `cargo xtask setup`",
+            python.display(),
+            venv.display()
+        )
+    })?;
+    if !is_pinned_minor(&version) {
+        bail!(
+            "{} is Python {version}, but Rextio needs CPython {PYTHON_MINOR}; \
+             remove {} and rerun `cargo xtask setup`",
+            python.display(),
+            venv.display()
+        );
+    }
+
+    let stamp_path = venv.join(STAMP_FILE);
+    let digest = stamp_digest(root, &requirements, &version);
+    let current = fs::read_to_string(&stamp_path)
+        .map(|s| s.trim() == digest)
+        .unwrap_or(false);
+
+    if current {
+        eprintln!("xtask: .venv is up to date (Python {version}, requirements.txt unchanged)");
+    } else {
+        // A stale stamp must not survive a failed install.
+        if stamp_path.exists() {
+            fs::remove_file(&stamp_path)
+                .with_context(|| format!("cannot remove {}", stamp_path.display()))?;
+        }
+        eprintln!("xtask: pip install -r requirements.txt into .venv (Python {version})");
+        let mut pip = env::venv_command(root, &python);
+        pip.args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-r",
+            "requirements.txt",
+        ]);
+        env::run(&mut pip, "")?;
+    }
+
+    verify_torch(root).inspect_err(|_| {
+        // Force a reinstall next time.
+        let _ = fs::remove_file(&stamp_path);
+    })?;
+
+    if !current {
+        fs::write(&stamp_path, format!("{digest}\n"))
+            .with_context(|| format!("cannot write {}", stamp_path.display()))?;
+        eprintln!("xtask: .venv ready");
+    }
+    Ok(())
+}
+
+/// `python3.11 -m venv ROOT/.venv`, falling back to `python3` when that is 3.11.
+fn create_venv(root: &Path) -> Result<()> {
+    let mut chosen = None;
+    for candidate in ["python3.11", "python3"] {
+        match python_version(&mut Command::new(candidate)) {
+            Some(version) if is_pinned_minor(&version) => {
+                chosen = Some((candidate, version));
+                break;
+            }
+            Some(version) => {
+                eprintln!("xtask: `{candidate}` is Python {version}, not {PYTHON_MINOR}; skipping")
+            }
+            None => eprintln!("xtask: `{candidate}` not found or does not run; skipping"),
+        }
+    }
+    let Some((interpreter, version)) = chosen else {
+        bail!(
+            "no CPython {PYTHON_MINOR} found: neither `python3.11` nor `python3` on PATH is \
+             {PYTHON_MINOR}; install it (e.g. `apt-get install python3.11 python3.11-venv` or \
+             `pyenv install 3.11`) and rerun `cargo xtask setup`"
+        );
+    };
+
+    let venv = env::venv_dir(root);
+    eprintln!(
+        "xtask: creating {} with {interpreter} (Python {version})",
+        venv.display()
+    );
+    let mut cmd = Command::new(interpreter);
+    cmd.current_dir(root)
+        .env_remove("PYTHONHOME")
+        .args(["-m", "venv"])
+        .arg(&venv);
+    env::run(&mut cmd, "").with_context(|| {
+        format!(
+            "could not create the virtual environment (on Debian/Ubuntu the `venv` module is \
+             in the `python{PYTHON_MINOR}-venv` package); remove {} before retrying",
+            venv.display()
+        )
+    })
+}
+
+/// `major.minor.micro` of the interpreter `cmd` runs, or `None` if it does not run.
+fn python_version(cmd: &mut Command) -> Option<String> {
+    env::capture(cmd.args(["-c", VERSION_SCRIPT]).env_remove("PYTHONHOME"))
+        .filter(|v| !v.is_empty())
+}
+
+fn is_pinned_minor(version: &str) -> bool {
+    version == PYTHON_MINOR || version.starts_with(&format!("{PYTHON_MINOR}."))
+}
+
+/// SHA-256 over the workspace root (editable paths resolve against it), requirements.txt, the
+/// venv's Python version, and the build metadata of every editable (`-e PATH`) requirement, so
+/// that changing any of them reinstalls.
+fn stamp_digest(root: &Path, requirements: &str, python_version: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"root\0");
+    hasher.update(root.as_os_str().as_encoded_bytes());
+    hasher.update(b"\0requirements.txt\0");
+    hasher.update(requirements.as_bytes());
+    hasher.update(b"\0python\0");
+    hasher.update(python_version.as_bytes());
+    for line in requirements.lines() {
+        let line = line.trim();
+        let Some(path) = line
+            .strip_prefix("-e ")
+            .or_else(|| line.strip_prefix("--editable "))
+        else {
+            continue;
+        };
+        let dir = root.join(path.trim());
+        for meta in ["pyproject.toml", "setup.cfg", "setup.py"] {
+            if let Ok(bytes) = fs::read(dir.join(meta)) {
+                hasher.update(b"\0");
+                hasher.update(path.trim().as_bytes());
+                hasher.update(b"/");
+                hasher.update(meta.as_bytes());
+                hasher.update(b"\0");
+                hasher.update(&bytes);
+            }
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// Imports torch from the venv and checks it is exactly the pinned release.
+fn verify_torch(root: &Path) -> Result<()> {
+    let python = env::venv_python(root);
+    let script = format!("import torch; assert torch.__version__.split('+')[0]=='{TORCH_VERSION}'");
+    let mut cmd = env::venv_command(root, &python);
+    cmd.args(["-c", &script]);
+    let status = cmd
+        .status()
+        .with_context(|| format!("failed to start {}", python.display()))?;
+    if !status.success() {
+        bail!(
+            "torch=={TORCH_VERSION} is not importable from {} (tch 0.26.0 needs exactly this \
+             release; LIBTORCH_BYPASS_VERSION_CHECK is never used). Check requirements.txt and \
+             rerun `cargo xtask setup`; if the venv is broken, remove {} first",
+            python.display(),
+            env::venv_dir(root).display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_minor_matches_only_3_11() {
+        assert!(is_pinned_minor("3.11.7"));
+        assert!(is_pinned_minor("3.11"));
+        assert!(!is_pinned_minor("3.110.1"));
+        assert!(!is_pinned_minor("3.12.1"));
+        assert!(!is_pinned_minor(""));
+    }
+
+    #[test]
+    fn stamp_depends_on_root_requirements_and_python() {
+        let root = Path::new("/nonexistent/rextio");
+        let base = stamp_digest(root, "torch==2.13.0\n", "3.11.7");
+        assert_eq!(base.len(), 64);
+        assert_eq!(base, stamp_digest(root, "torch==2.13.0\n", "3.11.7"));
+        assert_ne!(base, stamp_digest(root, "torch==2.13.1\n", "3.11.7"));
+        assert_ne!(base, stamp_digest(root, "torch==2.13.0\n", "3.11.8"));
+        assert_ne!(
+            base,
+            stamp_digest(Path::new("/elsewhere"), "torch==2.13.0\n", "3.11.7")
+        );
+    }
+}
