@@ -652,7 +652,7 @@ impl Fx<'_> {
         let mut parts = Vec::new();
         for a in call.arguments.args.iter() {
             let e = self.expr(a)?;
-            parts.push(self.to_int(e)?);
+            parts.push(self.coerce_int(e)?);
         }
         let lit = |v: i64, span| Expr {
             ty: ValueType::Int,
@@ -683,7 +683,7 @@ impl Fx<'_> {
         })
     }
 
-    fn to_int(&mut self, e: Expr) -> R<Expr> {
+    fn coerce_int(&mut self, e: Expr) -> R<Expr> {
         match e.ty {
             ValueType::Int => Ok(e),
             ValueType::Bool => Ok(Expr {
@@ -698,12 +698,12 @@ impl Fx<'_> {
         }
     }
 
-    fn to_float(&mut self, e: Expr) -> R<Expr> {
+    fn coerce_float(&mut self, e: Expr) -> R<Expr> {
         match e.ty {
             ValueType::Float => Ok(e),
             ValueType::Int | ValueType::Bool => {
                 let span = e.span;
-                let i = self.to_int(e)?;
+                let i = self.coerce_int(e)?;
                 Ok(Expr {
                     ty: ValueType::Float,
                     span,
@@ -924,7 +924,7 @@ impl Fx<'_> {
                     kind: ExprKind::Scalar(ScalarOp::FloatNeg, vec![v]),
                 }),
                 _ => {
-                    let i = self.to_int(v)?;
+                    let i = self.coerce_int(v)?;
                     Ok(Expr {
                         ty: ValueType::Int,
                         span: at,
@@ -934,7 +934,7 @@ impl Fx<'_> {
             },
             ast::UnaryOp::UAdd => match v.ty {
                 ValueType::Float | ValueType::Int => Ok(v),
-                _ => self.to_int(v),
+                _ => self.coerce_int(v),
             },
             ast::UnaryOp::Invert => Err(self.error(
                 codes::SCALAR_OPERATION,
@@ -980,9 +980,9 @@ impl Fx<'_> {
             }
         };
         let (l, r) = if as_float {
-            (self.to_float(l)?, self.to_float(r)?)
+            (self.coerce_float(l)?, self.coerce_float(r)?)
         } else {
-            (self.to_int(l)?, self.to_int(r)?)
+            (self.coerce_int(l)?, self.coerce_int(r)?)
         };
         Ok(Expr {
             ty,
@@ -1028,11 +1028,11 @@ impl Fx<'_> {
                         return Err(self.error(codes::SCALAR_OPERATION, at, msg, None));
                     }
                     let (l, r) = if l.ty == ValueType::Float || r.ty == ValueType::Float {
-                        (self.to_float(l)?, self.to_float(r)?)
+                        (self.coerce_float(l)?, self.coerce_float(r)?)
                     } else if l.ty == ValueType::Bool && r.ty == ValueType::Bool {
                         (l, r)
                     } else {
-                        (self.to_int(l)?, self.to_int(r)?)
+                        (self.coerce_int(l)?, self.coerce_int(r)?)
                     };
                     Expr {
                         ty: ValueType::Bool,

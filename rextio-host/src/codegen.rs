@@ -60,9 +60,13 @@ pub fn sanitize(name: &str) -> String {
     }
 }
 
-/// The extension module name of a project.
-pub fn extension_name(project: &str) -> String {
-    format!("_rextio_native_{}", sanitize(project))
+/// The extension module name of a project: its name plus a digest of its root, so two
+/// checkouts sharing one cargo target directory never overwrite each other's library.
+pub fn extension_name(project: &str, root: &std::path::Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(root.to_string_lossy().as_bytes());
+    let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("_rextio_native_{}_{short}", sanitize(project))
 }
 
 fn dep_line(d: &CrateDependency) -> String {
@@ -86,12 +90,12 @@ fn dep_line(d: &CrateDependency) -> String {
 
 /// Generate the crate for a project.
 pub fn generate_crate(
-    project: &str,
+    lib_name: &str,
     placed: &[Placed],
     deps: &[CrateDependency],
 ) -> GeneratedCrate {
-    let lib_name = extension_name(project);
-    let package = format!("rextio-native-{}", sanitize(project).replace('_', "-"));
+    let lib_name = lib_name.to_owned();
+    let package = lib_name.trim_start_matches('_').replace('_', "-");
     let mut cargo = String::new();
     let _ = writeln!(
         cargo,

@@ -25,5 +25,5 @@ pub mod python_env;
 pub mod registry;
 pub mod report;
 
-pub use project::{BuildOptions, BuildOutput, CheckOutput, Project, ProjectError};
+pub use project::{BuildOptions, BuildOutput, CheckOutput, Generated, Project, ProjectError};
 pub use registry::{Registry, RegistryBuilder};

@@ -113,6 +113,24 @@ impl Default for BuildOptions {
     }
 }
 
+/// The result of `generate`: sources written, nothing compiled.
+pub struct Generated {
+    /// The check, after lowering demoted any function that could not be lowered.
+    pub check: CheckOutput,
+    /// The crate, when at least one function is native.
+    pub crate_: Option<codegen::GeneratedCrate>,
+    /// Runtime crates of the plugins used.
+    pub deps: Vec<CrateDependency>,
+    /// `.rextio/build/python`.
+    pub python_dir: PathBuf,
+    /// `.rextio/build/crate`.
+    pub crate_dir: PathBuf,
+    /// Milliseconds spent in check.
+    pub t_check: u128,
+    /// Milliseconds spent lowering and generating.
+    pub t_codegen: u128,
+}
+
 /// The result of `build`.
 pub struct BuildOutput {
     /// The report (also written to `.rextio/reports/build.json`).
@@ -189,12 +207,9 @@ impl Project {
         })
     }
 
-    /// Check, generate, and build with cargo; writes the Python tree and `build.json`.
-    pub fn build(
-        &self,
-        registry: &Registry,
-        options: &BuildOptions,
-    ) -> Result<BuildOutput, ProjectError> {
+    /// Check, lower and generate: writes the Python tree and the crate sources, without
+    /// running cargo.
+    pub fn generate(&self, registry: &Registry) -> Result<Generated, ProjectError> {
         let t0 = Instant::now();
         let mut check = self.check(registry)?;
         let t_check = t0.elapsed().as_millis();
@@ -249,7 +264,7 @@ impl Project {
                 }
             }
         }
-        let ext_name = codegen::extension_name(&self.name);
+        let ext_name = codegen::extension_name(&self.name, &self.root);
         let python_dir = self.state_dir().join("build").join("python");
         if python_dir.exists() {
             std::fs::remove_dir_all(&python_dir).map_err(io(&python_dir))?;
@@ -259,7 +274,7 @@ impl Project {
         }
         let crate_dir = self.state_dir().join("build").join("crate");
         let generated =
-            (!placed.is_empty()).then(|| codegen::generate_crate(&self.name, &placed, &deps));
+            (!placed.is_empty()).then(|| codegen::generate_crate(&ext_name, &placed, &deps));
         if let Some(g) = &generated {
             write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
             write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
@@ -267,6 +282,32 @@ impl Project {
         }
         let t_codegen = t1.elapsed().as_millis();
 
+        Ok(Generated {
+            check,
+            crate_: generated,
+            deps,
+            python_dir,
+            crate_dir,
+            t_check,
+            t_codegen,
+        })
+    }
+
+    /// Check, generate, and build with cargo; writes the Python tree and `build.json`.
+    pub fn build(
+        &self,
+        registry: &Registry,
+        options: &BuildOptions,
+    ) -> Result<BuildOutput, ProjectError> {
+        let Generated {
+            check,
+            crate_: generated,
+            deps,
+            python_dir,
+            crate_dir,
+            t_check,
+            t_codegen,
+        } = self.generate(registry)?;
         let t2 = Instant::now();
         let mut cargo_report = CargoReport {
             status: "skipped".into(),
