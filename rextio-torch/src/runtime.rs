@@ -27,6 +27,7 @@ pub fn map_err(e: TchError) -> PyErr {
         .next()
         .unwrap_or(&text)
         .trim_end();
+    let head = head.strip_prefix("Internal torch error: ").unwrap_or(head);
     PyRuntimeError::new_err(format!("rextio-torch: {head}"))
 }
 

@@ -1,0 +1,84 @@
+//! `rextio-example`: a third-party plugin for the `mathx` package of the e2e fixture.
+//!
+//! It claims `mathx.triple(n: int) -> int` and `mathx.fma(a, b, c: float) -> float` and lowers
+//! them to plain Rust (no runtime crate of its own), showing that a backend needs nothing from
+//! the host but the plugin API.
+
+use rextio_plugin_api::{
+    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, Diagnostic, LowerError, LoweredExpr, LoweringContext, Plugin,
+    PluginType, RuleOutcome, RuleRecord, RuleScope, SiteKind, Stability, ValueType,
+};
+
+/// The plugin.
+pub struct ExamplePlugin {
+    rules: Vec<RuleRecord>,
+}
+
+const TRIPLE: &str = "rextio-example/triple-int";
+const FMA: &str = "rextio-example/fma-float";
+const CODES: &[CodeDoc] = &[CodeDoc {
+    code: "RXTP-EXAMPLE-001",
+    summary: "mathx call with the wrong operand types",
+    explanation: "mathx.triple takes one int; mathx.fma takes three floats.",
+}];
+
+impl Default for ExamplePlugin {
+    fn default() -> Self {
+        let rule = |id: &str, pattern: &str| RuleRecord {
+            id: id.into(),
+            scope: RuleScope::Call,
+            pattern: pattern.into(),
+            constraint: "positional scalars only".into(),
+            outcome: RuleOutcome::Native,
+            diagnostic_code: None,
+            guidance: String::new(),
+            stability: Stability::Experimental,
+            verified: false,
+        };
+        Self { rules: vec![rule(TRIPLE, "mathx.triple(n)"), rule(FMA, "mathx.fma(a, b, c)")] }
+    }
+}
+
+impl Plugin for ExamplePlugin {
+    fn id(&self) -> &str {
+        "rextio-example"
+    }
+    fn api_version(&self) -> &str {
+        "1.5.0"
+    }
+    fn coverage(&self) -> Coverage {
+        Coverage { packages: vec!["mathx".into()], symbols: vec!["mathx.triple".into(), "mathx.fma".into()], preload_modules: vec![] }
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        &self.rules
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        CODES
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        &[]
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        if site.kind != SiteKind::Call || !site.keywords.is_empty() {
+            return ClaimOutcome::NotCovered;
+        }
+        let types: Vec<Option<&ValueType>> = site.args.iter().map(|a| a.ty.as_ref()).collect();
+        match site.target.as_str() {
+            "mathx.triple" if types == [Some(&ValueType::Int)] => ClaimOutcome::Claimed { rule_id: TRIPLE.into(), result_type: ValueType::Int },
+            "mathx.fma" if types == [Some(&ValueType::Float); 3] => ClaimOutcome::Claimed { rule_id: FMA.into(), result_type: ValueType::Float },
+            "mathx.triple" | "mathx.fma" => ClaimOutcome::Rejected(Diagnostic::error("RXTP-EXAMPLE-001", format!("{} with operands {types:?}", site.target))),
+            _ => ClaimOutcome::NotCovered,
+        }
+    }
+    fn lower(&self, site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
+        let expr = match (site.rule_id.as_str(), cx.args.as_slice()) {
+            (TRIPLE, [n]) => format!("::rextio_plugin_api::runtime::int_mul({}, 3)?", n.expr),
+            (FMA, [a, b, c]) => format!("({} * {} + {})", a.expr, b.expr, c.expr),
+            _ => return Err(LowerError::new(&site.rule_id, "operands do not match the claim")),
+        };
+        Ok(LoweredExpr { expr, uses: vec![] })
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        None
+    }
+}
