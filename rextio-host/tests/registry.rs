@@ -24,7 +24,11 @@ fn rule(id: &str, code: Option<&str>) -> RuleRecord {
         scope: RuleScope::Call,
         pattern: "p".into(),
         constraint: "c".into(),
-        outcome: if code.is_some() { RuleOutcome::Fallback } else { RuleOutcome::Native },
+        outcome: if code.is_some() {
+            RuleOutcome::Fallback
+        } else {
+            RuleOutcome::Native
+        },
         diagnostic_code: code.map(Into::into),
         guidance: String::new(),
         stability: Stability::Experimental,
@@ -62,7 +66,10 @@ impl Plugin for Dummy {
         if self.claims_torch_matmul {
             packages.push("torch".into());
         }
-        Coverage { packages, ..Coverage::default() }
+        Coverage {
+            packages,
+            ..Coverage::default()
+        }
     }
     fn rules(&self) -> &[RuleRecord] {
         &self.rules
@@ -75,12 +82,23 @@ impl Plugin for Dummy {
     }
     fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
         if self.claims_torch_matmul && site.target == "torch.matmul" {
-            let ty = site.args.first().and_then(|a| a.ty.clone()).unwrap_or(ValueType::Int);
-            return ClaimOutcome::Claimed { rule_id: format!("{}/call", self.id), result_type: ty };
+            let ty = site
+                .args
+                .first()
+                .and_then(|a| a.ty.clone())
+                .unwrap_or(ValueType::Int);
+            return ClaimOutcome::Claimed {
+                rule_id: format!("{}/call", self.id),
+                result_type: ty,
+            };
         }
         ClaimOutcome::NotCovered
     }
-    fn lower(&self, site: &ClaimedSite, _cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        _cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
         Err(LowerError::new(&site.rule_id, "dummy"))
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
@@ -89,16 +107,35 @@ impl Plugin for Dummy {
 }
 
 fn build(plugins: Vec<Dummy>) -> Result<Registry, RegistrationError> {
-    plugins.into_iter().fold(Registry::builder(), |b, p| b.plugin(p)).build()
+    plugins
+        .into_iter()
+        .fold(Registry::builder(), |b, p| b.plugin(p))
+        .build()
 }
 
 #[test]
 fn negotiation_matrix_at_registration() {
-    for (version, ok) in [("1.7.0", true), ("1.7.3", true), ("1.6.0", true), ("1.0.0", true), ("1.8.0", false), ("2.7.0", false), ("0.9.0", false), ("1.7", false), ("", false), ("x.y.z", false)] {
+    for (version, ok) in [
+        ("1.7.0", true),
+        ("1.7.3", true),
+        ("1.6.0", true),
+        ("1.0.0", true),
+        ("1.8.0", false),
+        ("2.7.0", false),
+        ("0.9.0", false),
+        ("1.7", false),
+        ("", false),
+        ("x.y.z", false),
+    ] {
         let mut p = dummy("p");
         p.version = version.into();
         let r = build(vec![p]);
-        assert_eq!(r.is_ok(), ok, "{version}: {:?}", r.err().map(|e| e.to_string()));
+        assert_eq!(
+            r.is_ok(),
+            ok,
+            "{version}: {:?}",
+            r.err().map(|e| e.to_string())
+        );
     }
     let mut p = dummy("p");
     p.version = "1.8.0".into();
@@ -120,15 +157,33 @@ fn invalid_declarations_are_registration_errors() {
     let mut cases: Vec<(Vec<Dummy>, &str)> = Vec::new();
     cases.push((vec![dummy("")], "invalid"));
     cases.push((vec![dummy("Bad_Id")], "invalid"));
-    cases.push((vec![dummy("a"), dummy("a")], "two plugins declare the id `a`"));
+    cases.push((
+        vec![dummy("a"), dummy("a")],
+        "two plugins declare the id `a`",
+    ));
     let mut p = dummy("a");
     p.rules.push(rule("b/other", None));
     cases.push((vec![p], "outside its namespace"));
     let mut p = dummy("a");
-    p.codes = vec![CodeDoc { code: "RXTP-A-001", summary: "s", explanation: "e" }, CodeDoc { code: "RXTP-A-001", summary: "s", explanation: "e" }];
+    p.codes = vec![
+        CodeDoc {
+            code: "RXTP-A-001",
+            summary: "s",
+            explanation: "e",
+        },
+        CodeDoc {
+            code: "RXTP-A-001",
+            summary: "s",
+            explanation: "e",
+        },
+    ];
     cases.push((vec![p], "twice"));
     let mut p = dummy("a");
-    p.codes = vec![CodeDoc { code: "RXT001", summary: "s", explanation: "e" }];
+    p.codes = vec![CodeDoc {
+        code: "RXT001",
+        summary: "s",
+        explanation: "e",
+    }];
     cases.push((vec![p], "RXTP-<SEG>-NNN"));
     let mut p = dummy("a");
     p.rules.push(rule("a/fallback", Some("RXTP-A-002")));
@@ -141,7 +196,10 @@ fn invalid_declarations_are_registration_errors() {
     b.types[0].annotation = a.types[0].annotation.clone();
     cases.push((vec![a, b], "is declared by both `a` and `b`"));
     for (plugins, needle) in cases {
-        let err = build(plugins).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = build(plugins)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains(needle), "expected `{needle}` in `{err}`");
     }
 }
@@ -150,21 +208,40 @@ fn invalid_declarations_are_registration_errors() {
 fn two_claims_for_one_site_is_a_conflict_naming_both() {
     let mut p = dummy("zz-other");
     p.claims_torch_matmul = true;
-    let reg = Registry::builder().with_default_plugins().plugin(p).build().unwrap();
+    let reg = Registry::builder()
+        .with_default_plugins()
+        .plugin(p)
+        .build()
+        .unwrap();
     let m = || Operand::plugin("rextio-torch/tensor-f32-cpu-2d");
-    let site = ClaimSite { kind: SiteKind::Call, target: "torch.matmul".into(), receiver: None, args: vec![m(), m()], keywords: vec![] };
+    let site = ClaimSite {
+        kind: SiteKind::Call,
+        target: "torch.matmul".into(),
+        receiver: None,
+        args: vec![m(), m()],
+        keywords: vec![],
+    };
     let both = vec!["rextio-torch".to_owned(), "zz-other".to_owned()];
-    let SiteResolution::Conflict(who) = reg.offer(&site, &both) else { panic!("expected a conflict") };
+    let SiteResolution::Conflict(who) = reg.offer(&site, &both) else {
+        panic!("expected a conflict")
+    };
     let names: Vec<&str> = who.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(names, vec!["rextio-torch", "zz-other"]);
     // With only one of them enabled there is no conflict.
     let one = vec!["rextio-torch".to_owned()];
-    assert!(matches!(reg.offer(&site, &one), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "rextio-torch"));
+    assert!(
+        matches!(reg.offer(&site, &one), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "rextio-torch")
+    );
     // A claim beats a rejection: torch rejects rank-1 matmul, the other plugin claims it.
     let mut site1 = site.clone();
     site1.args[1] = Operand::plugin("rextio-torch/tensor-f32-cpu-1d");
-    assert!(matches!(reg.offer(&site1, &both), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "zz-other"));
-    assert!(matches!(reg.offer(&site1, &one), SiteResolution::Rejected { .. }));
+    assert!(
+        matches!(reg.offer(&site1, &both), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "zz-other")
+    );
+    assert!(matches!(
+        reg.offer(&site1, &one),
+        SiteResolution::Rejected { .. }
+    ));
 }
 
 #[test]
@@ -172,15 +249,26 @@ fn conflicts_keep_the_function_on_python_with_rxt013() {
     let mut p = dummy("zz-other");
     p.claims_torch_matmul = true;
     p.types[0].annotation = "zz.Thing".into();
-    let reg = Registry::builder().with_default_plugins().plugin(p).build().unwrap();
+    let reg = Registry::builder()
+        .with_default_plugins()
+        .plugin(p)
+        .build()
+        .unwrap();
     let src = "import zz\nimport torch\nfrom rextio_torch.types import TensorF32Cpu2D as M\n\ndef f(x: M, t: zz.Thing) -> M:\n    return torch.matmul(x, x)\n";
     let dir = support::project(&[("m.py", src)]);
-    std::fs::write(dir.path().join("rextio.toml"), "[plugins]\nenabled = [\"rextio-torch\", \"zz-other\"]\n").unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-torch\", \"zz-other\"]\n",
+    )
+    .unwrap();
     let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
     let f = &out.report.modules[0].functions[0];
     assert_eq!(f.route, "fallback-python");
     assert_eq!(f.diagnostics[0].code, "RXT013");
-    assert!(f.diagnostics[0].message.contains("rextio-torch") && f.diagnostics[0].message.contains("zz-other"));
+    assert!(
+        f.diagnostics[0].message.contains("rextio-torch")
+            && f.diagnostics[0].message.contains("zz-other")
+    );
 }
 
 proptest! {

@@ -48,38 +48,66 @@ fn routes_and_codes_match_the_table() {
     let dir = support::project(&[("pkg/__init__.py", ""), ("pkg/mod.py", &src)]);
     let registry = Registry::builder().with_default_plugins().build().unwrap();
     let out = Project::open(dir.path()).unwrap().check(&registry).unwrap();
-    let module = out.report.modules.iter().find(|m| m.module == "pkg.mod").unwrap();
+    let module = out
+        .report
+        .modules
+        .iter()
+        .find(|m| m.module == "pkg.mod")
+        .unwrap();
     assert_eq!(module.functions.len(), CASES.len());
     let mut failures = Vec::new();
     for (report, (src, route, codes)) in module.functions.iter().zip(CASES) {
         let got: Vec<&str> = report.diagnostics.iter().map(|d| d.code.as_str()).collect();
         if report.route != *route || got != *codes {
-            failures.push(format!("{}: route {} codes {:?} (expected {} {:?})\n{src}", report.qualname, report.route, got, route, codes));
+            failures.push(format!(
+                "{}: route {} codes {:?} (expected {} {:?})\n{src}",
+                report.qualname, report.route, got, route, codes
+            ));
         }
         if report.route == "fallback-python" {
-            assert!(report.plugin_claims.is_empty(), "fallback function {} lists claims", report.qualname);
+            assert!(
+                report.plugin_claims.is_empty(),
+                "fallback function {} lists claims",
+                report.qualname
+            );
         } else {
             assert!(!report.plugin_claims.is_empty());
         }
         for d in &report.diagnostics {
-            assert!(d.line.is_some() && d.column.is_some(), "diagnostic without position: {d:?}");
+            assert!(
+                d.line.is_some() && d.column.is_some(),
+                "diagnostic without position: {d:?}"
+            );
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // check.json is written with the same content.
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(".rextio/reports/check.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".rextio/reports/check.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(json["contract_version"], "1");
-    assert_eq!(json["modules"][1]["functions"][0]["plugin_claims"][0]["rule_id"], "rextio-torch/functional-linear-f32-cpu-2d");
+    assert_eq!(
+        json["modules"][1]["functions"][0]["plugin_claims"][0]["rule_id"],
+        "rextio-torch/functional-linear-f32-cpu-2d"
+    );
 }
 
 #[test]
 fn claims_are_reported_post_order_with_positions() {
-    let src = format!("{}def f(x: M, w: M, b: V) -> M:\n    return (x @ w + b).relu()\n", support::HEADER);
+    let src = format!(
+        "{}def f(x: M, w: M, b: V) -> M:\n    return (x @ w + b).relu()\n",
+        support::HEADER
+    );
     let dir = support::project(&[("m.py", &src)]);
     let registry = Registry::builder().with_default_plugins().build().unwrap();
     let out = Project::open(dir.path()).unwrap().check(&registry).unwrap();
     let f = &out.report.modules[0].functions[0];
-    let rules: Vec<(&str, u32, u32)> = f.plugin_claims.iter().map(|c| (c.rule_id.as_str(), c.line, c.column)).collect();
+    let rules: Vec<(&str, u32, u32)> = f
+        .plugin_claims
+        .iter()
+        .map(|c| (c.rule_id.as_str(), c.line, c.column))
+        .collect();
     assert_eq!(
         rules,
         vec![
@@ -92,14 +120,32 @@ fn claims_are_reported_post_order_with_positions() {
 
 #[test]
 fn disabled_plugin_claims_nothing_and_unknown_plugin_is_an_error() {
-    let src = format!("{}def f(x: M) -> M:\n    return x.relu()\n", support::HEADER);
+    let src = format!(
+        "{}def f(x: M) -> M:\n    return x.relu()\n",
+        support::HEADER
+    );
     let dir = support::project(&[("m.py", &src)]);
     std::fs::write(dir.path().join("rextio.toml"), "[plugins]\nenabled = []\n").unwrap();
     let registry = Registry::builder().with_default_plugins().build().unwrap();
     let out = Project::open(dir.path()).unwrap().check(&registry).unwrap();
     assert_eq!(out.report.modules[0].functions[0].route, "fallback-python");
-    assert_eq!(out.report.modules[0].functions[0].diagnostics[0].code, "RXT001");
-    std::fs::write(dir.path().join("rextio.toml"), "[plugins]\nenabled = [\"rextio-nope\"]\n").unwrap();
-    let err = Project::open(dir.path()).unwrap().check(&registry).err().unwrap().to_string();
-    assert!(err.contains("rextio-nope") && err.contains("rextio-torch"), "{err}");
+    assert_eq!(
+        out.report.modules[0].functions[0].diagnostics[0].code,
+        "RXT001"
+    );
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-nope\"]\n",
+    )
+    .unwrap();
+    let err = Project::open(dir.path())
+        .unwrap()
+        .check(&registry)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("rextio-nope") && err.contains("rextio-torch"),
+        "{err}"
+    );
 }

@@ -12,12 +12,17 @@ use std::process::Command;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 /// The venv interpreter; panics with instructions when it is missing.
 pub fn python() -> PathBuf {
-    let p = std::env::var_os("REXTIO_PYTHON").map(PathBuf::from).unwrap_or_else(|| workspace_root().join(".venv/bin/python"));
+    let p = std::env::var_os("REXTIO_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".venv/bin/python"));
     assert!(p.exists(), "Python environment missing at '{}': run `cargo xtask setup` (or `cargo xtask test`, which sets it up)", p.display());
     p
 }
@@ -78,7 +83,8 @@ impl Built {
         let root = workspace_root();
         let mut cmd = Command::new(python());
         cmd.arg(root.join("tests/python").join(script));
-        let pythonpath = std::env::join_paths([self.out.python_dir.clone(), root.join("tests/python")]).unwrap();
+        let pythonpath =
+            std::env::join_paths([self.out.python_dir.clone(), root.join("tests/python")]).unwrap();
         cmd.env("PYTHONPATH", pythonpath);
         cmd.env("REXTIO_FIXTURE_SRC", self.dir.path().join("src"));
         cmd.env("REXTIO_NATIVE_MODE", "native");
@@ -88,7 +94,11 @@ impl Built {
         let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{script} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}", out.status);
+        assert!(
+            out.status.success(),
+            "{script} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            out.status
+        );
         stdout
     }
 }
@@ -96,14 +106,25 @@ impl Built {
 /// Build `tests/fixtures/<name>` with the given registry.
 pub fn build_with(name: &str, registry: &Registry) -> Built {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&workspace_root().join("tests/fixtures").join(name), dir.path());
+    copy_dir(
+        &workspace_root().join("tests/fixtures").join(name),
+        dir.path(),
+    );
     let project = Project::open(dir.path()).unwrap();
-    let options = BuildOptions { python: Some(python()), ..BuildOptions::default() };
-    let out = project.build(registry, &options).unwrap_or_else(|e| panic!("building fixture {name} failed: {e}"));
+    let options = BuildOptions {
+        python: Some(python()),
+        ..BuildOptions::default()
+    };
+    let out = project
+        .build(registry, &options)
+        .unwrap_or_else(|e| panic!("building fixture {name} failed: {e}"));
     Built { dir, out }
 }
 
 /// Build `tests/fixtures/<name>` with the first-party plugins.
 pub fn build(name: &str) -> Built {
-    build_with(name, &Registry::builder().with_default_plugins().build().unwrap())
+    build_with(
+        name,
+        &Registry::builder().with_default_plugins().build().unwrap(),
+    )
 }

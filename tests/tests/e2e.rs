@@ -7,14 +7,20 @@ use rextio_tests::{build, build_with};
 #[test]
 fn phase_a_chain_matches_eager() {
     let built = build("phase_a");
-    assert_eq!(built.route("phasea.kernels.inference"), "native-plugin:rextio-torch");
+    assert_eq!(
+        built.route("phasea.kernels.inference"),
+        "native-plugin:rextio-torch"
+    );
     assert!(built.out.extension.as_ref().is_some_and(|p| p.exists()));
     let out = built.run_python("check_phase_a.py", &[]);
     assert!(out.contains("phase_a ok"), "{out}");
     let out = built.run_python("check_modes.py", &[]);
     assert!(out.contains("modes ok"), "{out}");
     // build.json records the artifacts and cargo's outcome.
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(built.dir.path().join(".rextio/reports/build.json")).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(built.dir.path().join(".rextio/reports/build.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(report["cargo"]["status"], "ok");
     assert_eq!(report["contract_version"], "1");
 }
@@ -22,8 +28,14 @@ fn phase_a_chain_matches_eager() {
 #[test]
 fn control_flow_matches_eager() {
     let built = build("control_flow");
-    assert_eq!(built.route("cflow.kernels.inference"), "native-plugin:rextio-torch");
-    assert_eq!(built.route("cflow.kernels.expanded_surface"), "native-plugin:rextio-torch");
+    assert_eq!(
+        built.route("cflow.kernels.inference"),
+        "native-plugin:rextio-torch"
+    );
+    assert_eq!(
+        built.route("cflow.kernels.expanded_surface"),
+        "native-plugin:rextio-torch"
+    );
     let out = built.run_python("check_control_flow.py", &[]);
     assert!(out.contains("control_flow ok"), "{out}");
 }
@@ -31,10 +43,27 @@ fn control_flow_matches_eager() {
 #[test]
 fn unseen_project_routes_and_matches_eager() {
     let built = build("unseen");
-    for f in ["nested", "bias_first", "halving", "early", "int_semantics", "ratio", "counted"] {
-        assert_eq!(built.route(&format!("unseen.model.{f}")), "native-plugin:rextio-torch", "{f}");
+    for f in [
+        "nested",
+        "bias_first",
+        "halving",
+        "early",
+        "int_semantics",
+        "ratio",
+        "counted",
+    ] {
+        assert_eq!(
+            built.route(&format!("unseen.model.{f}")),
+            "native-plugin:rextio-torch",
+            "{f}"
+        );
     }
-    for (f, code) in [("uses_global", "RXT004"), ("softmax_head", "RXT005"), ("data_dependent", "RXT008"), ("scaled", "RXTP-TORCH-010")] {
+    for (f, code) in [
+        ("uses_global", "RXT004"),
+        ("softmax_head", "RXT005"),
+        ("data_dependent", "RXT008"),
+        ("scaled", "RXTP-TORCH-010"),
+    ] {
         let q = format!("unseen.model.{f}");
         assert_eq!(built.route(&q), "fallback-python", "{f}");
         assert_eq!(built.codes(&q), vec![code.to_owned()], "{f}");
@@ -45,12 +74,22 @@ fn unseen_project_routes_and_matches_eager() {
 
 #[test]
 fn third_party_plugin_registers_through_the_builder() {
-    let registry = Registry::builder().with_default_plugins().plugin(rextio_example_plugin::ExamplePlugin::default()).build().unwrap();
+    let registry = Registry::builder()
+        .with_default_plugins()
+        .plugin(rextio_example_plugin::ExamplePlugin::default())
+        .build()
+        .unwrap();
     let ids: Vec<&str> = registry.plugins().iter().map(|r| r.plugin.id()).collect();
     assert_eq!(ids, vec!["rextio-example", "rextio-torch"]);
     let built = build_with("third_party", &registry);
-    assert_eq!(built.route("tp.kernels.mixed"), "native-plugin:rextio-example+rextio-torch");
-    assert_eq!(built.route("tp.kernels.scalar_only"), "native-plugin:rextio-example");
+    assert_eq!(
+        built.route("tp.kernels.mixed"),
+        "native-plugin:rextio-example+rextio-torch"
+    );
+    assert_eq!(
+        built.route("tp.kernels.scalar_only"),
+        "native-plugin:rextio-example"
+    );
     assert_eq!(built.route("mathx.triple"), "fallback-python");
     let out = built.run_python("check_third_party.py", &[]);
     assert!(out.contains("third_party ok"), "{out}");

@@ -10,7 +10,11 @@ pub const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom re
 /// A project with `rextio.toml` enabling rextio-torch and the given files under `src/`.
 pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("rextio.toml"), "[project]\nname = \"t\"\n[plugins]\nenabled = [\"rextio-torch\"]\n").unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[project]\nname = \"t\"\n[plugins]\nenabled = [\"rextio-torch\"]\n",
+    )
+    .unwrap();
     for (rel, text) in files {
         let path = dir.path().join("src").join(rel);
         std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).unwrap();

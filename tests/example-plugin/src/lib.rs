@@ -5,8 +5,9 @@
 //! the host but the plugin API.
 
 use rextio_plugin_api::{
-    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, Diagnostic, LowerError, LoweredExpr, LoweringContext, Plugin,
-    PluginType, RuleOutcome, RuleRecord, RuleScope, SiteKind, Stability, ValueType,
+    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, Diagnostic,
+    LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleOutcome, RuleRecord,
+    RuleScope, SiteKind, Stability, ValueType,
 };
 
 /// The plugin.
@@ -35,7 +36,12 @@ impl Default for ExamplePlugin {
             stability: Stability::Experimental,
             verified: false,
         };
-        Self { rules: vec![rule(TRIPLE, "mathx.triple(n)"), rule(FMA, "mathx.fma(a, b, c)")] }
+        Self {
+            rules: vec![
+                rule(TRIPLE, "mathx.triple(n)"),
+                rule(FMA, "mathx.fma(a, b, c)"),
+            ],
+        }
     }
 }
 
@@ -47,7 +53,11 @@ impl Plugin for ExamplePlugin {
         "1.5.0"
     }
     fn coverage(&self) -> Coverage {
-        Coverage { packages: vec!["mathx".into()], symbols: vec!["mathx.triple".into(), "mathx.fma".into()], preload_modules: vec![] }
+        Coverage {
+            packages: vec!["mathx".into()],
+            symbols: vec!["mathx.triple".into(), "mathx.fma".into()],
+            preload_modules: vec![],
+        }
     }
     fn rules(&self) -> &[RuleRecord] {
         &self.rules
@@ -64,17 +74,35 @@ impl Plugin for ExamplePlugin {
         }
         let types: Vec<Option<&ValueType>> = site.args.iter().map(|a| a.ty.as_ref()).collect();
         match site.target.as_str() {
-            "mathx.triple" if types == [Some(&ValueType::Int)] => ClaimOutcome::Claimed { rule_id: TRIPLE.into(), result_type: ValueType::Int },
-            "mathx.fma" if types == [Some(&ValueType::Float); 3] => ClaimOutcome::Claimed { rule_id: FMA.into(), result_type: ValueType::Float },
-            "mathx.triple" | "mathx.fma" => ClaimOutcome::Rejected(Diagnostic::error("RXTP-EXAMPLE-001", format!("{} with operands {types:?}", site.target))),
+            "mathx.triple" if types == [Some(&ValueType::Int)] => ClaimOutcome::Claimed {
+                rule_id: TRIPLE.into(),
+                result_type: ValueType::Int,
+            },
+            "mathx.fma" if types == [Some(&ValueType::Float); 3] => ClaimOutcome::Claimed {
+                rule_id: FMA.into(),
+                result_type: ValueType::Float,
+            },
+            "mathx.triple" | "mathx.fma" => ClaimOutcome::Rejected(Diagnostic::error(
+                "RXTP-EXAMPLE-001",
+                format!("{} with operands {types:?}", site.target),
+            )),
             _ => ClaimOutcome::NotCovered,
         }
     }
-    fn lower(&self, site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
         let expr = match (site.rule_id.as_str(), cx.args.as_slice()) {
             (TRIPLE, [n]) => format!("::rextio_plugin_api::runtime::int_mul({}, 3)?", n.expr),
             (FMA, [a, b, c]) => format!("({} * {} + {})", a.expr, b.expr, c.expr),
-            _ => return Err(LowerError::new(&site.rule_id, "operands do not match the claim")),
+            _ => {
+                return Err(LowerError::new(
+                    &site.rule_id,
+                    "operands do not match the claim",
+                ))
+            }
         };
         Ok(LoweredExpr { expr, uses: vec![] })
     }
