@@ -1,4 +1,5 @@
 //! Registration: negotiation, validation, ordering, conflicts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
@@ -232,9 +233,12 @@ fn two_claims_for_one_site_is_a_conflict_naming_both() {
     assert!(
         matches!(reg.offer(&site, &one), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "rextio-torch")
     );
-    // A claim beats a rejection: torch rejects rank-1 matmul, the other plugin claims it.
+    // A claim beats a rejection: torch rejects rank-1 x rank-1 matmul, the other plugin claims it.
     let mut site1 = site.clone();
-    site1.args[1] = Operand::plugin("rextio-torch/tensor-f32-cpu-1d");
+    site1.args = vec![
+        Operand::plugin("rextio-torch/tensor-f32-cpu-1d"),
+        Operand::plugin("rextio-torch/tensor-f32-cpu-1d"),
+    ];
     assert!(
         matches!(reg.offer(&site1, &both), SiteResolution::Claimed { plugin_id, .. } if plugin_id == "zz-other")
     );

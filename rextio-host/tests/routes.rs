@@ -1,4 +1,5 @@
 //! Route and diagnostic table: each function is analysed by the real host and torch plugin.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
@@ -14,10 +15,15 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def brk(x: M, w: M, n: int) -> M:\n    h = x\n    for i in range(0, n, 2):\n        if i % 3 == 1:\n            continue\n        if i // 7 > 2:\n            break\n        h = (h @ w).relu()\n    return h\n", "native-plugin:rextio-torch", &[]),
     ("def doc(x: M) -> M:\n    \"\"\"Docstring.\"\"\"\n    pass\n    return x.relu()\n", "native-plugin:rextio-torch", &[]),
     ("def scalars(n: int, f: float) -> float:\n    return n / 2 + f\n", "fallback-python", &["RXT016"]),
-    ("def softmax(x: M) -> M:\n    return torch.softmax(x, dim=-1)\n", "fallback-python", &["RXT005"]),
-    ("def bad_mean(x: M) -> V:\n    return x.mean(dim=0, keepdim=False)\n", "fallback-python", &["RXTP-TORCH-008"]),
+    ("def softmax(x: M) -> M:\n    return torch.softmax(x, dim=-1)\n", "fallback-python", &["RXTP-TORCH-013"]),
+    ("def topk(x: M) -> M:\n    return torch.cumsum(x, 1)\n", "fallback-python", &["RXT005"]),
+    ("def bad_mean(x: M) -> V:\n    return x.mean()\n", "fallback-python", &["RXTP-TORCH-008"]),
     ("def bad_linear(x: V, w: M, b: V) -> M:\n    return F.linear(x, w, b)\n", "fallback-python", &["RXTP-TORCH-002"]),
-    ("def mul(x: M, y: M) -> M:\n    return x * y\n", "fallback-python", &["RXTP-TORCH-010"]),
+    ("def mul(x: M, y: M) -> M:\n    return x * y\n", "native-plugin:rextio-torch", &[]),
+    ("def pw(x: M, y: M) -> M:\n    return x ** y\n", "fallback-python", &["RXTP-TORCH-010"]),
+    ("def scal(x: M, k: float, n: int) -> M:\n    return (2.0 - x * k) / n + 1\n", "native-plugin:rextio-torch", &[]),
+    ("def head(x: M, w: M, b: V) -> L:\n    return F.linear(x, w, b).softmax(dim=1).argmax(dim=1)\n", "native-plugin:rextio-torch", &[]),
+    ("def labels_math(x: M) -> L:\n    return x.argmax(dim=1) + 1\n", "fallback-python", &["RXTP-TORCH-015"]),
     ("def tensor_cond(x: M) -> M:\n    if x.sum(dim=1, keepdim=False):\n        return x\n    return x.relu()\n", "fallback-python", &["RXT008"]),
     ("def no_ann(x, w: M) -> M:\n    return x @ w\n", "fallback-python", &["RXT001"]),
     ("def no_ret(x: M, w: M):\n    return x @ w\n", "fallback-python", &["RXT002"]),
@@ -35,7 +41,8 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def trying(x: M) -> M:\n    try:\n        return x.relu()\n    finally:\n        pass\n", "fallback-python", &["RXT003"]),
     ("def big(x: M, n: int) -> M:\n    k = n + 99999999999999999999\n    return x.relu()\n", "fallback-python", &["RXT012"]),
     ("def unary(x: M) -> M:\n    return -x\n", "fallback-python", &["RXT004"]),
-    ("def keyword_bias(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, bias=b)\n", "fallback-python", &["RXTP-TORCH-001"]),
+    ("def keyword_bias(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, bias=b)\n", "native-plugin:rextio-torch", &[]),
+    ("def extra_kw(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, b, bias=b)\n", "fallback-python", &["RXTP-TORCH-001"]),
 ];
 
 #[test]

@@ -19,6 +19,48 @@ use rextio_plugin_api::{
     ScopeGuard,
 };
 
+/// Symbols this plugin recognises (documentation; sites are offered by package and type).
+pub const SYMBOLS: &[&str] = &[
+    "torch.nn.functional.linear",
+    "torch.nn.functional.relu",
+    "torch.nn.functional.gelu",
+    "torch.nn.functional.softmax",
+    "torch.matmul",
+    "torch.relu",
+    "torch.sigmoid",
+    "torch.tanh",
+    "torch.abs",
+    "torch.neg",
+    "torch.negative",
+    "torch.square",
+    "torch.exp",
+    "torch.log",
+    "torch.sqrt",
+    "torch.add",
+    "torch.sub",
+    "torch.mul",
+    "torch.div",
+    "torch.mean",
+    "torch.sum",
+    "torch.softmax",
+    "torch.argmax",
+    "torch.Tensor.relu",
+    "torch.Tensor.sigmoid",
+    "torch.Tensor.tanh",
+    "torch.Tensor.abs",
+    "torch.Tensor.neg",
+    "torch.Tensor.negative",
+    "torch.Tensor.square",
+    "torch.Tensor.exp",
+    "torch.Tensor.log",
+    "torch.Tensor.sqrt",
+    "torch.Tensor.matmul",
+    "torch.Tensor.mean",
+    "torch.Tensor.sum",
+    "torch.Tensor.softmax",
+    "torch.Tensor.argmax",
+];
+
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-torch";
 
@@ -54,16 +96,7 @@ impl Plugin for TorchPlugin {
     fn coverage(&self) -> Coverage {
         Coverage {
             packages: vec!["torch".into()],
-            symbols: vec![
-                claim::T_LINEAR.into(),
-                claim::T_MATMUL.into(),
-                "torch.Tensor.relu".into(),
-                "torch.Tensor.sigmoid".into(),
-                "torch.Tensor.tanh".into(),
-                "torch.Tensor.mean".into(),
-                "torch.Tensor.sum".into(),
-                "torch.Tensor.matmul".into(),
-            ],
+            symbols: SYMBOLS.iter().map(|s| (*s).to_owned()).collect(),
             preload_modules: vec!["torch".into()],
         }
     }

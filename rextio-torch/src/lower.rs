@@ -1,14 +1,19 @@
-//! Lowering: a claimed site becomes one call into `rextio_torch::runtime`.
+//! Lowering: a claimed site becomes one call into `rextio_torch::runtime`. The plan is
+//! recomputed from the site and must match the claim; otherwise lowering fails closed.
 
-use crate::claim;
-use crate::rules;
-use rextio_plugin_api::{
-    ClaimOutcome, ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext,
-};
+use crate::claim::{self, Op, Src};
+use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
 
 const RT: &str = "::rextio_torch::runtime";
 
-/// Borrow an operand, or move it when it is an owned temporary.
+fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
+    match src {
+        Src::Recv => cx.receiver.as_ref(),
+        Src::Arg(i) => cx.args.get(i),
+        Src::Kw(i) => cx.keywords.get(i).map(|(_, o)| o),
+    }
+}
+
 fn by_ref(op: &LoweredOperand) -> String {
     format!("&({})", op.expr)
 }
@@ -17,91 +22,156 @@ fn by_ref(op: &LoweredOperand) -> String {
 pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
     let rule = site.rule_id.as_str();
     let drift = |reason: &str| LowerError::new(rule, reason);
-    match claim::claim(&site.site) {
-        ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } if rule_id == rule && result_type == site.result_type => {}
-        _ => return Err(drift("the site no longer matches the claimed rule")),
+    let plan = claim::plan(&site.site).map_err(|_| drift("the site no longer matches any rule"))?;
+    if plan.rule_id != rule || plan.result != site.result_type {
+        return Err(drift(
+            "the site now plans to a different rule or result type",
+        ));
     }
-    let recv_len = usize::from(cx.receiver.is_some());
-    if recv_len != usize::from(site.site.receiver.is_some())
+    if usize::from(cx.receiver.is_some()) != usize::from(site.site.receiver.is_some())
         || cx.args.len() != site.site.args.len()
         || cx.keywords.len() != site.site.keywords.len()
     {
         return Err(drift("operand count differs from the claimed site"));
     }
-    // Unary on the receiver; in place when the receiver is an owned temporary.
-    let unary = |f: &str, cx: &LoweringContext| -> Result<String, LowerError> {
-        let r = cx
-            .receiver
-            .as_ref()
-            .ok_or_else(|| drift("missing receiver"))?;
-        Ok(if r.owned_temp {
-            format!("{RT}::{f}_owned({})?", r.expr)
-        } else {
-            format!("{RT}::{f}({})?", by_ref(r))
-        })
-    };
-    let expr = match rule {
-        rules::LINEAR => {
-            let [x, w, b] = cx.args.as_slice() else {
-                return Err(drift("linear needs three operands"));
+    let get = |src: Src| pick(cx, src).ok_or_else(|| drift("an operand of the plan is missing"));
+    let expr = match plan.op {
+        Op::Linear { x, w, b } => {
+            let bias = match b {
+                Some(b) => format!("Some({})", by_ref(get(b)?)),
+                None => "None".to_owned(),
             };
             format!(
-                "{RT}::linear({}, {}, Some({}))?",
-                by_ref(x),
-                by_ref(w),
-                by_ref(b)
+                "{RT}::linear({}, {}, {bias})?",
+                by_ref(get(x)?),
+                by_ref(get(w)?)
             )
         }
-        rules::MATMUL_BINOP | rules::MATMUL_CALL => {
-            let (a, b) = match (&cx.receiver, cx.args.as_slice()) {
-                (Some(a), [b]) => (a, b),
-                (None, [a, b]) => (a, b),
-                _ => return Err(drift("matmul needs two operands")),
-            };
-            format!("{RT}::matmul({}, {})?", by_ref(a), by_ref(b))
-        }
-        rules::ADD_SAME_RANK | rules::ADD_BROADCAST => {
-            let [a, b] = cx.args.as_slice() else {
-                return Err(drift("add needs two operands"));
-            };
-            if a.owned_temp {
-                format!("{RT}::add_owned({}, {})?", a.expr, by_ref(b))
-            } else if b.owned_temp {
-                // Addition commutes exactly in IEEE arithmetic, so the owned right operand may host it.
-                format!("{RT}::add_owned({}, {})?", b.expr, by_ref(a))
+        Op::Unary { f, t } => {
+            let t = get(t)?;
+            if t.owned_temp {
+                format!("{RT}::{f}_owned({})?", t.expr)
             } else {
-                format!("{RT}::add({}, {})?", by_ref(a), by_ref(b))
+                format!("{RT}::{f}({})?", by_ref(t))
             }
         }
-        rules::MEAN_DIM1 => {
-            let r = cx
-                .receiver
-                .as_ref()
-                .ok_or_else(|| drift("missing receiver"))?;
-            format!("{RT}::mean_dim1({})?", by_ref(r))
+        Op::Matmul { a, b } => format!("{RT}::matmul({}, {})?", by_ref(get(a)?), by_ref(get(b)?)),
+        Op::Binary { f, a, b } => {
+            let (a, b) = (get(a)?, get(b)?);
+            if a.owned_temp {
+                format!("{RT}::{f}_owned({}, {})?", a.expr, by_ref(b))
+            } else if b.owned_temp && (f == "add" || f == "mul") {
+                // IEEE addition and multiplication commute exactly: the owned right operand may host it.
+                format!("{RT}::{f}_owned({}, {})?", b.expr, by_ref(a))
+            } else {
+                format!("{RT}::{f}({}, {})?", by_ref(a), by_ref(b))
+            }
         }
-        rules::SUM_DIM1 => {
-            let r = cx
-                .receiver
-                .as_ref()
-                .ok_or_else(|| drift("missing receiver"))?;
-            format!("{RT}::sum_dim1({})?", by_ref(r))
+        Op::Scalar { f, t, s } => {
+            let (t, s) = (get(t)?, get(s)?);
+            if t.owned_temp {
+                format!("{RT}::{f}_owned({}, {})?", t.expr, s.expr)
+            } else {
+                format!("{RT}::{f}({}, {})?", by_ref(t), s.expr)
+            }
         }
-        other => {
-            let Some(name) = rules::ACTIVATIONS.iter().find(|n| {
-                rules::activation_rule(n, 1).as_deref() == Some(other)
-                    || rules::activation_rule(n, 2).as_deref() == Some(other)
-            }) else {
-                return Err(drift("unknown rule"));
-            };
-            unary(name, cx)?
+        Op::Reduce { f, t, dim, keepdim } => {
+            format!("{RT}::{f}({}, {dim}, {keepdim})?", by_ref(get(t)?))
+        }
+        Op::Softmax { t, dim } => format!("{RT}::softmax({}, {dim})?", by_ref(get(t)?)),
+        Op::Argmax { t, dim, keepdim } => {
+            format!("{RT}::argmax({}, {dim}, {keepdim})?", by_ref(get(t)?))
         }
     };
     Ok(LoweredExpr {
         expr,
         uses: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::tests::{accepted, binop, t1, t2};
+    use rextio_plugin_api::{ClaimOutcome, ClaimedSite};
+
+    fn context(site: &rextio_plugin_api::ClaimSite, owned: bool) -> LoweringContext {
+        let op = |i: usize| LoweredOperand {
+            expr: format!("v{i}"),
+            owned_temp: owned,
+        };
+        LoweringContext::new(
+            site.receiver.as_ref().map(|_| op(99)),
+            (0..site.args.len()).map(op).collect(),
+            site.keywords
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.name.clone(), op(100 + i)))
+                .collect(),
+        )
+    }
+
+    fn claimed(site: &rextio_plugin_api::ClaimSite) -> ClaimedSite {
+        let ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        } = claim::claim(site)
+        else {
+            panic!("not claimed: {site:?}")
+        };
+        ClaimedSite {
+            site: site.clone(),
+            plugin_id: "rextio-torch".into(),
+            rule_id,
+            result_type,
+        }
+    }
+
+    #[test]
+    fn every_accepted_form_lowers_to_one_runtime_call() {
+        for (site, _) in accepted() {
+            for owned in [false, true] {
+                let e = lower(&claimed(&site), &mut context(&site, owned)).unwrap();
+                assert!(
+                    e.expr.starts_with("::rextio_torch::runtime::") && e.expr.ends_with(")?"),
+                    "{}",
+                    e.expr
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_division_follows_eager_rtruediv() {
+        let site = binop(
+            "/",
+            rextio_plugin_api::Operand::literal(rextio_plugin_api::Literal::Float(2.0)),
+            t1(),
+        );
+        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
+        assert_eq!(e.expr, "::rextio_torch::runtime::rdiv_scalar(&(v1), v0)?");
+    }
+
+    #[test]
+    fn borrowed_operands_are_never_written_in_place() {
+        for (site, _) in accepted() {
+            let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
+            assert!(!e.expr.contains("_owned("), "{}", e.expr);
+        }
+    }
+
+    #[test]
+    fn drifted_claims_fail_closed() {
+        let site = binop("+", t2(), t1());
+        let mut c = claimed(&site);
+        c.rule_id = "rextio-torch/tensor-add-f32-cpu-same-rank".into();
+        assert!(lower(&c, &mut context(&site, false)).is_err());
+        let mut c = claimed(&site);
+        c.site.args[1] = t2();
+        assert!(lower(&c, &mut context(&site, false)).is_err());
+        let c = claimed(&site);
+        let mut cx = context(&site, false);
+        cx.args.pop();
+        assert!(lower(&c, &mut cx).is_err());
+    }
 }

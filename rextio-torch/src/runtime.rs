@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use tch::{Device, Kind, TchError, Tensor};
+use tch::{Device, Kind, Scalar, TchError, Tensor};
 
 /// A torch tensor inside generated code. `Clone` shares storage (`shallow_clone`).
 #[derive(Debug)]
@@ -31,7 +31,12 @@ pub fn map_err(e: TchError) -> PyErr {
     PyRuntimeError::new_err(format!("rextio-torch: {head}"))
 }
 
-fn extract_f32_cpu(obj: &Bound<'_, PyAny>, rank: usize) -> PyResult<RxtTorchTensor> {
+fn extract(
+    obj: &Bound<'_, PyAny>,
+    kind: Kind,
+    dtype: &str,
+    rank: usize,
+) -> PyResult<RxtTorchTensor> {
     // SAFETY: `obj` is a live Python object for the duration of the call (we hold the GIL).
     let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr().cast()) }.map_err(map_err)?;
     let Some(t) = unpacked else {
@@ -42,10 +47,10 @@ fn extract_f32_cpu(obj: &Bound<'_, PyAny>, rank: usize) -> PyResult<RxtTorchTens
     if t.device() != Device::Cpu {
         return Err(PyValueError::new_err("rextio-torch: expected a CPU tensor"));
     }
-    if t.f_kind().ok() != Some(Kind::Float) {
-        return Err(PyValueError::new_err(
-            "rextio-torch: expected a float32 tensor",
-        ));
+    if t.f_kind().ok() != Some(kind) {
+        return Err(PyValueError::new_err(format!(
+            "rextio-torch: expected a {dtype} tensor"
+        )));
     }
     if t.is_sparse() || t.is_mkldnn() {
         return Err(PyValueError::new_err(
@@ -59,6 +64,10 @@ fn extract_f32_cpu(obj: &Bound<'_, PyAny>, rank: usize) -> PyResult<RxtTorchTens
         )));
     }
     Ok(RxtTorchTensor(t))
+}
+
+fn extract_f32_cpu(obj: &Bound<'_, PyAny>, rank: usize) -> PyResult<RxtTorchTensor> {
+    extract(obj, Kind::Float, "float32", rank)
 }
 
 /// Boundary check for `TensorF32Cpu1D`.
@@ -94,7 +103,12 @@ fn ok(r: Result<Tensor, TchError>) -> PyResult<RxtTorchTensor> {
     r.map(RxtTorchTensor).map_err(map_err)
 }
 
-/// `F.linear(x, w, b)`.
+/// Boundary check for `TensorI64Cpu1D`.
+pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
+    extract(obj, Kind::Int64, "int64", 1)
+}
+
+/// `F.linear(x, w, b)` / `F.linear(x, w)`.
 pub fn linear(
     x: &RxtTorchTensor,
     w: &RxtTorchTensor,
@@ -103,14 +117,9 @@ pub fn linear(
     ok(x.0.f_linear(&w.0, b.map(|b| &b.0)))
 }
 
-/// `a @ b`.
+/// `a @ b` for rank 2 x 2, 2 x 1 and 1 x 2.
 pub fn matmul(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     ok(a.0.f_matmul(&b.0))
-}
-
-/// `a + b`.
-pub fn add(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_add(&b.0))
 }
 
 /// Whether `b` broadcasts into `a`'s shape without growing it.
@@ -124,24 +133,102 @@ fn broadcasts_into(a: &[i64], b: &[i64]) -> bool {
         .all(|(x, y)| y == x || *y == 1)
 }
 
-/// `a + b` where `a` is an owned temporary: in place when the result keeps `a`'s shape.
-pub fn add_owned(mut a: RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    if broadcasts_into(&a.0.size(), &b.0.size()) {
-        // The returned handle aliases `a`; only the side effect matters.
-        drop(a.0.f_add_(&b.0).map_err(map_err)?);
-        Ok(a)
-    } else {
-        add(&a, b)
-    }
+macro_rules! binary {
+    ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
+        #[doc = concat!("`a ", $op, " b` on tensors.")]
+        pub fn $name(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+            ok(a.0.$f(&b.0))
+        }
+        #[doc = concat!("`a ", $op, " b` where `a` is an owned temporary: in place when the result keeps `a`'s shape.")]
+        pub fn $owned(mut a: RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+            if broadcasts_into(&a.0.size(), &b.0.size()) {
+                // The returned handle aliases `a`; only the side effect matters.
+                drop(a.0.$f_(&b.0).map_err(map_err)?);
+                Ok(a)
+            } else {
+                $name(&a, b)
+            }
+        }
+    };
+}
+
+binary!(add, add_owned, f_add, f_add_, "+");
+binary!(sub, sub_owned, f_sub, f_sub_, "-");
+binary!(mul, mul_owned, f_mul, f_mul_, "*");
+binary!(div, div_owned, f_div, f_div_, "/");
+
+macro_rules! scalar {
+    ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
+        #[doc = concat!("`t ", $op, " s` with a Python int or float `s`; a float32 tensor stays float32.")]
+        pub fn $name<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+            ok(t.0.$f(s))
+        }
+        #[doc = concat!("`t ", $op, " s` on an owned temporary, in place.")]
+        pub fn $owned<S: Into<Scalar>>(mut t: RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+            drop(t.0.$f_(s).map_err(map_err)?);
+            Ok(t)
+        }
+    };
+}
+
+scalar!(
+    add_scalar,
+    add_scalar_owned,
+    f_add_scalar,
+    f_add_scalar_,
+    "+"
+);
+scalar!(
+    sub_scalar,
+    sub_scalar_owned,
+    f_sub_scalar,
+    f_sub_scalar_,
+    "-"
+);
+scalar!(
+    mul_scalar,
+    mul_scalar_owned,
+    f_mul_scalar,
+    f_mul_scalar_,
+    "*"
+);
+scalar!(
+    div_scalar,
+    div_scalar_owned,
+    f_div_scalar,
+    f_div_scalar_,
+    "/"
+);
+
+/// `s - t` (eager: `torch.rsub(t, s)`).
+pub fn rsub_scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_rsub_scalar(s))
+}
+
+/// `s - t` on an owned temporary.
+pub fn rsub_scalar_owned<S: Into<Scalar>>(t: RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+    rsub_scalar(&t, s)
+}
+
+/// `s / t`, computed as eager computes it (`Tensor.__rtruediv__`): `t.reciprocal() * s`.
+pub fn rdiv_scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+    let r = t.0.f_reciprocal().map_err(map_err)?;
+    mul_scalar_owned(RxtTorchTensor(r), s)
+}
+
+/// `s / t` on an owned temporary, in place.
+pub fn rdiv_scalar_owned<S: Into<Scalar>>(mut t: RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+    drop(t.0.f_reciprocal_().map_err(map_err)?);
+    mul_scalar_owned(t, s)
 }
 
 macro_rules! unary {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $doc:literal) => {
-        #[doc = concat!("`t.", $doc, "()`.")]
+        #[doc = concat!("`", $doc, "`.")]
         pub fn $name(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
             ok(t.0.$f())
         }
-        #[doc = concat!("`t.", $doc, "()` on an owned temporary, in place.")]
+        #[doc = concat!("`", $doc, "` on an owned temporary, in place.")]
         pub fn $owned(mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
             drop(t.0.$f_().map_err(map_err)?);
             Ok(t)
@@ -152,15 +239,55 @@ macro_rules! unary {
 unary!(relu, relu_owned, f_relu, f_relu_, "relu");
 unary!(sigmoid, sigmoid_owned, f_sigmoid, f_sigmoid_, "sigmoid");
 unary!(tanh, tanh_owned, f_tanh, f_tanh_, "tanh");
+unary!(abs, abs_owned, f_abs, f_abs_, "abs");
+unary!(neg, neg_owned, f_neg, f_neg_, "neg");
+unary!(
+    negative,
+    negative_owned,
+    f_negative,
+    f_negative_,
+    "negative"
+);
+unary!(square, square_owned, f_square, f_square_, "square");
+unary!(exp, exp_owned, f_exp, f_exp_, "exp");
+unary!(log, log_owned, f_log, f_log_, "log");
+unary!(sqrt, sqrt_owned, f_sqrt, f_sqrt_, "sqrt");
 
-/// `t.mean(dim=1, keepdim=False)`.
-pub fn mean_dim1(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_mean_dim(&[1i64][..], false, None::<Kind>))
+/// Exact GELU (`approximate="none"`, fixed here, never taken from the source).
+pub fn gelu_none(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_gelu("none"))
 }
 
-/// `t.sum(dim=1, keepdim=False)`.
-pub fn sum_dim1(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_sum_dim_intlist(&[1i64][..], false, None::<Kind>))
+/// Exact GELU on an owned temporary, in place.
+pub fn gelu_none_owned(mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    drop(t.0.f_gelu_("none").map_err(map_err)?);
+    Ok(t)
+}
+
+/// `t.mean(dim, keepdim=...)`.
+pub fn mean_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_mean_dim(&[dim][..], keepdim, None::<Kind>))
+}
+
+/// `t.sum(dim, keepdim=...)`.
+pub fn sum_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_sum_dim_intlist(&[dim][..], keepdim, None::<Kind>))
+}
+
+/// `t.softmax(dim)`.
+pub fn softmax(t: &RxtTorchTensor, dim: i64) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_softmax(dim, None::<Kind>))
+}
+
+/// `t.argmax(dim, keepdim)`; the result is checked to be a CPU int64 rank-1 tensor.
+pub fn argmax(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
+    let r = t.0.f_argmax(dim, keepdim).map_err(map_err)?;
+    if r.device() != Device::Cpu || r.f_kind().ok() != Some(Kind::Int64) || r.dim() != 1 {
+        return Err(PyRuntimeError::new_err(
+            "rextio-torch: argmax did not produce a CPU int64 rank-1 tensor",
+        ));
+    }
+    Ok(RxtTorchTensor(r))
 }
 
 #[cfg(test)]

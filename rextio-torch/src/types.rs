@@ -1,11 +1,13 @@
 //! The annotation vocabulary of `rextio_torch.types`.
 
-use rextio_plugin_api::{PluginType, TypeKey};
+use rextio_plugin_api::{PluginType, TypeKey, ValueType};
 
 /// Type key of `TensorF32Cpu1D`.
 pub const F32_CPU_1D: &str = "rextio-torch/tensor-f32-cpu-1d";
 /// Type key of `TensorF32Cpu2D`.
 pub const F32_CPU_2D: &str = "rextio-torch/tensor-f32-cpu-2d";
+/// Type key of `TensorI64Cpu1D` (classification results).
+pub const I64_CPU_1D: &str = "rextio-torch/tensor-i64-cpu-1d";
 
 /// The Rust type of every torch tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_torch::runtime::RxtTorchTensor";
@@ -19,18 +21,23 @@ pub fn f32_cpu_rank(key: &TypeKey) -> Option<u8> {
     }
 }
 
-/// The type key of a float32 CPU tensor of `rank` (1 or 2).
-pub fn f32_cpu_key(rank: u8) -> Option<TypeKey> {
+/// The type of a float32 CPU tensor of `rank` (1 or 2).
+pub fn f32_cpu(rank: u8) -> Option<ValueType> {
     match rank {
-        1 => Some(TypeKey::new(F32_CPU_1D)),
-        2 => Some(TypeKey::new(F32_CPU_2D)),
+        1 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_1D))),
+        2 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_2D))),
         _ => None,
     }
 }
 
+/// The type of an int64 CPU rank-1 tensor.
+pub fn i64_cpu_1d() -> ValueType {
+    ValueType::Plugin(TypeKey::new(I64_CPU_1D))
+}
+
 /// The vocabulary.
 pub fn vocabulary() -> Vec<PluginType> {
-    [
+    let f32s = [
         (F32_CPU_1D, "TensorF32Cpu1D", 1),
         (F32_CPU_2D, "TensorF32Cpu2D", 2),
     ]
@@ -42,6 +49,14 @@ pub fn vocabulary() -> Vec<PluginType> {
         extract_fn: format!("::rextio_torch::runtime::extract_f32_cpu_{rank}d"),
         wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
         description: format!("torch.Tensor, float32, CPU, rank {rank}"),
-    })
+    });
+    f32s.chain(std::iter::once(PluginType {
+        annotation: "rextio_torch.types.TensorI64Cpu1D".to_owned(),
+        key: TypeKey::new(I64_CPU_1D),
+        rust_type: RUST_TENSOR.to_owned(),
+        extract_fn: "::rextio_torch::runtime::extract_i64_cpu_1d".to_owned(),
+        wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
+        description: "torch.Tensor, int64, CPU, rank 1 (classification result)".to_owned(),
+    }))
     .collect()
 }

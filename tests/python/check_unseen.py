@@ -6,8 +6,8 @@ from rxcheck import assert_same, is_native, load_eager, raises, same_outcome
 from unseen import model
 
 eager = load_eager("unseen.model")
-native = ["nested", "bias_first", "halving", "early", "int_semantics", "ratio", "counted"]
-python = ["uses_global", "softmax_head", "data_dependent", "scaled"]
+native = ["nested", "bias_first", "halving", "early", "int_semantics", "ratio", "counted", "scaled"]
+python = ["uses_global", "data_dependent", "transposed"]
 for name in native:
     assert is_native(getattr(model, name)), name
 for name in python:
@@ -36,6 +36,9 @@ for n in (0, 1, 5, 20):
 assert isinstance(eager.counted(v, 60), int) and eager.counted(v, 60) > 2**63
 raises(OverflowError, model.counted, v, 60)
 # Python-routed functions still work through the wrapper.
-assert_same(model.softmax_head(x), eager.softmax_head(x), "softmax fallback")
-assert_same(model.scaled(x, 2.0), eager.scaled(x, 2.0), "scaled fallback")
+assert_same(model.softmax_head(x), eager.softmax_head(x), "softmax")
+assert_same(model.transposed(x), eager.transposed(x), "transposed fallback")
+for k in (2.0, -0.5, 0.0):
+    for n in (1, 3, -2, 0):
+        assert_same(model.scaled(x, k, n), eager.scaled(x, k, n), f"scaled {k} {n}")
 print("unseen ok")

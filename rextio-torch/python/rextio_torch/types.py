@@ -4,7 +4,7 @@ They prove dtype, device and rank only; runtime values stay ordinary ``torch.Ten
 This module imports neither torch nor rextio.
 """
 
-__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D"]
+__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D"]
 
 
 class _TensorMarker:
@@ -28,3 +28,10 @@ class TensorF32Cpu2D(_TensorMarker):
     """A float32 CPU tensor of rank 2 (``rextio-torch/tensor-f32-cpu-2d``)."""
 
     rank = 2
+
+
+class TensorI64Cpu1D(_TensorMarker):
+    """An int64 CPU tensor of rank 1, the classification result (``rextio-torch/tensor-i64-cpu-1d``)."""
+
+    dtype = "int64"
+    rank = 1

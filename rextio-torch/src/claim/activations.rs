@@ -1,34 +1,149 @@
-//! `.relu()`, `.sigmoid()`, `.tanh()` on rank-1/2 receivers.
+//! Activations (`relu`, `sigmoid`, `tanh`), unary math (`abs`, `neg`, `negative`, `square`,
+//! `exp`, `log`, `sqrt`), `F.relu` and exact `F.gelu`.
 
-use super::{claimed, describe, rank, reject};
+use super::{bind, describe, get, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan, Src};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite};
+use rextio_plugin_api::{ClaimSite, Literal, Operand};
 
-/// Claim a zero-argument activation method.
-pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    let name = site.target.as_str();
-    if !site.args.is_empty() || !site.keywords.is_empty() {
-        return reject(
-            codes::ACTIVATION_ARGS,
-            format!(".{name}() is lowered only without arguments"),
-            &format!("call .{name}() with no arguments"),
-        );
+/// The runtime function of a unary name.
+fn runtime_name(name: &str) -> Option<&'static str> {
+    rules::ACTIVATIONS
+        .iter()
+        .chain(rules::UNARY.iter())
+        .find(|n| **n == name)
+        .copied()
+}
+
+fn rule_for(name: &str, rank: u8, method: bool) -> String {
+    match (rules::ACTIVATIONS.contains(&name), method) {
+        (true, true) => rules::activation_method(name, rank),
+        (true, false) => rules::activation_function(name),
+        (false, _) => rules::unary(name),
     }
-    let Some(recv) = &site.receiver else {
-        return ClaimOutcome::NotCovered;
-    };
-    let Some(r) = rank(recv) else {
-        return reject(
+}
+
+fn tensor_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
+    if is_i64(op) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("{what} on an int64 classification result is not lowered"),
+            "keep int64 results for returning",
+        ));
+    }
+    rank(op).ok_or_else(|| {
+        reject(
             codes::UNSUPPORTED_SURFACE,
             format!(
-                ".{name}() on {} is outside the float32 CPU rank-1/2 surface",
-                describe(recv)
+                "{what} on {} is outside the float32 CPU rank-1/2 surface",
+                describe(op)
             ),
             "keep this function in Python",
-        );
-    };
-    match rules::activation_rule(name, r) {
-        Some(id) => claimed(id, r),
-        None => ClaimOutcome::NotCovered,
+        )
+    })
+}
+
+/// `t.relu()`, `t.exp()`, ...
+pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let name = site.target.as_str();
+    if !site.args.is_empty() || !site.keywords.is_empty() {
+        return Err(reject(
+            codes::UNARY_ARGS,
+            format!(".{name}() is lowered only without arguments"),
+            &format!("call .{name}() with no arguments"),
+        ));
     }
+    let (Some(recv), Some(f)) = (&site.receiver, runtime_name(name)) else {
+        return Err(super::ClaimOutcome::NotCovered);
+    };
+    let r = tensor_rank(recv, &format!(".{name}()"))?;
+    plan_f32(rule_for(name, r, true), r, Op::Unary { f, t: Src::Recv })
+}
+
+/// `torch.relu(t)`, `torch.exp(t)`, ...
+pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+    let ([t], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
+        return Err(reject(
+            codes::UNARY_ARGS,
+            format!("torch.{name} is lowered only with one positional tensor and no keywords"),
+            &format!("write torch.{name}(t)"),
+        ));
+    };
+    let Some(f) = runtime_name(name) else {
+        return Err(super::ClaimOutcome::NotCovered);
+    };
+    let r = tensor_rank(t, &format!("torch.{name}"))?;
+    plan_f32(rule_for(name, r, false), r, Op::Unary { f, t: Src::Arg(0) })
+}
+
+/// `F.relu(t[, inplace=False])`.
+pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let form = |why: String| {
+        reject(
+            codes::UNARY_ARGS,
+            format!("F.relu {why}"),
+            "write F.relu(t)",
+        )
+    };
+    let bound = bind(site, &["input", "inplace"], &[]).map_err(form)?;
+    if get(&bound, "input") != Some(Src::Arg(0)) {
+        return Err(form(
+            "needs its tensor as the first positional argument".into(),
+        ));
+    }
+    if let Some(s) = get(&bound, "inplace") {
+        if !matches!(
+            operand(site, s).and_then(|o| o.literal.as_ref()),
+            Some(Literal::Bool(false))
+        ) {
+            return Err(reject(
+                codes::IN_PLACE,
+                "F.relu with inplace other than a literal False would write into its input",
+                "drop inplace, or pass inplace=False",
+            ));
+        }
+    }
+    let r = tensor_rank(&site.args[0], "F.relu")?;
+    plan_f32(
+        rules::F_RELU,
+        r,
+        Op::Unary {
+            f: "relu",
+            t: Src::Arg(0),
+        },
+    )
+}
+
+/// `F.gelu(t[, approximate="none"])`.
+pub fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let form = |why: String| {
+        reject(
+            codes::GELU_APPROXIMATE,
+            format!("F.gelu {why}"),
+            "write F.gelu(t) or F.gelu(t, approximate=\"none\")",
+        )
+    };
+    let bound = bind(site, &["input"], &["approximate"]).map_err(form)?;
+    if get(&bound, "input") != Some(Src::Arg(0)) {
+        return Err(form(
+            "needs its tensor as the only positional argument".into(),
+        ));
+    }
+    if let Some(s) = get(&bound, "approximate") {
+        match operand(site, s).and_then(|o| o.literal.as_ref()) {
+            Some(Literal::Str(v)) if v == "none" => {}
+            Some(Literal::Str(v)) => {
+                return Err(form(format!("with approximate={v:?} is not exact GELU")))
+            }
+            _ => return Err(form("with a non-literal approximate is not lowered".into())),
+        }
+    }
+    let r = tensor_rank(&site.args[0], "F.gelu")?;
+    plan_f32(
+        rules::GELU,
+        r,
+        Op::Unary {
+            f: "gelu_none",
+            t: Src::Arg(0),
+        },
+    )
 }

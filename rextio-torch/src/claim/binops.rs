@@ -1,81 +1,222 @@
-//! Matrix multiplication (`@`, `torch.matmul`, `.matmul`) and `+`.
+//! Matrix multiplication (`@`, `torch.matmul`, `.matmul`) and elementwise arithmetic
+//! (`+ - * /`, `torch.add/sub/mul/div`, and tensor-scalar operators).
 
-use super::{claimed, describe, rank, reject};
+use super::{describe, is_i64, plan_f32, rank, reject, ClaimOutcome, NoPlan, Op, Plan, Src};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand};
+use rextio_plugin_api::{ClaimSite, Literal, Operand, ValueType};
 
-fn matmul_ranks(a: &Operand, b: &Operand, rule: &str) -> ClaimOutcome {
-    if rank(a) == Some(2) && rank(b) == Some(2) {
-        return claimed(rule, 2);
-    }
-    reject(
-        codes::MATMUL_RANKS,
-        format!(
-            "matmul of {} by {} is not lowered; both operands must be rank-2 float32 CPU tensors",
-            describe(a),
-            describe(b)
-        ),
-        "annotate both operands as TensorF32Cpu2D",
-    )
-}
-
-/// `a @ b`.
-pub fn claim_matmul_binop(site: &ClaimSite) -> ClaimOutcome {
-    let [a, b] = site.args.as_slice() else {
-        return ClaimOutcome::NotCovered;
+fn plan_matmul(site: &ClaimSite, a: Src, b: Src, binop: bool) -> Result<Plan, NoPlan> {
+    let (Some(oa), Some(ob)) = (super::operand(site, a), super::operand(site, b)) else {
+        return Err(ClaimOutcome::NotCovered);
     };
-    matmul_ranks(a, b, rules::MATMUL_BINOP)
+    let (rule2, mixed) = if binop {
+        (rules::MATMUL_BINOP, rules::MATMUL_BINOP_MIXED)
+    } else {
+        (rules::MATMUL_CALL, rules::MATMUL_CALL_MIXED)
+    };
+    match (rank(oa), rank(ob)) {
+        (Some(2), Some(2)) => plan_f32(rule2, 2, Op::Matmul { a, b }),
+        (Some(2), Some(1)) | (Some(1), Some(2)) => plan_f32(mixed, 1, Op::Matmul { a, b }),
+        _ => Err(reject(
+            codes::MATMUL_RANKS,
+            format!("matmul of {} by {} is not lowered; supported: rank 2 x 2, 2 x 1, 1 x 2 float32 CPU tensors", describe(oa), describe(ob)),
+            "rank-1 x rank-1 would be rank 0; keep it in Python",
+        )),
+    }
 }
 
 /// `torch.matmul(a, b)`.
-pub fn claim_matmul_call(site: &ClaimSite) -> ClaimOutcome {
-    let ([a, b], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
-        return reject(
-            codes::MATMUL_FORM,
-            "torch.matmul is lowered only as torch.matmul(a, b) with two positional tensors and no keywords",
-            "drop the keywords",
-        );
-    };
-    matmul_ranks(a, b, rules::MATMUL_CALL)
+pub fn plan_matmul_call(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    if site.args.len() != 2 || !site.keywords.is_empty() {
+        return Err(reject(codes::MATMUL_FORM, "torch.matmul is lowered only as torch.matmul(a, b) with two positional tensors and no keywords", "drop the keywords"));
+    }
+    plan_matmul(site, Src::Arg(0), Src::Arg(1), false)
 }
 
 /// `a.matmul(b)`.
-pub fn claim_matmul_method(site: &ClaimSite) -> ClaimOutcome {
-    let (Some(a), [b], true) = (
-        &site.receiver,
-        site.args.as_slice(),
-        site.keywords.is_empty(),
-    ) else {
-        return reject(
+pub fn plan_matmul_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    if site.args.len() != 1 || !site.keywords.is_empty() {
+        return Err(reject(
             codes::MATMUL_FORM,
             ".matmul is lowered only as a.matmul(b) with one positional tensor and no keywords",
             "write a.matmul(b)",
-        );
-    };
-    matmul_ranks(a, b, rules::MATMUL_CALL)
+        ));
+    }
+    plan_matmul(site, Src::Recv, Src::Arg(0), false)
 }
 
-/// `a + b`.
-pub fn claim_add(site: &ClaimSite) -> ClaimOutcome {
-    let [a, b] = site.args.as_slice() else {
-        return ClaimOutcome::NotCovered;
+fn elementwise_name(op: &str) -> Option<&'static str> {
+    rules::ELEMENTWISE
+        .iter()
+        .find(|(o, _)| *o == op)
+        .map(|(_, n)| *n)
+}
+
+/// A scalar operand usable with a float32 tensor: Python int or float, literal or parameter.
+fn is_scalar(op: &Operand) -> bool {
+    matches!(op.ty, Some(ValueType::Int) | Some(ValueType::Float))
+        && !matches!(op.literal, Some(Literal::Bool(_)))
+}
+
+/// Tensor-tensor ranks -> (rule, result rank).
+fn tensor_pair(
+    name: &str,
+    a: &Operand,
+    b: &Operand,
+    function: bool,
+) -> Result<(String, u8), NoPlan> {
+    if is_i64(a) || is_i64(b) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("`{name}` with an int64 classification result is not lowered"),
+            "elementwise arithmetic is float32 only",
+        ));
+    }
+    let rule = |broadcast| {
+        if function {
+            rules::function_elementwise(name)
+        } else {
+            rules::elementwise(name, broadcast)
+        }
     };
     match (rank(a), rank(b)) {
-        (Some(x), Some(y)) if x == y => claimed(rules::ADD_SAME_RANK, x),
-        (Some(2), Some(1)) | (Some(1), Some(2)) => claimed(rules::ADD_BROADCAST, 2),
-        (Some(_), Some(_)) => reject(
-            codes::ADD_RANKS,
-            format!("`+` of {} and {} is not lowered", describe(a), describe(b)),
-            "use equal ranks or a rank-2 + rank-1 bias",
-        ),
-        _ => reject(
-            codes::UNSUPPORTED_SURFACE,
+        (Some(x), Some(y)) if x == y => Ok((rule(false), x)),
+        (Some(2), Some(1)) | (Some(1), Some(2)) => Ok((rule(true), 2)),
+        _ => Err(reject(
+            codes::ELEMENTWISE_RANKS,
             format!(
-                "`+` of {} and {} is not lowered; both operands must be float32 CPU tensors",
+                "`{name}` of {} and {} is not lowered",
                 describe(a),
                 describe(b)
             ),
-            "keep scalar arithmetic on tensors in Python",
-        ),
+            "use float32 tensors of equal ranks or a rank-2/rank-1 pair",
+        )),
     }
+}
+
+/// A binary operator with at least one operand of ours.
+pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let [a, b] = site.args.as_slice() else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let op = site.target.as_str();
+    if op == "@" {
+        return plan_matmul(site, Src::Arg(0), Src::Arg(1), true);
+    }
+    let Some(name) = elementwise_name(op) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("tensor operator `{op}` is not in the native rextio-torch surface (`+ - * / @` are)"),
+            "keep this function in Python",
+        ));
+    };
+    let (ta, tb) = (super::is_ours(a), super::is_ours(b));
+    if ta && tb {
+        let (rule, r) = tensor_pair(name, a, b, false)?;
+        return plan_f32(
+            rule,
+            r,
+            Op::Binary {
+                f: name,
+                a: Src::Arg(0),
+                b: Src::Arg(1),
+            },
+        );
+    }
+    // Exactly one tensor: the other must be a Python int or float.
+    let (t, s, tensor_left) = if ta { (a, b, true) } else { (b, a, false) };
+    if is_i64(t) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("`{op}` on an int64 classification result is not lowered"),
+            "elementwise arithmetic is float32 only",
+        ));
+    }
+    if !is_scalar(s) {
+        return Err(reject(
+            codes::SCALAR_OPERAND,
+            format!("`{op}` between a tensor and {} is not lowered; scalar operands must be Python int or float", describe(s)),
+            "use an int or float operand",
+        ));
+    }
+    let Some(r) = rank(t) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("`{op}` on {} is not lowered", describe(t)),
+            "keep this function in Python",
+        ));
+    };
+    // Eager: t+s, s+t -> add; t-s -> sub; s-t -> rsub; t*s, s*t -> mul; t/s -> div;
+    // s/t -> reciprocal(t) * s (Tensor.__rtruediv__).
+    let f = match (name, tensor_left) {
+        ("add", _) => "add_scalar",
+        ("mul", _) => "mul_scalar",
+        ("sub", true) => "sub_scalar",
+        ("sub", false) => "rsub_scalar",
+        ("div", true) => "div_scalar",
+        _ => "rdiv_scalar",
+    };
+    let (t_src, s_src) = if tensor_left {
+        (Src::Arg(0), Src::Arg(1))
+    } else {
+        (Src::Arg(1), Src::Arg(0))
+    };
+    plan_f32(
+        rules::scalar_elementwise(name),
+        r,
+        Op::Scalar {
+            f,
+            t: t_src,
+            s: s_src,
+        },
+    )
+}
+
+/// `torch.add(a, b)` etc.: two positional tensors, no options.
+pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+    let name: &'static str = match name {
+        "add" => "add",
+        "sub" => "sub",
+        "mul" => "mul",
+        _ => "div",
+    };
+    if !site.keywords.is_empty() {
+        let names: Vec<&str> = site.keywords.iter().map(|k| k.name.as_str()).collect();
+        return Err(reject(
+            codes::FUNCTIONAL_OPTIONS,
+            format!(
+                "torch.{name} with keyword(s) {} is not lowered",
+                names.join(", ")
+            ),
+            &format!("write torch.{name}(a, b) without options"),
+        ));
+    }
+    let [a, b] = site.args.as_slice() else {
+        return Err(reject(
+            codes::FUNCTIONAL_OPTIONS,
+            format!("torch.{name} takes two positional tensors here"),
+            &format!("write torch.{name}(a, b)"),
+        ));
+    };
+    if !(super::is_ours(a) && super::is_ours(b)) {
+        return Err(reject(
+            codes::FUNCTIONAL_OPTIONS,
+            format!(
+                "torch.{name} of {} and {} is not lowered; the functional form takes two tensors",
+                describe(a),
+                describe(b)
+            ),
+            "use the operator form for tensor-scalar arithmetic",
+        ));
+    }
+    let (rule, r) = tensor_pair(name, a, b, true)?;
+    plan_f32(
+        rule,
+        r,
+        Op::Binary {
+            f: name,
+            a: Src::Arg(0),
+            b: Src::Arg(1),
+        },
+    )
 }

@@ -1,69 +1,194 @@
-//! Claim rules, one module per family. Every claim function is a series of early returns.
+//! Claim rules, one module per family. Each family turns a site into a [`Plan`] (rule id,
+//! result type, and the operation with its operand sources) through a series of early returns;
+//! `claim` reports the plan's rule, and lowering recomputes the same plan from the site, so a
+//! claim is re-validated rather than trusted.
 
 mod activations;
 mod binops;
+mod classification;
 mod linear;
 mod reductions;
 
 use crate::codes;
-use crate::types::{f32_cpu_key, f32_cpu_rank};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Diagnostic, Operand, SiteKind, ValueType};
+use crate::types::{f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use rextio_plugin_api::{
+    ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
+};
 
 /// `torch.nn.functional.linear`.
 pub const T_LINEAR: &str = "torch.nn.functional.linear";
-/// `torch.matmul`.
-pub const T_MATMUL: &str = "torch.matmul";
 
-/// Decide a site.
-pub fn claim(site: &ClaimSite) -> ClaimOutcome {
+/// Where an operand of the plan comes from in the site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    /// The method receiver.
+    Recv,
+    /// Positional operand `i`.
+    Arg(usize),
+    /// Keyword operand `i` (index into the site's keywords).
+    Kw(usize),
+}
+
+/// What a claimed site computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// `linear(x, w, b?)`.
+    Linear {
+        /// Input.
+        x: Src,
+        /// Weight.
+        w: Src,
+        /// Optional bias.
+        b: Option<Src>,
+    },
+    /// A unary runtime function (`relu`, `exp`, `gelu_none`, ...).
+    Unary {
+        /// Runtime function name.
+        f: &'static str,
+        /// Operand.
+        t: Src,
+    },
+    /// Matrix product.
+    Matmul {
+        /// Left.
+        a: Src,
+        /// Right.
+        b: Src,
+    },
+    /// Tensor-tensor elementwise (`add`, `sub`, `mul`, `div`).
+    Binary {
+        /// Runtime function name.
+        f: &'static str,
+        /// Left.
+        a: Src,
+        /// Right.
+        b: Src,
+    },
+    /// Tensor-scalar elementwise (`add_scalar`, `rsub_scalar`, `rdiv_scalar`, ...).
+    Scalar {
+        /// Runtime function name.
+        f: &'static str,
+        /// Tensor operand.
+        t: Src,
+        /// Scalar operand.
+        s: Src,
+    },
+    /// `mean_dim` / `sum_dim`.
+    Reduce {
+        /// Runtime function name.
+        f: &'static str,
+        /// Operand.
+        t: Src,
+        /// Static dim.
+        dim: i64,
+        /// Static keepdim.
+        keepdim: bool,
+    },
+    /// Softmax over a static dim.
+    Softmax {
+        /// Operand.
+        t: Src,
+        /// Static dim.
+        dim: i64,
+    },
+    /// Argmax over a static dim.
+    Argmax {
+        /// Operand.
+        t: Src,
+        /// Static dim.
+        dim: i64,
+        /// Static keepdim.
+        keepdim: bool,
+    },
+}
+
+/// A proven site.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The rule.
+    pub rule_id: String,
+    /// The result type.
+    pub result: ValueType,
+    /// The operation.
+    pub op: Op,
+}
+
+/// Why a site has no plan: a rejection or not ours.
+pub type NoPlan = ClaimOutcome;
+
+/// Plan a site.
+pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     match site.kind {
-        SiteKind::Call => match site.target.as_str() {
-            T_LINEAR => linear::claim(site),
-            T_MATMUL => binops::claim_matmul_call(site),
-            _ => ClaimOutcome::NotCovered,
-        },
+        SiteKind::Call => {
+            let Some(name) = site.target.strip_prefix("torch.") else {
+                return Err(ClaimOutcome::NotCovered);
+            };
+            match name {
+                "nn.functional.linear" => linear::plan(site),
+                "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp"
+                | "log" | "sqrt" => activations::plan_function(site, name),
+                "nn.functional.relu" => activations::plan_f_relu(site),
+                "nn.functional.gelu" => activations::plan_gelu(site),
+                "matmul" => binops::plan_matmul_call(site),
+                "add" | "sub" | "mul" | "div" => binops::plan_function(site, name),
+                "mean" => reductions::plan(site, "mean", false),
+                "sum" => reductions::plan(site, "sum", false),
+                "softmax" => classification::plan_softmax(site, false),
+                "nn.functional.softmax" => classification::plan_softmax(site, true),
+                "argmax" => classification::plan_argmax(site),
+                _ => Err(ClaimOutcome::NotCovered),
+            }
+        }
         SiteKind::MethodCall => {
             let Some(recv) = &site.receiver else {
-                return ClaimOutcome::NotCovered;
+                return Err(ClaimOutcome::NotCovered);
             };
             if !is_ours(recv) {
-                return ClaimOutcome::NotCovered;
+                return Err(ClaimOutcome::NotCovered);
             }
             match site.target.as_str() {
-                "relu" | "sigmoid" | "tanh" => activations::claim(site),
-                "mean" | "sum" => reductions::claim(site),
-                "matmul" => binops::claim_matmul_method(site),
-                other => reject(
+                "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp" | "log" | "sqrt" => activations::plan_method(site),
+                "mean" | "sum" => {
+                    let name = if site.target == "mean" { "mean" } else { "sum" };
+                    reductions::plan(site, name, true)
+                }
+                "matmul" => binops::plan_matmul_method(site),
+                "softmax" => classification::plan_softmax(site, false),
+                "argmax" => classification::plan_argmax(site),
+                other => Err(reject(
                     codes::UNSUPPORTED_SURFACE,
                     format!("tensor method `.{other}()` is not in the native rextio-torch surface"),
-                    "keep this function in Python, or use relu/sigmoid/tanh/matmul/mean/sum",
-                ),
+                    "keep this function in Python; in-place methods, views and method arithmetic are not lowered",
+                )),
             }
         }
         SiteKind::BinOp => {
             if !site.args.iter().any(is_ours) {
-                return ClaimOutcome::NotCovered;
+                return Err(ClaimOutcome::NotCovered);
             }
-            match site.target.as_str() {
-                "@" => binops::claim_matmul_binop(site),
-                "+" => binops::claim_add(site),
-                op => reject(
-                    codes::UNSUPPORTED_SURFACE,
-                    format!("tensor operator `{op}` is not in the native rextio-torch surface (only `+` and `@` are)"),
-                    "keep this function in Python",
-                ),
-            }
+            binops::plan_binop(site)
         }
         SiteKind::Compare => {
             if !site.args.iter().any(is_ours) {
-                return ClaimOutcome::NotCovered;
+                return Err(ClaimOutcome::NotCovered);
             }
-            reject(
+            Err(reject(
                 codes::UNSUPPORTED_SURFACE,
                 "tensor comparisons are not lowered (tensor-data-dependent control flow stays Python)",
                 "keep this function in Python",
-            )
+            ))
         }
+    }
+}
+
+/// Decide a site.
+pub fn claim(site: &ClaimSite) -> ClaimOutcome {
+    match plan(site) {
+        Ok(p) => ClaimOutcome::Claimed {
+            rule_id: p.rule_id,
+            result_type: p.result,
+        },
+        Err(outcome) => outcome,
     }
 }
 
@@ -80,15 +205,26 @@ pub(crate) fn rank(op: &Operand) -> Option<u8> {
     op.key().and_then(f32_cpu_rank)
 }
 
+/// Whether an operand is an int64 classification result.
+pub(crate) fn is_i64(op: &Operand) -> bool {
+    op.key().is_some_and(|k| k.as_str() == I64_CPU_1D)
+}
+
 /// Describe an operand type for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    match &op.ty {
-        None => "an unresolved value".to_owned(),
-        Some(ValueType::Plugin(k)) => match f32_cpu_rank(k) {
-            Some(r) => format!("rank-{r}"),
+    match (&op.literal, &op.ty) {
+        (Some(Literal::Int(v)), _) => format!("int literal {v}"),
+        (Some(Literal::Float(v)), _) => format!("float literal {v:?}"),
+        (Some(Literal::Bool(v)), _) => format!("bool literal {v}"),
+        (Some(Literal::Str(s)), _) => format!("str literal {s:?}"),
+        (Some(Literal::None), _) => "None".to_owned(),
+        (None, None) => "an unresolved value".to_owned(),
+        (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
+            Some(r) => format!("a rank-{r} float32 tensor"),
+            None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
             None => k.to_string(),
         },
-        Some(t) => t.to_string(),
+        (None, Some(t)) => format!("a {t}"),
     }
 }
 
@@ -96,15 +232,79 @@ pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -
     ClaimOutcome::Rejected(Diagnostic::error(code, message).with_suggestion(suggestion))
 }
 
-pub(crate) fn claimed(rule_id: impl Into<String>, rank: u8) -> ClaimOutcome {
-    match f32_cpu_key(rank) {
-        Some(k) => ClaimOutcome::Claimed {
+/// A float32 CPU plan of result `rank`.
+pub(crate) fn plan_f32(rule_id: impl Into<String>, rank: u8, op: Op) -> Result<Plan, NoPlan> {
+    match f32_cpu(rank) {
+        Some(result) => Ok(Plan {
             rule_id: rule_id.into(),
-            result_type: ValueType::Plugin(k),
-        },
-        None => ClaimOutcome::NotCovered,
+            result,
+            op,
+        }),
+        None => Err(ClaimOutcome::NotCovered),
+    }
+}
+
+/// Bind a call's operands to a Python signature: `params` may be given positionally (in
+/// order) or by keyword, `kw_only` only by keyword. A method's receiver is not part of it.
+/// Returns the source of each bound name, or a message on a binding error.
+pub(crate) fn bind<'a>(
+    site: &ClaimSite,
+    params: &[&'a str],
+    kw_only: &[&'a str],
+) -> Result<Vec<(&'a str, Src)>, String> {
+    if site.args.len() > params.len() {
+        return Err(format!(
+            "takes at most {} positional argument(s), got {}",
+            params.len(),
+            site.args.len()
+        ));
+    }
+    let mut bound: Vec<(&'a str, Src)> = params
+        .iter()
+        .zip(0..site.args.len())
+        .map(|(p, i)| (*p, Src::Arg(i)))
+        .collect();
+    for (i, kw) in site.keywords.iter().enumerate() {
+        let Some(name) = params.iter().chain(kw_only.iter()).find(|p| **p == kw.name) else {
+            return Err(format!("unexpected keyword `{}`", kw.name));
+        };
+        if bound.iter().any(|(n, _)| n == name) {
+            return Err(format!("`{}` is given more than once", kw.name));
+        }
+        bound.push((*name, Src::Kw(i)));
+    }
+    Ok(bound)
+}
+
+/// The operand a source points at.
+pub(crate) fn operand(site: &ClaimSite, src: Src) -> Option<&Operand> {
+    match src {
+        Src::Recv => site.receiver.as_ref(),
+        Src::Arg(i) => site.args.get(i),
+        Src::Kw(i) => site.keywords.get(i).map(|k| &k.value),
+    }
+}
+
+/// Look up a bound name.
+pub(crate) fn get(bound: &[(&str, Src)], name: &str) -> Option<Src> {
+    bound.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// A static int literal (not a bool).
+pub(crate) fn int_literal(op: Option<&Operand>) -> Option<i64> {
+    match op.and_then(|o| o.literal.as_ref()) {
+        Some(Literal::Int(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// A static bool literal.
+pub(crate) fn bool_literal(op: Option<&Operand>) -> Option<bool> {
+    match op.and_then(|o| o.literal.as_ref()) {
+        Some(Literal::Bool(v)) => Some(*v),
+        _ => None,
     }
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,42 +1,124 @@
-//! `.mean(dim=1, keepdim=False)` and `.sum(dim=1, keepdim=False)` on rank-2 receivers.
+//! `mean` / `sum`: receiver methods or exact `torch.mean` / `torch.sum`, static dim.
 
-use super::{claimed, describe, rank, reject};
+use super::{
+    bool_literal, describe, int_literal, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan,
+    Src,
+};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite};
 
-/// Claim a dim-1 reduction with literal keywords.
-pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    let name = site.target.as_str();
-    let rule = if name == "mean" {
-        rules::MEAN_DIM1
+/// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`.
+pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, NoPlan> {
+    let shown = if method {
+        format!(".{name}(...)")
     } else {
-        rules::SUM_DIM1
+        format!("torch.{name}(...)")
     };
-    let dim = site.keyword("dim").and_then(|o| o.literal.as_ref());
-    let keepdim = site.keyword("keepdim").and_then(|o| o.literal.as_ref());
-    let exact = site.args.is_empty()
-        && site.keywords.len() == 2
-        && matches!(dim, Some(Literal::Int(1)))
-        && matches!(keepdim, Some(Literal::Bool(false)));
-    if !exact {
-        return reject(
+    let form = |why: &str| {
+        reject(
             codes::REDUCTION_FORM,
-            format!(".{name}(...) is lowered only as .{name}(dim=1, keepdim=False) with literal keywords"),
-            &format!("write .{name}(dim=1, keepdim=False)"),
-        );
-    }
-    let Some(recv) = &site.receiver else {
-        return ClaimOutcome::NotCovered;
+            format!("{shown} {why}; expected a literal dim 0 or 1 given once and keepdim omitted or a named bool literal"),
+            &format!("write .{name}(dim=1) or torch.{name}(t, 0, keepdim=True)"),
+        )
     };
-    if rank(recv) != Some(2) {
-        return reject(
-            codes::REDUCTION_RANK,
-            format!(
-                ".{name}(dim=1, keepdim=False) on {} is not lowered; the receiver must be rank 2",
-                describe(recv)
-            ),
-            "annotate the receiver as TensorF32Cpu2D",
-        );
+    // Normalise to (tensor, dim source, keepdim source).
+    let (t, rest) = if method {
+        (Src::Recv, 0usize)
+    } else {
+        if site.args.is_empty() {
+            return Err(form("has no tensor"));
+        }
+        (Src::Arg(0), 1usize)
+    };
+    let positional = site.args.len().saturating_sub(rest);
+    if positional > 1 {
+        return Err(form("has a positional keepdim or extra arguments"));
     }
-    claimed(rule, 1)
+    let mut dim = (positional == 1).then_some(Src::Arg(rest));
+    let mut keepdim = None;
+    for (i, kw) in site.keywords.iter().enumerate() {
+        match kw.name.as_str() {
+            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
+            "dim" => return Err(form("gives dim twice")),
+            "keepdim" if keepdim.is_none() => keepdim = Some(Src::Kw(i)),
+            _ => return Err(form(&format!("has keyword `{}`", kw.name))),
+        }
+    }
+    let Some(dim_src) = dim else {
+        return Err(form("reduces the whole tensor (no dim)"));
+    };
+    let Some(d) = int_literal(operand(site, dim_src)) else {
+        return Err(form("has a dim that is not an int literal"));
+    };
+    let keep = match keepdim {
+        None => false,
+        Some(s) => bool_literal(operand(site, s))
+            .ok_or_else(|| form("has a keepdim that is not a bool literal"))?,
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    if is_i64(tensor) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("{shown} on an int64 classification result is not lowered"),
+            "reduce the float32 scores instead",
+        ));
+    }
+    let Some(r) = rank(tensor) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("{shown} on {} is not lowered", describe(tensor)),
+            "keep this function in Python",
+        ));
+    };
+    let result = match (r, d, keep) {
+        (2, 0 | 1, false) => 1,
+        (2, 0 | 1, true) => 2,
+        (1, 0, true) => 1,
+        (1, 0, false) => {
+            return Err(reject(
+                codes::REDUCTION_RANK,
+                format!(
+                "{shown} over the only dim of a rank-1 tensor without keepdim=True yields rank 0"
+            ),
+                "pass keepdim=True",
+            ))
+        }
+        _ => {
+            return Err(reject(
+                codes::REDUCTION_RANK,
+                format!("{shown} with dim={d} on a rank-{r} tensor is not lowered"),
+                "use dim 0 or 1 within the tensor's rank",
+            ))
+        }
+    };
+    let legacy = method
+        && r == 2
+        && d == 1
+        && !keep
+        && matches!(dim_src, Src::Kw(_))
+        && keepdim.is_some()
+        && site.args.is_empty();
+    let rule = match (name, legacy) {
+        ("mean", true) => rules::MEAN_DIM1,
+        ("sum", true) => rules::SUM_DIM1,
+        ("mean", false) => rules::MEAN_STATIC,
+        _ => rules::SUM_STATIC,
+    };
+    let f = if name == "mean" {
+        "mean_dim"
+    } else {
+        "sum_dim"
+    };
+    plan_f32(
+        rule,
+        result,
+        Op::Reduce {
+            f,
+            t,
+            dim: d,
+            keepdim: keep,
+        },
+    )
 }

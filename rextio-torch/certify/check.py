@@ -1,0 +1,223 @@
+"""rextio-torch certification checks, run by `cargo xtask certify` on the built project.
+
+For every function of the certification module: native route, parity with eager on random
+and special values (values, NaN/inf masks, signed zero, dtype, shape), the grad contract,
+input non-mutation, output lifetime, boundary rejects with their exact messages, and
+matching exceptions on incompatible shapes. Writes one JSON result per function.
+
+usage: check.py RESULT_JSON PROJECT_SRC
+"""
+
+import gc
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import sys
+import traceback
+
+import torch
+
+RTOL, ATOL = 1e-5, 1e-6
+SPECIALS = [float("-inf"), -3.0, -1.0, -0.0, 0.0, 1.0, 3.0, float("inf"), float("nan")]
+INTS = [0, 1, 3, -2]
+FLOATS = [0.5, -2.0, 0.0]
+N = 4
+
+
+def kind(annotation):
+    name = getattr(annotation, "__name__", str(annotation))
+    return {"TensorF32Cpu2D": "M", "TensorF32Cpu1D": "V", "TensorI64Cpu1D": "L", "int": "int", "float": "float", "bool": "bool"}[name]
+
+
+def random_inputs(kinds, seed, n=N):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for k in kinds:
+        if k == "M":
+            out.append(torch.randn(n, n, generator=g))
+        elif k == "V":
+            out.append(torch.randn(n, generator=g))
+        else:
+            out.append(None)
+    return out
+
+
+def scalar_combos(kinds):
+    pools = [INTS if k == "int" else FLOATS if k == "float" else [True, False] if k == "bool" else [None] for k in kinds]
+    return list(itertools.product(*pools))
+
+
+def merge(tensors, scalars):
+    return [t if t is not None else s for t, s in zip(tensors, scalars)]
+
+
+def special_inputs(kinds):
+    """Special values for functions whose parameters are all tensors of one rank."""
+    if not kinds or any(k not in ("M", "V") for k in kinds) or len(set(kinds)) != 1:
+        return None
+    base = torch.tensor(SPECIALS)
+    out = []
+    for i, k in enumerate(kinds):
+        t = torch.roll(base, i)
+        out.append(t.reshape(3, 3) if k == "M" else t)
+    return out
+
+
+def compare(native, eager):
+    """None when equal in the certified sense, else a reason."""
+    if not isinstance(native, torch.Tensor):
+        return f"native returned {type(native).__name__}"
+    if native.dtype != eager.dtype or native.shape != eager.shape or native.device != eager.device:
+        return f"dtype/shape/device {native.dtype}/{tuple(native.shape)}/{native.device} vs {eager.dtype}/{tuple(eager.shape)}/{eager.device}"
+    if native.requires_grad:
+        return "native output requires grad"
+    if not eager.is_floating_point():
+        return None if torch.equal(native, eager) else "integer values differ"
+    if not torch.equal(torch.isnan(native), torch.isnan(eager)):
+        return "NaN masks differ"
+    if not torch.equal(torch.isposinf(native), torch.isposinf(eager)) or not torch.equal(torch.isneginf(native), torch.isneginf(eager)):
+        return "infinity masks differ"
+    zeros = (eager == 0) & ~torch.isnan(eager)
+    if not torch.equal(torch.signbit(native[zeros]), torch.signbit(eager[zeros])):
+        return "signed zeros differ"
+    finite = torch.isfinite(eager)
+    if not torch.allclose(native[finite], eager[finite], rtol=RTOL, atol=ATOL):
+        return f"values differ (max abs diff {(native[finite] - eager[finite]).abs().max().item()})"
+    return None
+
+
+def outcome(fn, args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001
+        return ("raise", type(e))
+
+
+def check_function(name, native, eager, kinds):
+    failures, counts = [], {}
+
+    def fail(what):
+        failures.append(what)
+
+    def count(key):
+        counts[key] = counts.get(key, 0) + 1
+
+    if type(native).__name__ != "builtin_function_or_method":
+        return {"passed": False, "counts": {}, "failures": ["function is not native"]}
+    tensor_idx = [i for i, k in enumerate(kinds) if k in ("M", "V")]
+    cases = [merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in scalar_combos(kinds)]
+    special = special_inputs(kinds)
+    if special is not None:
+        cases.append(special)
+        counts["special_values"] = 1
+    for args in cases:
+        e_kind, e_val = outcome(eager, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        n_kind, n_val = outcome(native, args)
+        count("parity")
+        if e_kind != n_kind:
+            fail(f"eager {e_kind} {e_val if e_kind == 'raise' else ''} vs native {n_kind} {n_val if n_kind == 'raise' else ''} for scalars {[a for a in args if not isinstance(a, torch.Tensor)]}")
+        elif e_kind == "raise" and e_val is not n_val:
+            fail(f"eager raised {e_val.__name__}, native {n_val.__name__}")
+        elif e_kind == "ok":
+            why = compare(n_val, e_val)
+            if why:
+                fail(f"parity: {why} (scalars {[a for a in args if not isinstance(a, torch.Tensor)]})")
+    base = cases[0]
+    # Grad contract.
+    grad_args = [a.clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in base]
+    kind_, val = outcome(native, grad_args)
+    if kind_ == "ok":
+        if val.requires_grad or val.grad_fn is not None:
+            fail("output requires grad")
+        if not torch.is_grad_enabled():
+            fail("grad mode not restored")
+        with torch.no_grad():
+            native(*base)
+            if torch.is_grad_enabled():
+                fail("grad mode changed under no_grad")
+        count("grad")
+    # Non-mutation.
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in base]
+    copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    versions = [a._version if isinstance(a, torch.Tensor) else None for a in args]
+    outcome(native, args)
+    for a, c, v in zip(args, copies, versions):
+        if isinstance(a, torch.Tensor) and (not torch.equal(torch.nan_to_num(a), torch.nan_to_num(c)) or a._version != v):
+            fail("an input was mutated")
+    count("non_mutation")
+    # Output lifetime.
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in base]
+    e_kind, expected = outcome(eager, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    if e_kind == "ok":
+        out = native(*args)
+        del args
+        gc.collect()
+        why = compare(out, expected)
+        if why:
+            fail(f"lifetime: {why}")
+        count("lifetime")
+    # Boundary rejects on the first tensor parameter.
+    if tensor_idx:
+        i = tensor_idx[0]
+        rank = 2 if kinds[i] == "M" else 1
+
+        def expect(exc, message, value):
+            args = list(base)
+            args[i] = value
+            try:
+                native(*args)
+            except exc as e:
+                if str(e) != message:
+                    fail(f"boundary message {str(e)!r} != {message!r}")
+            except Exception as e:  # noqa: BLE001
+                fail(f"boundary raised {type(e).__name__}, expected {exc.__name__}")
+            else:
+                fail(f"boundary accepted a bad value, expected {exc.__name__}")
+
+        expect(TypeError, "rextio-torch: expected a torch.Tensor", [[1.0]])
+        expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double())
+        expect(ValueError, f"rextio-torch: expected rank-{rank} tensor, got rank {3 - rank}", base[i].reshape(-1) if rank == 2 else base[i].reshape(1, -1))
+        count("boundary")
+        # Incompatible shapes: same exception type as eager, or the same result.
+        args = list(base)
+        args[i] = torch.randn(N, N + 1) if rank == 2 else torch.randn(N + 1)
+        e_kind, e_val = outcome(eager, args)
+        n_kind, n_val = outcome(native, args)
+        if e_kind != n_kind or (e_kind == "raise" and e_val is not n_val):
+            fail(f"incompatible shapes: eager {e_kind} {e_val if e_kind == 'raise' else ''}, native {n_kind} {n_val if n_kind == 'raise' else ''}")
+        elif e_kind == "ok" and compare(n_val, e_val):
+            fail(f"incompatible shapes: {compare(n_val, e_val)}")
+        count("shape_errors")
+    return {"passed": not failures, "counts": counts, "failures": failures}
+
+
+def main():
+    out_path, src = sys.argv[1], sys.argv[2]
+    torch.set_num_threads(1)
+    from rxcert import kernels as native_mod
+
+    spec = importlib.util.spec_from_file_location("rxcert_eager", os.path.join(src, "rxcert", "kernels.py"))
+    eager_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(eager_mod)
+    results = {}
+    for name, eager in inspect.getmembers(eager_mod, inspect.isfunction):
+        if eager.__module__ != eager_mod.__name__:
+            continue
+        kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
+        try:
+            results[name] = check_function(name, getattr(native_mod, name), eager, kinds)
+        except Exception:  # noqa: BLE001
+            results[name] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
+    with open(out_path, "w") as f:
+        json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "functions": results}, f, indent=2)
+    bad = [n for n, r in results.items() if not r["passed"]]
+    for n in bad:
+        print(f"FAIL {n}: {results[n]['failures'][:3]}", file=sys.stderr)
+    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

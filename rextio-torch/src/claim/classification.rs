@@ -1,0 +1,172 @@
+//! Classification head: softmax over a static dim and argmax to int64 rank 1.
+
+use super::{
+    bool_literal, describe, int_literal, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan,
+    Src,
+};
+use crate::types::i64_cpu_1d;
+use crate::{codes, rules};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
+
+/// Split a call or method into (tensor, positional operands after it).
+fn split(site: &ClaimSite) -> Option<(Src, usize)> {
+    if site.receiver.is_some() {
+        Some((Src::Recv, 0))
+    } else if site.args.is_empty() {
+        None
+    } else {
+        Some((Src::Arg(0), 1))
+    }
+}
+
+/// `t.softmax(dim)`, `torch.softmax(t, dim)`, `F.softmax(t, dim[, dtype=None])`.
+pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> {
+    let shown = if functional {
+        "F.softmax"
+    } else if site.receiver.is_some() {
+        ".softmax"
+    } else {
+        "torch.softmax"
+    };
+    let form = |why: &str| {
+        reject(
+            codes::SOFTMAX_FORM,
+            format!("{shown} {why}"),
+            "write t.softmax(dim=1) or torch.softmax(t, 1)",
+        )
+    };
+    let Some((t, rest)) = split(site) else {
+        return Err(form("has no tensor"));
+    };
+    let positional = site.args.len().saturating_sub(rest);
+    if positional > 1 {
+        return Err(form("has extra positional arguments"));
+    }
+    let mut dim = (positional == 1).then_some(Src::Arg(rest));
+    for (i, kw) in site.keywords.iter().enumerate() {
+        match kw.name.as_str() {
+            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
+            "dim" => return Err(form("gives dim twice")),
+            "dtype" if functional && matches!(kw.value.literal, Some(Literal::None)) => {}
+            other => return Err(form(&format!("with keyword `{other}` is not lowered"))),
+        }
+    }
+    let Some(dim_src) = dim else {
+        return Err(form("without an explicit dim is not lowered"));
+    };
+    let Some(d) = int_literal(operand(site, dim_src)) else {
+        return Err(form("needs dim as an int literal"));
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    if is_i64(tensor) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("{shown} on an int64 classification result is not lowered"),
+            "apply softmax to float32 scores",
+        ));
+    }
+    let Some(r) = rank(tensor) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("{shown} on {} is not lowered", describe(tensor)),
+            "keep this function in Python",
+        ));
+    };
+    if !(d == 0 || (r == 2 && d == 1)) {
+        return Err(form(&format!(
+            "with dim={d} on a rank-{r} tensor is not lowered"
+        )));
+    }
+    let rule = if functional {
+        rules::F_SOFTMAX
+    } else if t == Src::Recv && r == 2 && d == 1 && matches!(dim_src, Src::Kw(_)) {
+        rules::SOFTMAX_DIM1
+    } else {
+        rules::SOFTMAX_STATIC
+    };
+    plan_f32(rule, r, Op::Softmax { t, dim: d })
+}
+
+/// `t.argmax(dim[, keepdim=b])`, `torch.argmax(t, dim[, keepdim=b])`.
+pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = if site.receiver.is_some() {
+        ".argmax"
+    } else {
+        "torch.argmax"
+    };
+    let form = |why: &str| {
+        reject(
+            codes::ARGMAX_FORM,
+            format!("{shown} {why}"),
+            "write t.argmax(dim=1) for rank 2, or t.argmax(dim=0, keepdim=True) for rank 1",
+        )
+    };
+    let Some((t, rest)) = split(site) else {
+        return Err(form("has no tensor"));
+    };
+    let positional = site.args.len().saturating_sub(rest);
+    if positional > 1 {
+        return Err(form("has a positional keepdim or extra arguments"));
+    }
+    let mut dim = (positional == 1).then_some(Src::Arg(rest));
+    let mut keepdim = None;
+    for (i, kw) in site.keywords.iter().enumerate() {
+        match kw.name.as_str() {
+            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
+            "dim" => return Err(form("gives dim twice")),
+            "keepdim" if keepdim.is_none() => keepdim = Some(Src::Kw(i)),
+            other => return Err(form(&format!("with keyword `{other}` is not lowered"))),
+        }
+    }
+    let Some(dim_src) = dim else {
+        return Err(form("over the whole tensor would return rank 0"));
+    };
+    let Some(d) = int_literal(operand(site, dim_src)) else {
+        return Err(form("needs dim as an int literal"));
+    };
+    let keep = match keepdim {
+        None => false,
+        Some(s) => {
+            bool_literal(operand(site, s)).ok_or_else(|| form("needs keepdim as a bool literal"))?
+        }
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    if is_i64(tensor) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("{shown} on an int64 classification result is not lowered"),
+            "apply argmax to float32 scores",
+        ));
+    }
+    let Some(r) = rank(tensor) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("{shown} on {} is not lowered", describe(tensor)),
+            "keep this function in Python",
+        ));
+    };
+    match (r, d, keep) {
+        (2, 0 | 1, false) | (1, 0, true) => {}
+        (2, _, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank 2, which has no registered type")),
+        (1, 0, false) => return Err(form("on a rank-1 tensor without keepdim=True would return rank 0")),
+        _ => return Err(form(&format!("with dim={d} on a rank-{r} tensor is not lowered"))),
+    }
+    let rule = if t == Src::Recv && r == 2 && d == 1 && matches!(dim_src, Src::Kw(_)) {
+        rules::ARGMAX_DIM1
+    } else {
+        rules::ARGMAX_STATIC
+    };
+    Ok(Plan {
+        rule_id: rule.to_owned(),
+        result: i64_cpu_1d(),
+        op: Op::Argmax {
+            t,
+            dim: d,
+            keepdim: keep,
+        },
+    })
+}
