@@ -179,6 +179,7 @@ pub fn parse_module(
 /// Names re-bound by other module-level statements are removed: they no longer denote the import.
 pub fn resolve_imports(module: &str, is_package: bool, body: &[Stmt]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
+    let mut assigned = std::collections::BTreeSet::new();
     for stmt in body {
         match stmt {
             Stmt::Import(imp) => {
@@ -232,9 +233,27 @@ pub fn resolve_imports(module: &str, is_package: bool, body: &[Stmt]) -> BTreeMa
                 }
             }
             Stmt::Assign(a) => {
+                // `Alias = some.imported.Name` binds an alias once; any other assignment, or a
+                // second one, means the name no longer denotes an import.
+                let target = match a.targets.as_slice() {
+                    [ruff_python_ast::Expr::Name(n)] => Some(n.id.as_str().to_owned()),
+                    _ => None,
+                };
+                let value = dotted(&out, &a.value);
                 for t in &a.targets {
                     if let ruff_python_ast::Expr::Name(n) = t {
                         out.remove(n.id.as_str());
+                    }
+                }
+                if let (Some(target), Some(value)) = (target, value) {
+                    if assigned.insert(target.clone()) {
+                        out.insert(target, value);
+                    }
+                } else {
+                    for t in &a.targets {
+                        if let ruff_python_ast::Expr::Name(n) = t {
+                            assigned.insert(n.id.as_str().to_owned());
+                        }
                     }
                 }
             }
@@ -248,6 +267,19 @@ pub fn resolve_imports(module: &str, is_package: bool, body: &[Stmt]) -> BTreeMa
         }
     }
     out
+}
+
+/// A dotted path through the bindings so far.
+fn dotted(bindings: &BTreeMap<String, String>, e: &ruff_python_ast::Expr) -> Option<String> {
+    match e {
+        ruff_python_ast::Expr::Name(n) => bindings.get(n.id.as_str()).cloned(),
+        ruff_python_ast::Expr::Attribute(a) => Some(format!(
+            "{}.{}",
+            dotted(bindings, &a.value)?,
+            a.attr.as_str()
+        )),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -280,6 +312,17 @@ mod tests {
     fn rebinding_removes_an_import() {
         let m = imports("import torch.nn.functional as F\nF = None\n");
         assert!(!m.contains_key("F"));
+    }
+
+    #[test]
+    fn single_module_level_aliases_resolve() {
+        let m = imports("from rextio_torch import types\nMat = types.TensorF32Cpu2D\nG = Mat\nX = types.A\nX = types.B\n");
+        assert_eq!(m["Mat"], "rextio_torch.types.TensorF32Cpu2D");
+        assert_eq!(m["G"], "rextio_torch.types.TensorF32Cpu2D");
+        assert!(
+            !m.contains_key("X"),
+            "an alias assigned twice is not an alias"
+        );
     }
 
     #[test]

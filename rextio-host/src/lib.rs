@@ -16,6 +16,7 @@ pub mod cargo_driver;
 pub mod codegen;
 pub mod codes;
 pub mod config;
+pub mod evidence;
 pub mod explain;
 pub mod frontend;
 pub mod ir;

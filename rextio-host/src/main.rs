@@ -63,6 +63,18 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Certify plugins on this host: build each certification project, check it against
+    /// eager, and record evidence (what makes rules `verified`).
+    Certify {
+        /// Plugin ids (default: every registered plugin with a certification kit).
+        plugins: Vec<String>,
+        /// Python interpreter.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Where to write the evidence artifacts.
+        #[arg(long, default_value = "target/certify")]
+        out: PathBuf,
+    },
     /// Explain a diagnostic code.
     Explain {
         /// The code, e.g. RXT005 or RXTP-TORCH-002.
@@ -172,6 +184,58 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Certify {
+            plugins,
+            python,
+            out,
+        } => {
+            let ids: Vec<String> = if plugins.is_empty() {
+                registry
+                    .plugins()
+                    .iter()
+                    .filter(|r| r.plugin.certification_kit().is_some())
+                    .map(|r| r.plugin.id().to_owned())
+                    .collect()
+            } else {
+                plugins
+            };
+            let mut ok = true;
+            for id in ids {
+                eprintln!(
+                    "rextio: certifying {id} on {}",
+                    rextio_host::evidence::host_platform()
+                );
+                let (ev, path) = rextio_host::evidence::certify(
+                    &registry,
+                    &id,
+                    python.clone(),
+                    &out,
+                    &rextio_host::evidence::evidence_dir(),
+                )?;
+                let failed: Vec<&str> = ev
+                    .rules
+                    .iter()
+                    .filter(|r| !r.passed)
+                    .map(|r| r.id.as_str())
+                    .collect();
+                println!(
+                    "{id}: {} of {} native rules passed on {} (evidence: {})",
+                    ev.rules.len() - failed.len(),
+                    ev.rules.len(),
+                    ev.host_platform,
+                    path.display()
+                );
+                for f in &failed {
+                    println!("  FAILED {f}");
+                }
+                ok &= failed.is_empty() && !ev.rules.is_empty();
+            }
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Cmd::Explain { code } => match rextio_host::explain::explain(&code, &registry) {
             Some((owner, doc)) => {
                 print!("{}", rextio_host::explain::render(&owner, doc));
@@ -202,7 +266,9 @@ fn capabilities(registry: &Registry) -> serde_json::Value {
                 "api_version": r.plugin.api_version(),
                 "coverage": r.plugin.coverage(),
                 "types": r.plugin.type_vocabulary(),
-                "rules": r.plugin.rules(),
+                "version": r.plugin.version(),
+                "rules": rextio_host::evidence::rules_with_verification(r.plugin.as_ref(), &rextio_host::evidence::evidence_dir()),
+                "platforms": r.plugin.platforms(),
                 "diagnostic_codes": r.plugin.diagnostic_codes().iter().map(|c| serde_json::json!({"code": c.code, "summary": c.summary})).collect::<Vec<_>>(),
             })
         })
@@ -214,6 +280,7 @@ fn capabilities(registry: &Registry) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "host_api_version": rextio_plugin_api::API_VERSION.to_string(),
+        "host_platform": rextio_host::evidence::host_platform(),
         "device_provider_api_version": rextio_plugin_api::DEVICE_PROVIDER_API_VERSION.to_string(),
         "plugins": plugins,
         "device_providers": providers,
@@ -244,6 +311,16 @@ fn render_capabilities(caps: &serde_json::Value) -> String {
                 s(&t["annotation"]),
                 s(&t["key"]),
                 s(&t["description"])
+            );
+        }
+        for c in p["platforms"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  platform {}-{}  {}  [{}]",
+                s(&c["os"]),
+                s(&c["arch"]),
+                s(&c["status"]),
+                s(&c["reason_code"])
             );
         }
         for r in p["rules"].as_array().into_iter().flatten() {

@@ -47,12 +47,52 @@ pub struct CrateDependency {
     pub forbidden_env: Vec<String>,
 }
 
+/// Support status of one host platform cell (OS x architecture).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlatformCell {
+    /// `linux`, `macos`, `windows`.
+    pub os: String,
+    /// `x86_64`, `aarch64`, `x86`, `arm32`, or `*`.
+    pub arch: String,
+    /// `certifiable` (native evidence can be recorded on such a host), `experimental`,
+    /// `unsupported` or `deferred`.
+    pub status: String,
+    /// A stable reason code.
+    pub reason_code: String,
+    /// Human explanation.
+    pub note: String,
+}
+
+/// What `cargo xtask certify` needs to certify a plugin on this host: a project that
+/// exercises every native rule, and a checker that runs it against the eager reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CertificationKit {
+    /// Absolute path of the certification project (a Rextio project).
+    pub project_dir: String,
+    /// Absolute path of the checker script, run as
+    /// `python CHECKER RESULT_JSON PROJECT_SRC` with the built tree on `PYTHONPATH`. It writes
+    /// `{"runtime": {...versions...}, "functions": {name: {"passed": bool, ...}}}`.
+    pub checker: String,
+}
+
 /// A backend plugin. Implementations must be pure: `claim` depends only on the site.
 pub trait Plugin: Send + Sync {
     /// Stable id, e.g. `rextio-torch`; namespace of its rule ids and type keys.
     fn id(&self) -> &str;
     /// The plugin API version it was written against, as text (`"1.7.0"`).
     fn api_version(&self) -> &str;
+    /// The plugin's own version (recorded in certification evidence).
+    fn version(&self) -> &str {
+        "0.0.0"
+    }
+    /// The declared platform table (empty when the plugin makes no platform statement).
+    fn platforms(&self) -> Vec<PlatformCell> {
+        Vec::new()
+    }
+    /// Its certification kit, if it can be certified.
+    fn certification_kit(&self) -> Option<CertificationKit> {
+        None
+    }
     /// Packages and symbols it covers.
     fn coverage(&self) -> Coverage;
     /// Every rule, native and fallback.

@@ -5,10 +5,13 @@ and special values (values, NaN/inf masks, signed zero, dtype, shape), the grad 
 input non-mutation, output lifetime, boundary rejects with their exact messages, and
 matching exceptions on incompatible shapes. Writes one JSON result per function.
 
-usage: check.py RESULT_JSON PROJECT_SRC
+usage: check.py RESULT_JSON PROJECT_SRC [MODULE [SKIP,SKIP...]]
+(MODULE defaults to the certification module `rxcert.kernels`; SKIP names functions that are
+expected to stay on Python and are not checked.)
 """
 
 import gc
+import importlib
 import importlib.util
 import inspect
 import itertools
@@ -195,15 +198,17 @@ def check_function(name, native, eager, kinds):
 
 def main():
     out_path, src = sys.argv[1], sys.argv[2]
+    module = sys.argv[3] if len(sys.argv) > 3 else "rxcert.kernels"
+    skip = set(sys.argv[4].split(",")) if len(sys.argv) > 4 else set()
     torch.set_num_threads(1)
-    from rxcert import kernels as native_mod
+    native_mod = importlib.import_module(module)
 
-    spec = importlib.util.spec_from_file_location("rxcert_eager", os.path.join(src, "rxcert", "kernels.py"))
+    spec = importlib.util.spec_from_file_location("certify_eager", os.path.join(src, *module.split(".")) + ".py")
     eager_mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(eager_mod)
     results = {}
     for name, eager in inspect.getmembers(eager_mod, inspect.isfunction):
-        if eager.__module__ != eager_mod.__name__:
+        if eager.__module__ != eager_mod.__name__ or name in skip:
             continue
         kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
         try:
@@ -211,7 +216,8 @@ def main():
         except Exception:  # noqa: BLE001
             results[name] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
     with open(out_path, "w") as f:
-        json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "functions": results}, f, indent=2)
+        runtime = {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0"}
+        json.dump({"runtime": runtime, "functions": results}, f, indent=2)
     bad = [n for n, r in results.items() if not r["passed"]]
     for n in bad:
         print(f"FAIL {n}: {results[n]['failures'][:3]}", file=sys.stderr)

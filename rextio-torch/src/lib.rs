@@ -8,6 +8,7 @@
 pub mod claim;
 pub mod codes;
 mod lower;
+pub mod platforms;
 pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;
@@ -92,6 +93,19 @@ impl Plugin for TorchPlugin {
     }
     fn api_version(&self) -> &str {
         "1.7.0"
+    }
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+    fn platforms(&self) -> Vec<rextio_plugin_api::PlatformCell> {
+        platforms::table()
+    }
+    fn certification_kit(&self) -> Option<rextio_plugin_api::CertificationKit> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/certify");
+        Some(rextio_plugin_api::CertificationKit {
+            project_dir: format!("{dir}/project"),
+            checker: format!("{dir}/check.py"),
+        })
     }
     fn coverage(&self) -> Coverage {
         Coverage {

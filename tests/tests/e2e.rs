@@ -94,3 +94,68 @@ fn third_party_plugin_registers_through_the_builder() {
     let out = built.run_python("check_third_party.py", &[]);
     assert!(out.contains("third_party ok"), "{out}");
 }
+
+#[test]
+fn whole_surface_project_routes_as_the_seed_says_and_matches_eager() {
+    let built = build("surface");
+    let native = [
+        "score",
+        "labels",
+        "column_labels",
+        "vector_label",
+        "scalars",
+        "unary_chain",
+        "special_mul",
+        "reduce_all",
+        "mixed_matmul",
+        "no_bias",
+    ];
+    for f in native {
+        assert_eq!(
+            built.route(&format!("surface.ops.{f}")),
+            "native-plugin:rextio-torch",
+            "{f}: {:?}",
+            built.codes(&format!("surface.ops.{f}"))
+        );
+    }
+    let fallback = [
+        ("tanh_gelu", "RXTP-TORCH-011"),
+        ("rounding", "RXTP-TORCH-012"),
+        ("rank0_mean", "RXTP-TORCH-009"),
+        ("inplace_relu", "RXTP-TORCH-004"),
+        ("label_math", "RXTP-TORCH-015"),
+        ("keepdim_labels", "RXTP-TORCH-014"),
+        ("vector_dot", "RXTP-TORCH-005"),
+        ("bool_scalar", "RXTP-TORCH-016"),
+    ];
+    for (f, code) in fallback {
+        let q = format!("surface.ops.{f}");
+        assert_eq!(built.route(&q), "fallback-python", "{f}");
+        assert_eq!(built.codes(&q), vec![code.to_owned()], "{f}");
+    }
+    // The plugin's certification checker, pointed at this project: parity on random and
+    // special values, grad contract, non-mutation, lifetime, boundary rejects.
+    let checker = rextio_tests::workspace_root().join("rextio-torch/certify/check.py");
+    let result = built.dir.path().join("surface-result.json");
+    let skip: Vec<&str> = fallback.iter().map(|(f, _)| *f).collect();
+    let out = std::process::Command::new(rextio_tests::python())
+        .arg(&checker)
+        .arg(&result)
+        .arg(built.dir.path().join("src"))
+        .arg("surface.ops")
+        .arg(skip.join(","))
+        .env("PYTHONPATH", &built.out.python_dir)
+        .env("REXTIO_NATIVE_MODE", "native")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("{} passed, 0 failed", native.len())),
+        "{stdout}"
+    );
+}
