@@ -293,9 +293,10 @@ fn render_capabilities(caps: &serde_json::Value) -> String {
     let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
     let _ = writeln!(
         out,
-        "plugin API {}, device provider API {}",
+        "plugin API {}, device provider API {}, host {}",
         s(&caps["host_api_version"]),
-        s(&caps["device_provider_api_version"])
+        s(&caps["device_provider_api_version"]),
+        s(&caps["host_platform"])
     );
     for p in caps["plugins"].as_array().into_iter().flatten() {
         let _ = writeln!(

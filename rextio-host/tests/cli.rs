@@ -1,0 +1,116 @@
+//! The `rextio` binary: explain, capabilities, init + check, exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+fn rextio(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rextio"))
+        .args(args)
+        .env(
+            "REXTIO_EVIDENCE_DIR",
+            std::env::temp_dir().join("rextio-no-evidence"),
+        )
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn explain_prints_every_host_and_plugin_code() {
+    let registry = rextio_host::Registry::builder()
+        .with_default_plugins()
+        .build()
+        .unwrap();
+    let mut codes: Vec<&str> = rextio_host::codes::CODES.iter().map(|c| c.code).collect();
+    for r in registry.plugins() {
+        codes.extend(r.plugin.diagnostic_codes().iter().map(|c| c.code));
+    }
+    assert!(codes.len() > 30);
+    for code in codes {
+        let (ok, out, _) = rextio(&["explain", &code.to_lowercase()]);
+        assert!(
+            ok && out.starts_with(code) && out.lines().count() >= 3,
+            "{code}: {out}"
+        );
+    }
+    let (ok, _, err) = rextio(&["explain", "RXT999"]);
+    assert!(!ok && err.contains("unknown diagnostic code"), "{err}");
+}
+
+#[test]
+fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
+    let (ok, out, _) = rextio(&["capabilities", "--format", "json"]);
+    assert!(ok);
+    let caps: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(caps["host_api_version"], "1.7.0");
+    let torch = &caps["plugins"][0];
+    assert_eq!(torch["id"], "rextio-torch");
+    let rules = torch["rules"].as_array().unwrap();
+    assert_eq!(
+        rules.iter().filter(|r| r["outcome"] == "native").count(),
+        50
+    );
+    assert!(
+        rules.iter().all(|r| r["verified"] == false),
+        "no evidence in the test's evidence dir, so nothing is verified"
+    );
+    assert_eq!(torch["platforms"].as_array().unwrap().len(), 9);
+    assert_eq!(torch["types"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn init_then_check_routes_the_starter_natively_and_deny_fallback_sets_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("demo");
+    std::fs::create_dir(&root).unwrap();
+    let (ok, _, err) = rextio(&["init", root.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = rextio(&["check", root.to_str().unwrap(), "--deny-fallback"]);
+    assert!(
+        ok && out.contains("demo.kernels.inference  native-plugin:rextio-torch"),
+        "{out}"
+    );
+    let (ok, _, err) = rextio(&["init", root.to_str().unwrap()]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    std::fs::write(
+        root.join("src/demo/extra.py"),
+        "def f(x: int) -> int:\n    return x\n",
+    )
+    .unwrap();
+    let (ok, out, _) = rextio(&["check", root.to_str().unwrap(), "--deny-fallback"]);
+    assert!(!ok && out.contains("RXT016"), "{out}");
+    let (ok, out, _) = rextio(&["check", root.to_str().unwrap(), "--format", "json"]);
+    assert!(ok);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["contract_version"], "1");
+}
+
+#[test]
+fn bad_projects_fail_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = rextio(&["check", dir.path().to_str().unwrap()]);
+    assert!(!ok && err.contains("no rextio.toml"), "{err}");
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-torch\"]\nbogus = 1\n",
+    )
+    .unwrap();
+    let (ok, _, err) = rextio(&["check", dir.path().to_str().unwrap()]);
+    assert!(!ok && err.contains("bogus"), "{err}");
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-torch\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/m.py"), "def f(:\n").unwrap();
+    let (ok, _, err) = rextio(&["check", dir.path().to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("syntax error") && err.contains("m.py"),
+        "{err}"
+    );
+}
