@@ -26,6 +26,24 @@ assert r.stdout.splitlines()[1] == "['inference']", r
 r = run("turbo")
 assert r.returncode != 0 and "REXTIO_NATIVE_MODE" in r.stderr and "ValueError" in r.stderr, r
 
+# Without the extension: auto warns and runs the Python bodies, native refuses to start.
+import glob  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+built = next(p for p in sys.path if os.path.isdir(os.path.join(p, "phasea")))
+with tempfile.TemporaryDirectory() as tmp:
+    shutil.copytree(os.path.join(built, "phasea"), os.path.join(tmp, "phasea"))
+    assert not glob.glob(os.path.join(tmp, "*.so"))
+    env = dict(os.environ, PYTHONPATH=tmp, PYTHONWARNINGS="always")
+    env.pop("REXTIO_NATIVE_MODE", None)
+    r = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "function", r
+    assert "RuntimeWarning" in r.stderr and "unavailable" in r.stderr, r.stderr
+    env["REXTIO_NATIVE_MODE"] = "native"
+    r = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "REXTIO_NATIVE_MODE=native" in r.stderr and "ImportError" in r.stderr, r.stderr
+
 # The Python body stays available and agrees with the native function.
 import torch  # noqa: E402
 from phasea import kernels  # noqa: E402
