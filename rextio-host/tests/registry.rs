@@ -287,3 +287,82 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+struct Provider(&'static str, &'static str, ProviderManifest);
+
+impl DeviceProvider for Provider {
+    fn id(&self) -> &str {
+        self.0
+    }
+    fn api_version(&self) -> &str {
+        self.1
+    }
+    fn manifest(&self) -> &ProviderManifest {
+        &self.2
+    }
+    fn preflight(&self, _req: &PreflightRequest) -> PreflightResult {
+        PreflightResult::Unavailable {
+            reason_code: "none".into(),
+            message: "test".into(),
+        }
+    }
+    fn build_contribution(
+        &self,
+        _req: &PreflightRequest,
+    ) -> Result<BuildContribution, ProviderError> {
+        Err(ProviderError {
+            provider: self.0.into(),
+            message: "test".into(),
+        })
+    }
+}
+
+fn provider(id: &'static str, version: &'static str) -> Provider {
+    Provider(
+        id,
+        version,
+        ProviderManifest {
+            id: id.into(),
+            capabilities: vec![],
+            support_claim: false,
+        },
+    )
+}
+
+#[test]
+fn device_providers_negotiate_against_provider_api_1_0() {
+    assert!(Registry::builder()
+        .provider(provider("p", "1.0.0"))
+        .build()
+        .is_ok());
+    let err = Registry::builder()
+        .provider(provider("p", "1.1.0"))
+        .build()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("1.1.0") && err.contains("1.0.0"), "{err}");
+    assert!(Registry::builder()
+        .provider(provider("p", "2.0.0"))
+        .build()
+        .is_err());
+    assert!(Registry::builder()
+        .provider(provider("p", ""))
+        .build()
+        .is_err());
+    let err = Registry::builder()
+        .provider(provider("p", "1.0.0"))
+        .provider(provider("p", "1.0.0"))
+        .build()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("`p`"), "{err}");
+    let reg = Registry::builder()
+        .provider(provider("z", "1.0.0"))
+        .provider(provider("a", "1.0.0"))
+        .build()
+        .unwrap();
+    let ids: Vec<&str> = reg.providers().iter().map(|p| p.provider.id()).collect();
+    assert_eq!(ids, vec!["a", "z"]);
+}
