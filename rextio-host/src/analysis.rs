@@ -1253,7 +1253,7 @@ impl Fx<'_> {
 
     fn uses(&mut self, e: &Expr, assigned: &BTreeSet<String>) {
         match &e.kind {
-            ExprKind::Local(n) => {
+            ExprKind::Local(n) | ExprKind::Move(n) => {
                 if !assigned.contains(n) {
                     let msg = format!("`{n}` may be read before it is assigned on some path");
                     self.error(

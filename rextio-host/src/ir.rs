@@ -168,6 +168,9 @@ pub struct Expr {
 pub enum ExprKind {
     /// A local or parameter.
     Local(String),
+    /// The last use of a local that exclusively owns a fresh plugin value (set by
+    /// [`crate::ownership::mark_moves`]): its value may be consumed or written in place.
+    Move(String),
     /// A literal.
     Lit(Literal),
     /// A host scalar operation.

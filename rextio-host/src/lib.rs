@@ -21,6 +21,7 @@ pub mod explain;
 pub mod frontend;
 pub mod ir;
 pub mod lower;
+pub mod ownership;
 pub mod project;
 pub mod python_env;
 pub mod registry;

@@ -101,7 +101,7 @@ impl Lx<'_> {
 
     fn expr(&mut self, e: &Expr) -> LResult<String> {
         Ok(match &e.kind {
-            ExprKind::Local(n) => local(n),
+            ExprKind::Local(n) | ExprKind::Move(n) => local(n),
             ExprKind::Lit(l) => literal(l),
             ExprKind::Scalar(op, xs) => {
                 let a: Vec<String> = xs.iter().map(|x| self.expr(x)).collect::<LResult<_>>()?;
@@ -172,7 +172,7 @@ impl Lx<'_> {
     }
 
     fn operand(&mut self, e: &Expr) -> LResult<LoweredOperand> {
-        let owned_temp = matches!(e.kind, ExprKind::Site { .. });
+        let owned_temp = matches!(e.kind, ExprKind::Site { .. } | ExprKind::Move(_));
         Ok(LoweredOperand {
             expr: self.expr(e)?,
             owned_temp,
@@ -243,6 +243,9 @@ pub fn lower_function(
     registry: &Registry,
     index: usize,
 ) -> Result<LoweredFunction, Diagnostic> {
+    let mut moved = ir.clone();
+    crate::ownership::mark_moves(&mut moved);
+    let ir = &moved;
     let mut guards = Vec::new();
     let mut guard_active = BTreeSet::new();
     for id in route_plugins {

@@ -33,6 +33,18 @@ def scalar_flow(x: M, n: int, f: float, on: bool) -> M:
     return x.tanh()
 
 
+def ownership(x: M, w: M, n: int) -> M:
+    h = x @ w
+    for i in range(n):
+        h = h.relu()
+        g = h.tanh()
+        h = g + h
+    alias = h
+    y = alias @ w
+    z = y.sigmoid()
+    return z + y
+
+
 def stays_python(x: M) -> M:
     return x.transpose(0, 1)
 ";

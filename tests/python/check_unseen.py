@@ -6,7 +6,7 @@ from rxcheck import assert_same, is_native, load_eager, raises, same_outcome
 from unseen import model
 
 eager = load_eager("unseen.model")
-native = ["nested", "bias_first", "halving", "early", "int_semantics", "ratio", "counted", "scaled"]
+native = ["nested", "bias_first", "halving", "early", "int_semantics", "ratio", "counted", "scaled", "refine"]
 python = ["uses_global", "data_dependent", "transposed"]
 for name in native:
     assert is_native(getattr(model, name)), name
@@ -27,6 +27,10 @@ for a in (-7, -6, 0, 5, 7, 123456789):
         same_outcome(model.int_semantics, eager.int_semantics, x, a, bb, what=f"int {a} {bb}")
         for flag in (True, False):
             same_outcome(model.ratio, eager.ratio, x, a, bb, flag, what=f"ratio {a} {bb}")
+x0 = x.clone()
+for n in (0, 1, 2, 5):
+    assert_same(model.refine(x, w, n), eager.refine(x, w, n), f"refine {n}")
+assert torch.equal(x, x0), "refine mutated its input"
 # Zero division raises ZeroDivisionError in both.
 same_outcome(model.int_semantics, eager.int_semantics, x, 3, 0)
 same_outcome(model.ratio, eager.ratio, x, 3, 0, True)

@@ -52,6 +52,9 @@ fn unseen_project_routes_and_matches_eager() {
         "int_semantics",
         "ratio",
         "counted",
+        "softmax_head",
+        "scaled",
+        "refine",
     ] {
         assert_eq!(
             built.route(&format!("unseen.model.{f}")),

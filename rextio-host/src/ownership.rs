@@ -1,0 +1,231 @@
+//! Ownership: find the last use of each local that exclusively owns a fresh plugin value, so the
+//! plugin may consume it (in-place kernels) instead of allocating.
+//!
+//! A local is *exclusive* when it is not a parameter (those came from Python), every assignment
+//! to it is a plugin site's result (fresh memory), and it is never copied into another name
+//! (which would alias it). A use is *last* when the local is not live afterwards: a backward
+//! liveness pass over the structured IR, loops iterated to a fixpoint, so the verdict agrees
+//! with Rust's own move checking of the generated code. Only a statement that mentions the
+//! local once may move it.
+
+use crate::ir::{Expr, ExprKind, FnIr, Stmt};
+use rextio_plugin_api::ValueType;
+use std::collections::BTreeSet;
+
+type Live = BTreeSet<String>;
+
+/// Rewrite last uses of exclusive locals to [`ExprKind::Move`].
+pub fn mark_moves(ir: &mut FnIr) {
+    let mut exclusive: BTreeSet<String> = ir
+        .locals
+        .iter()
+        .filter(|(_, t)| matches!(t, ValueType::Plugin(_)))
+        .map(|(n, _)| n.clone())
+        .collect();
+    disqualify(&ir.body, &mut exclusive);
+    if exclusive.is_empty() {
+        return;
+    }
+    let mut pass = Pass {
+        exclusive,
+        loops: Vec::new(),
+    };
+    pass.block(&mut ir.body, Live::new());
+}
+
+/// Remove locals assigned from anything but a site, or copied into another name.
+fn disqualify(body: &[Stmt], exclusive: &mut BTreeSet<String>) {
+    for s in body {
+        match s {
+            Stmt::Assign { name, value } => {
+                if let ExprKind::Local(src) | ExprKind::Move(src) = &value.kind {
+                    exclusive.remove(src);
+                }
+                if !matches!(value.kind, ExprKind::Site { .. }) {
+                    exclusive.remove(name);
+                }
+            }
+            Stmt::If { then, orelse, .. } => {
+                disqualify(then, exclusive);
+                disqualify(orelse, exclusive);
+            }
+            Stmt::While { body, .. } | Stmt::ForRange { body, .. } => disqualify(body, exclusive),
+            Stmt::Break | Stmt::Continue | Stmt::Return(_) => {}
+        }
+    }
+}
+
+fn uses(e: &Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Local(n) | ExprKind::Move(n) => out.push(n.clone()),
+        ExprKind::Lit(_) => {}
+        ExprKind::Scalar(_, xs) => xs.iter().for_each(|x| uses(x, out)),
+        ExprKind::Site {
+            receiver,
+            args,
+            keywords,
+            ..
+        } => {
+            if let Some(r) = receiver {
+                uses(r, out);
+            }
+            args.iter().for_each(|x| uses(x, out));
+            keywords.iter().for_each(|(_, x)| uses(x, out));
+        }
+    }
+}
+
+fn live_uses(e: &Expr) -> Live {
+    let mut v = Vec::new();
+    uses(e, &mut v);
+    v.into_iter().collect()
+}
+
+/// Rewrite the single occurrence of `name` as a site operand into a move.
+fn to_move(e: &mut Expr, name: &str) {
+    match &mut e.kind {
+        ExprKind::Site {
+            receiver,
+            args,
+            keywords,
+            ..
+        } => {
+            let operands = receiver
+                .iter_mut()
+                .map(|b| b.as_mut())
+                .chain(args.iter_mut())
+                .chain(keywords.iter_mut().map(|(_, x)| x));
+            for op in operands {
+                if matches!(&op.kind, ExprKind::Local(n) if n == name) {
+                    op.kind = ExprKind::Move(name.to_owned());
+                } else {
+                    to_move(op, name);
+                }
+            }
+        }
+        ExprKind::Scalar(_, xs) => xs.iter_mut().for_each(|x| to_move(x, name)),
+        _ => {}
+    }
+}
+
+struct Pass {
+    exclusive: BTreeSet<String>,
+    /// (live at the loop head for `continue`, live after the loop for `break`).
+    loops: Vec<(Live, Live)>,
+}
+
+impl Pass {
+    /// Candidates of an expression evaluated when `after` is live afterwards: exclusive locals
+    /// mentioned exactly once and dead afterwards.
+    fn movable(&self, e: &Expr, after: &Live) -> Vec<String> {
+        let mut v = Vec::new();
+        uses(e, &mut v);
+        v.iter()
+            .filter(|n| {
+                self.exclusive.contains(*n)
+                    && v.iter().filter(|m| m == n).count() == 1
+                    && !after.contains(*n)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Process a block backwards given what is live after it; returns what is live before it.
+    fn block(&mut self, body: &mut [Stmt], mut live: Live) -> Live {
+        for s in body.iter_mut().rev() {
+            live = self.stmt(s, live);
+        }
+        live
+    }
+
+    fn stmt(&mut self, s: &mut Stmt, out: Live) -> Live {
+        match s {
+            Stmt::Assign { name, value } => {
+                let mut after = out.clone();
+                after.remove(name.as_str());
+                for n in self.movable(value, &after) {
+                    // A plain `x = y` copy never moves (it disqualified both anyway).
+                    if matches!(value.kind, ExprKind::Site { .. }) {
+                        to_move(value, &n);
+                    }
+                }
+                let mut live = after;
+                live.extend(live_uses(value));
+                live
+            }
+            Stmt::Return(v) => {
+                for n in self.movable(v, &Live::new()) {
+                    to_move(v, &n);
+                }
+                live_uses(v)
+            }
+            Stmt::If { cond, then, orelse } => {
+                let mut live = self.block(then, out.clone());
+                live.extend(self.block(orelse, out));
+                live.extend(live_uses(cond));
+                live
+            }
+            Stmt::While { cond, body } => {
+                // Fixpoint of head = out ∪ uses(cond) ∪ live_in(body, head), on a scratch copy.
+                let mut head = out.clone();
+                head.extend(live_uses(cond));
+                loop {
+                    self.loops.push((head.clone(), out.clone()));
+                    let mut scratch = body.clone();
+                    let inner = self.block(&mut scratch, head.clone());
+                    self.loops.pop();
+                    let mut next = head.clone();
+                    next.extend(inner);
+                    if next == head {
+                        break;
+                    }
+                    head = next;
+                }
+                self.loops.push((head.clone(), out));
+                self.block(body, head.clone());
+                self.loops.pop();
+                head
+            }
+            Stmt::ForRange {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => {
+                let mut head = out.clone();
+                loop {
+                    self.loops.push((head.clone(), out.clone()));
+                    let mut scratch = body.clone();
+                    let mut inner = self.block(&mut scratch, head.clone());
+                    self.loops.pop();
+                    inner.remove(var.as_str());
+                    let mut next = head.clone();
+                    next.extend(inner);
+                    if next == head {
+                        break;
+                    }
+                    head = next;
+                }
+                self.loops.push((head.clone(), out));
+                self.block(body, head.clone());
+                self.loops.pop();
+                let mut live = head;
+                for e in [start, stop, step] {
+                    live.extend(live_uses(e));
+                }
+                live
+            }
+            Stmt::Break => self
+                .loops
+                .last()
+                .map(|(_, after)| after.clone())
+                .unwrap_or_default(),
+            Stmt::Continue => self
+                .loops
+                .last()
+                .map(|(head, _)| head.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
