@@ -3,6 +3,7 @@
 //! Every command that needs Python runs `setup` first, so a fresh machine reaches a working
 //! demo with one command. Child processes get their environment from [`env::venv_env`].
 
+mod bench;
 mod env;
 mod setup;
 
@@ -34,11 +35,24 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
-    /// `cargo fmt --check`, `cargo clippy -D warnings`, then `test`.
+    /// Set up, then certify every plugin with a certification kit on this host
+    /// (`rextio certify`): evidence under `target/certify/` and the user's evidence dir.
+    Certify,
+    /// `cargo fmt --check`, `cargo clippy -D warnings`, `test`, then `certify`.
     Ci {
         /// Extra arguments passed to `cargo test` (after `--`), as for `test`.
         #[arg(last = true)]
         args: Vec<String>,
+    },
+    /// Build the benchmark projects and the floor lane, then time every lane (`bench/run.py`);
+    /// table on stdout, JSON, markdown and SVG plot under `target/bench/`.
+    Bench {
+        /// Fewer rounds and shorter timed blocks (under a minute with warm caches).
+        #[arg(long)]
+        quick: bool,
+        /// Torch intra-op threads for every lane.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
 }
 
@@ -66,6 +80,11 @@ fn run(cli: Cli) -> Result<()> {
             test(&root, &args)
         }
         Cmd::Ci { args } => ci(&root, &args),
+        Cmd::Bench { quick, threads } => bench::bench(&root, quick, threads),
+        Cmd::Certify => {
+            setup::setup(&root)?;
+            certify(&root)
+        }
     }
 }
 
@@ -119,6 +138,26 @@ fn demo(root: &Path) -> Result<()> {
     env::run(&mut run_demo, "")
 }
 
+fn certify(root: &Path) -> Result<()> {
+    eprintln!("xtask: rextio certify (every plugin with a certification kit)");
+    let mut cmd = env::venv_command(root, cargo());
+    cmd.args([
+        "run",
+        "--quiet",
+        "-p",
+        "rextio-host",
+        "--bin",
+        "rextio",
+        "--",
+        "certify",
+        "--python",
+    ])
+    .arg(env::venv_python(root))
+    .arg("--out")
+    .arg(root.join("target").join("certify"));
+    env::run(&mut cmd, "")
+}
+
 fn test(root: &Path, args: &[String]) -> Result<()> {
     let mut cmd = env::venv_command(root, cargo());
     cmd.arg("test");
@@ -158,5 +197,6 @@ fn ci(root: &Path, test_args: &[String]) -> Result<()> {
     ]);
     env::run(&mut clippy, "")?;
 
-    test(root, test_args)
+    test(root, test_args)?;
+    certify(root)
 }

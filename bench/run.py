@@ -1,0 +1,468 @@
+"""Run the rextio benchmark: every lane of every workload, parity-gated, interleaved, in one run.
+
+Normally started by `cargo xtask bench [--quick] [--threads N]`, which first builds the three
+projects with `rextio build` under `target/bench/projects/`, builds the floor extension
+(`bench/floor`) and records both in `target/bench/builds.json`. By hand, after that:
+
+    .venv/bin/python bench/run.py --out target/bench --quick
+
+Writes `bench.json` (every sample), `bench.md` (the tables) and `bench.svg` (the plot) under
+`--out`, and prints the tables. Exits 1 when a native lane is wrong or could not be loaded, or a
+project failed to build; a function the compiler left in Python is reported as
+"not native (fallback)" and never timed as native.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from rxbench import jitsrc, parity, report, schedule, stats, svg  # noqa: E402
+from rxbench.model import (  # noqa: E402
+    LANES,
+    NOT_NATIVE,
+    SKIPPED,
+    TIMED,
+    UNAVAILABLE,
+    WRONG,
+    CellResult,
+    LaneResult,
+    RunResult,
+    WorkloadResult,
+)
+from rxbench.workloads import Cell, Workload, by_name  # noqa: E402
+
+import torch  # noqa: E402  (before any native extension)
+
+FLOOR_MODULE = "_rextio_bench_floor"
+
+QUICK = {"rounds": 31, "block_ms": 3.0, "warmup_ms": 20.0, "resamples": 1000}
+FULL = {"rounds": 41, "block_ms": 8.0, "warmup_ms": 100.0, "resamples": 2000}
+
+
+def log(message: str) -> None:
+    """Progress to stderr (stdout carries the report)."""
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def short(exc: BaseException) -> str:
+    """`Type: first line of the message`."""
+    return f"{type(exc).__name__}: {parity.first_line(str(exc))}"
+
+
+@dataclass
+class Project:
+    """What the harness knows about one built project and its modules."""
+
+    workload: Workload
+    root: Path
+    route: str = "unknown"
+    native_reason: str = ""
+    native_status: str = UNAVAILABLE
+    wrapper: ModuleType | None = None
+    wrapper_reason: str = ""
+    eager: ModuleType | None = None
+    jit_fn: Any = None
+    jit_reason: str = ""
+    aux_eager: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+
+def route_of(build_report: dict[str, Any], qualname: str) -> tuple[str, str]:
+    """The route of `qualname` in a `build.json`/`check.json` and, for a fallback, why."""
+    for module in build_report.get("modules", []):
+        for fn in module.get("functions", []):
+            if fn.get("qualname") == qualname:
+                route = fn.get("route", "unknown")
+                errors = [d for d in fn.get("diagnostics", []) if d.get("severity") == "error"]
+                why = "; ".join(f"{d.get('code')} {d.get('message')} (line {d.get('line')})"
+                                for d in errors[:2])
+                return route, why
+    return "missing", f"{qualname} is not in the build report"
+
+
+def import_wrapper(python_dir: Path, module: str, mode: str) -> ModuleType:
+    """Import the built wrapper `module` with `REXTIO_NATIVE_MODE=mode`."""
+    if str(python_dir) not in sys.path:
+        sys.path.insert(0, str(python_dir))
+    previous = os.environ.get("REXTIO_NATIVE_MODE")
+    os.environ["REXTIO_NATIVE_MODE"] = mode
+    try:
+        sys.modules.pop(module, None)
+        return importlib.import_module(module)
+    finally:
+        if previous is None:
+            os.environ.pop("REXTIO_NATIVE_MODE", None)
+        else:
+            os.environ["REXTIO_NATIVE_MODE"] = previous
+
+
+def import_file(path: Path, name: str) -> ModuleType:
+    """Import a source file under a private module name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def is_native(fn: Any) -> bool:
+    """Whether a wrapper attribute is the native builtin (not a Python function)."""
+    return type(fn).__name__ == "builtin_function_or_method"
+
+
+def open_project(w: Workload, projects: Path, builds: dict[str, Any], jit_dir: Path) -> Project:
+    """Load a workload's eager source, TorchScript copy and built wrapper, and decide whether
+    its native lane is really native."""
+    p = Project(workload=w, root=projects / w.project)
+    source = p.root / w.source
+    p.eager = import_file(source, f"rxbench_eager_{w.name}")
+    p.aux_eager = {name: getattr(p.eager, name) for name, _ in w.aux}
+
+    try:
+        jit_module = jitsrc.load_module(source, jit_dir, f"rxbench_jit_{w.name}")
+        with warnings.catch_warnings():
+            # torch 2.13 deprecates TorchScript; it is still a lane people ship with.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            p.jit_fn = torch.jit.script(getattr(jit_module, w.function))
+    except Exception as exc:  # TorchScript may refuse a construct: the lane is unavailable
+        p.jit_reason = f"torch.jit.script failed: {short(exc)}"
+
+    record = builds.get("projects", {}).get(w.project)
+    build_json = p.root / ".rextio" / "reports" / "build.json"
+    if record is not None and not record.get("ok", False):
+        p.native_reason = f"`rextio build` failed: {record.get('error', '?')}"
+        p.wrapper_reason = p.native_reason
+        return p
+    if not build_json.is_file():
+        p.native_reason = f"no build report at {build_json}; run `cargo xtask bench`"
+        p.wrapper_reason = p.native_reason
+        return p
+    build_report = json.loads(build_json.read_text(encoding="utf-8"))
+    p.route, why = route_of(build_report, w.qualname)
+    cargo_ok = build_report.get("cargo", {}).get("status") == "ok"
+    claimed = p.route.startswith("native-plugin:")
+    if not claimed:
+        p.native_status, p.native_reason = NOT_NATIVE, f"route {p.route}: {why}"
+    elif not cargo_ok:
+        p.native_reason = f"cargo build of the generated crate: {build_report.get('cargo')}"
+
+    python_dir = p.root / ".rextio" / "build" / "python"
+    mode = "native" if claimed and cargo_ok else "fallback"
+    try:
+        p.wrapper = import_wrapper(python_dir, w.module, mode)
+    except Exception as exc:
+        p.wrapper_reason = f"importing the built {w.module} failed: {short(exc)}"
+        if claimed and cargo_ok:
+            p.native_reason = p.wrapper_reason
+        return p
+    if claimed and cargo_ok:
+        if is_native(getattr(p.wrapper, w.function, None)):
+            p.native_status, p.native_reason = TIMED, ""
+        else:
+            p.native_status = NOT_NATIVE
+            p.native_reason = "the build claims it native, but the wrapper binds a Python function"
+    return p
+
+
+@dataclass
+class Candidate:
+    """A lane ready for the parity gate: the call to check and the block to time."""
+
+    call: Callable[..., Any]
+    block: schedule.Block
+    aux: list[tuple[Callable[..., Any], Callable[..., Any]]] = field(default_factory=list)
+    compile_s: float | None = None
+
+
+@dataclass
+class Options:
+    """Run settings."""
+
+    quick: bool
+    rounds: int
+    block_ms: float
+    warmup_ms: float
+    resamples: int
+    seed: int
+    lanes: tuple[str, ...]
+    compile_subset: bool
+
+
+def candidates(
+    p: Project, cell: Cell, args: tuple[Any, ...], floor: ModuleType | None, floor_reason: str,
+    opts: Options,
+) -> tuple[dict[str, Candidate], dict[str, LaneResult]]:
+    """Build every lane of one cell; lanes that cannot run get their final result here."""
+    w = p.workload
+    ready: dict[str, Candidate] = {}
+    done: dict[str, LaneResult] = {}
+    assert p.eager is not None
+    eager_fn = getattr(p.eager, w.function)
+
+    for lane in opts.lanes:
+        try:
+            if lane == "native":
+                if p.native_status != TIMED or p.wrapper is None:
+                    done[lane] = LaneResult(lane, p.native_status, p.native_reason)
+                    continue
+                fn = getattr(p.wrapper, w.function)
+                aux = [(getattr(p.wrapper, a), p.aux_eager[a]) for a, _ in w.aux]
+                ready[lane] = Candidate(fn, schedule.python_block(fn, args), aux)
+            elif lane == "floor":
+                if floor is None:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, floor_reason)
+                    continue
+                fn, loop = getattr(floor, w.floor), getattr(floor, f"{w.floor}_loop")
+                aux = [(getattr(floor, f), p.aux_eager[a]) for a, f in w.aux]
+                ready[lane] = Candidate(fn, lambda k, loop=loop: loop(*args, k), aux)
+            elif lane == "eager":
+                ready[lane] = Candidate(eager_fn, schedule.python_block(eager_fn, args))
+            elif lane == "inference_mode":
+                def under_inference(*a: Any, _fn: Any = eager_fn) -> Any:
+                    with torch.inference_mode():
+                        return _fn(*a)
+                block = schedule.python_block(eager_fn, args, context=torch.inference_mode)
+                ready[lane] = Candidate(under_inference, block)
+            elif lane == "jit":
+                if p.jit_fn is None:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, p.jit_reason)
+                    continue
+                ready[lane] = Candidate(p.jit_fn, schedule.python_block(p.jit_fn, args))
+            elif lane == "compile":
+                if opts.compile_subset and not cell.compile_subset:
+                    done[lane] = LaneResult(
+                        lane, SKIPPED,
+                        "--compile-subset: torch.compile only on the first cell of each workload")
+                    continue
+                torch._dynamo.reset()
+                compiled = torch.compile(eager_fn, dynamic=False)
+                start = time.perf_counter()
+                compiled(*args)
+                compile_s = time.perf_counter() - start
+                ready[lane] = Candidate(compiled, schedule.python_block(compiled, args),
+                                        compile_s=compile_s)
+            elif lane == "fallback":
+                if p.wrapper is None:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, p.wrapper_reason)
+                    continue
+                table = getattr(p.wrapper, "__rextio_fallback__", None)
+                fn = table[w.function] if table and w.function in table else getattr(p.wrapper, w.function)
+                if is_native(fn):
+                    done[lane] = LaneResult(lane, UNAVAILABLE,
+                                            "the wrapper keeps no Python body (__rextio_fallback__)")
+                    continue
+                ready[lane] = Candidate(fn, schedule.python_block(fn, args))
+        except Exception as exc:  # a lane that cannot be built is reported, the run goes on
+            done[lane] = LaneResult(lane, UNAVAILABLE, f"could not set up the lane: {short(exc)}")
+    return ready, done
+
+
+def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor_reason: str,
+             opts: Options) -> CellResult:
+    """Parity-gate, warm up and time every lane of one cell."""
+    w = p.workload
+    args = w.make_inputs(cell, opts.seed * 1000 + index)
+    assert p.eager is not None
+    ref = getattr(p.eager, w.function)(*args)
+    ready, done = candidates(p, cell, args, floor, floor_reason, opts)
+
+    gated: dict[str, Candidate] = {}
+    for lane, cand in ready.items():
+        verdict = parity.check(cand.call, args, ref)
+        for aux_fn, aux_ref in cand.aux:
+            if not verdict.ok:
+                break
+            extra = parity.check(aux_fn, args, aux_ref(*args))
+            if not extra.ok:
+                verdict = parity.Verdict(False, f"{getattr(aux_fn, '__name__', 'aux')}: {extra.detail}")
+        if verdict.ok:
+            gated[lane] = cand
+            done[lane] = LaneResult(lane, TIMED, parity=verdict.detail, compile_s=cand.compile_s)
+        else:
+            done[lane] = LaneResult(lane, WRONG, verdict.detail, compile_s=cand.compile_s)
+
+    k = 0
+    if gated:
+        warm_ns = opts.warmup_ms * 1e6
+        estimates = {lane: schedule.warm_up(c.block, min_calls=10, min_ns=int(warm_ns))
+                     for lane, c in gated.items()}
+        k = schedule.calls_per_block(max(estimates.values()), opts.block_ms * 1e6)
+        samples, _orders = schedule.interleaved_rounds(
+            {lane: c.block for lane, c in gated.items()}, k=k, rounds=opts.rounds,
+            seed=opts.seed + index)
+        for lane, xs in samples.items():
+            lr = done[lane]
+            lr.per_call_ns = [round(x, 1) for x in xs]
+            lr.median_ns = stats.median(xs)
+            lr.q1_ns = stats.percentile(xs, 0.25)
+            lr.q3_ns = stats.percentile(xs, 0.75)
+        if "native" in samples:
+            for lane, xs in samples.items():
+                if lane != "native":
+                    done[lane].ratio = stats.bootstrap_ratio(
+                        samples["native"], xs, resamples=opts.resamples, seed=opts.seed)
+
+    lanes = {lane: done[lane] for lane in LANES if lane in done}
+    parts = []
+    for lane, lr in lanes.items():
+        if lr.status == TIMED:
+            text = f"{lane} {report.format_us(lr.median_ns)}µs"
+            if lr.ratio is not None:
+                text += f" ×{lr.ratio.value:.2f}"
+        else:
+            text = f"{lane} {lr.status}"
+        parts.append(text)
+    log(f"{w.name} {cell.label}: k={k} | " + ", ".join(parts))
+    return CellResult(label=cell.label, params=dict(cell.params), calls_per_block=k, lanes=lanes)
+
+
+def load_floor(path: Path | None) -> tuple[ModuleType | None, str]:
+    """Import the floor extension, or say why not."""
+    if path is None:
+        return None, "no floor extension given (--floor)"
+    if path.is_dir():
+        found = sorted(path.glob(f"{FLOOR_MODULE}*.so"))
+        if not found:
+            return None, f"no {FLOOR_MODULE}*.so in {path}; `cargo xtask bench` builds it"
+        path = found[0]
+    if not path.is_file():
+        return None, f"floor extension {path} does not exist; `cargo xtask bench` builds it"
+    try:
+        return import_file(path, FLOOR_MODULE), ""
+    except Exception as exc:
+        return None, f"importing {path} failed: {short(exc)}"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Run the rextio benchmark (see the module doc).")
+    parser.add_argument("--out", type=Path, required=True, help="output directory (target/bench)")
+    parser.add_argument("--projects", type=Path, help="built projects (default: OUT/projects)")
+    parser.add_argument("--floor", type=Path, help="floor extension .so or its directory (default: OUT)")
+    parser.add_argument("--builds", type=Path, help="build record from xtask (default: OUT/builds.json)")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter blocks")
+    parser.add_argument("--rounds", type=int, help="timing rounds per cell")
+    parser.add_argument("--block-ms", type=float, help="target duration of one timed block")
+    parser.add_argument("--warmup-ms", type=float, help="minimum warm-up time per lane and cell")
+    parser.add_argument("--resamples", type=int, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="seed of inputs, lane order, bootstrap")
+    parser.add_argument("--workloads", nargs="*", help="subset of workloads (default: all)")
+    parser.add_argument("--lanes", nargs="*", choices=LANES, help="subset of lanes (default: all)")
+    parser.add_argument("--compile-subset", action="store_true",
+                        help="run torch.compile only on the first cell of each workload (faster)")
+    parser.add_argument("--command", default=None, help="the command line to print in the report")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    defaults = QUICK if a.quick else FULL
+    lanes = tuple(lane for lane in LANES if not a.lanes or lane in a.lanes)
+    opts = Options(
+        quick=a.quick,
+        rounds=a.rounds or defaults["rounds"],
+        block_ms=a.block_ms or defaults["block_ms"],
+        warmup_ms=a.warmup_ms if a.warmup_ms is not None else defaults["warmup_ms"],
+        resamples=a.resamples or defaults["resamples"],
+        seed=a.seed,
+        lanes=lanes,
+        compile_subset=a.compile_subset,
+    )
+    if a.threads < 1:
+        log("--threads must be at least 1")
+        return 2
+    out: Path = a.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    projects = (a.projects or out / "projects").resolve()
+    builds_path = a.builds or out / "builds.json"
+    builds = json.loads(builds_path.read_text(encoding="utf-8")) if builds_path.is_file() else {}
+    command = a.command or "cargo xtask bench" + (" --quick" if a.quick else "") + (
+        f" --threads {a.threads}" if a.threads != 1 else "")
+
+    torch.set_num_threads(a.threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    started = time.perf_counter()
+    meta: dict[str, Any] = {
+        "command": command,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "quick": opts.quick,
+        "rounds": opts.rounds,
+        "block_ms": opts.block_ms,
+        "warmup_ms": opts.warmup_ms,
+        "resamples": opts.resamples,
+        "seed": opts.seed,
+        "lanes": list(lanes),
+        "loadavg_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "builds": builds,
+    }
+    log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
+        f"{'quick' if opts.quick else 'full'}: {opts.rounds} rounds, blocks ≈{opts.block_ms} ms")
+
+    floor_build = builds.get("floor")
+    if floor_build is not None and not floor_build.get("ok", False):
+        # A failed build may have left an older extension behind: never time a stale floor.
+        floor, floor_reason = None, f"building bench/floor failed: {floor_build.get('error', '?')}"
+    else:
+        floor, floor_reason = load_floor(a.floor or out)
+    if floor is None and "floor" in lanes:
+        log(f"floor lane unavailable: {floor_reason}")
+
+    run = RunResult(meta=meta)
+    failures: list[str] = []
+    for w in by_name(a.workloads):
+        p = open_project(w, projects, builds, out / "jit")
+        log(f"{w.name}: {w.qualname} route {p.route}"
+            + (f" — native lane: {p.native_status} ({p.native_reason})" if p.native_reason else ""))
+        wr = WorkloadResult(name=w.name, title=w.title, function=w.qualname, route=p.route)
+        for index, cell in enumerate(w.cells):
+            wr.cells.append(run_cell(p, index, cell, floor, floor_reason, opts))
+        for c in wr.cells:
+            native = c.lanes.get("native")
+            if native is not None and native.status in (WRONG, UNAVAILABLE):
+                failures.append(f"{w.name} {c.label}: native {native.status}: {native.reason}")
+        run.workloads.append(wr)
+
+    meta["loadavg_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    meta["duration_s"] = round(time.perf_counter() - started, 1)
+
+    (out / "bench.json").write_text(json.dumps(run.to_dict(), indent=1, ensure_ascii=False) + "\n",
+                                    encoding="utf-8")
+    (out / "bench.md").write_text(report.render_markdown(run, command), encoding="utf-8")
+    (out / "bench.svg").write_text(svg.render_svg(run), encoding="utf-8")
+    print(report.render_text(run), end="", flush=True)
+    log(f"wrote {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.svg'} "
+        f"({meta['duration_s']} s)")
+    if failures:
+        for f in failures:
+            log(f"FAILED: {f}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

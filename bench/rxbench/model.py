@@ -1,0 +1,134 @@
+"""Result records of a benchmark run and their JSON form."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Lanes in report order; `native` is the reference of every ratio.
+LANES: tuple[str, ...] = ("native", "floor", "eager", "inference_mode", "jit", "compile", "fallback")
+
+#: Column titles of the lanes.
+LANE_TITLES: dict[str, str] = {
+    "native": "native",
+    "floor": "floor",
+    "eager": "eager",
+    "inference_mode": "inference_mode",
+    "jit": "jit.script",
+    "compile": "torch.compile",
+    "fallback": "fallback",
+}
+
+#: One-line descriptions of the lanes (report legend).
+LANE_DESCRIPTIONS: dict[str, str] = {
+    "native": "the rextio-built function (a native builtin) called from Python",
+    "floor": "the same op sequence called from Rust on libtorch, no Python boundary per call",
+    "eager": "the original Python function, default grad mode",
+    "inference_mode": "the original Python function, timed block under torch.inference_mode()",
+    "jit": "torch.jit.script of the function (marker annotations rewritten to torch.Tensor)",
+    "compile": "torch.compile(function, dynamic=False), warm; compile time reported separately",
+    "fallback": "the Python body kept in the built wrapper (__rextio_fallback__)",
+}
+
+TIMED = "timed"
+WRONG = "wrong"
+UNAVAILABLE = "unavailable"
+NOT_NATIVE = "not native"
+SKIPPED = "skipped"
+
+#: Every status a lane can end in; only `timed` lanes have samples.
+STATUSES: tuple[str, ...] = (TIMED, WRONG, UNAVAILABLE, NOT_NATIVE, SKIPPED)
+
+#: Short forms for table cells.
+STATUS_SHORT: dict[str, str] = {
+    WRONG: "WRONG",
+    UNAVAILABLE: "unavailable",
+    NOT_NATIVE: "not native (fallback)",
+    SKIPPED: "skipped",
+}
+
+
+@dataclass
+class Ratio:
+    """`median(other) / median(native)` with a bootstrap interval (> 1: native is faster)."""
+
+    value: float
+    lo: float
+    hi: float
+
+
+@dataclass
+class LaneResult:
+    """One lane in one cell: its status and, when timed, its samples and statistics."""
+
+    lane: str
+    status: str
+    reason: str = ""
+    parity: str = ""
+    per_call_ns: list[float] = field(default_factory=list)
+    median_ns: float | None = None
+    q1_ns: float | None = None
+    q3_ns: float | None = None
+    ratio: Ratio | None = None
+    compile_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.lane not in LANES:
+            raise ValueError(f"unknown lane {self.lane!r}; expected one of {LANES}")
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}; expected one of {STATUSES}")
+
+
+@dataclass
+class CellResult:
+    """One shape of a workload with every lane's result."""
+
+    label: str
+    params: dict[str, int]
+    calls_per_block: int = 0
+    lanes: dict[str, LaneResult] = field(default_factory=dict)
+
+    @property
+    def batch(self) -> int:
+        """The batch size of the cell."""
+        return int(self.params.get("batch", 0))
+
+
+@dataclass
+class WorkloadResult:
+    """A workload (one function of one rextio project) over its cells."""
+
+    name: str
+    title: str
+    function: str
+    route: str
+    cells: list[CellResult] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    """A whole run: settings and environment (`meta`) and the workloads."""
+
+    meta: dict[str, Any]
+    workloads: list[WorkloadResult] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`target/bench/bench.json`)."""
+        return {"schema": 1, **asdict(self)}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> "RunResult":
+        """Inverse of `to_dict`."""
+        workloads = []
+        for w in data["workloads"]:
+            cells = []
+            for c in w["cells"]:
+                lanes = {}
+                for name, lr in c["lanes"].items():
+                    ratio = lr.get("ratio")
+                    lanes[name] = LaneResult(**{**lr, "ratio": Ratio(**ratio) if ratio else None})
+                cells.append(CellResult(label=c["label"], params=dict(c["params"]),
+                                        calls_per_block=c.get("calls_per_block", 0), lanes=lanes))
+            workloads.append(WorkloadResult(name=w["name"], title=w["title"], function=w["function"],
+                                            route=w.get("route", ""), cells=cells))
+        return RunResult(meta=dict(data.get("meta", {})), workloads=workloads)

@@ -1,0 +1,194 @@
+"""Tables of a run: latency medians, ratios to native with their intervals, compile times.
+
+The same rows render as aligned text (stdout) and as GitHub markdown (`bench.md`, README).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .model import (
+    LANE_DESCRIPTIONS,
+    LANE_TITLES,
+    LANES,
+    NOT_NATIVE,
+    STATUS_SHORT,
+    TIMED,
+    LaneResult,
+    RunResult,
+)
+
+OTHER_LANES = tuple(lane for lane in LANES if lane != "native")
+
+
+def format_us(ns: float | None) -> str:
+    """Nanoseconds as microseconds with three significant digits, never in exponent form."""
+    if ns is None:
+        return "—"
+    us = ns / 1000.0
+    # Thresholds apply to the rounded value, so 99.97 prints as 100, not 100.0.
+    if round(us, 2) < 10:
+        return f"{us:.2f}"
+    if round(us, 1) < 100:
+        return f"{us:.1f}"
+    return f"{us:,.0f}"
+
+
+def format_ratio(value: float) -> str:
+    """A ratio with two decimals below 10, one above."""
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def latency_cell(lr: LaneResult | None) -> str:
+    """A latency table entry: the median in µs, or the lane's status."""
+    if lr is None:
+        return "—"
+    if lr.status == TIMED:
+        return format_us(lr.median_ns)
+    return STATUS_SHORT.get(lr.status, lr.status)
+
+
+def ratio_cell(lr: LaneResult | None, native: LaneResult | None) -> str:
+    """A ratio table entry: `value [lo–hi]`, or why there is none."""
+    if lr is None:
+        return "—"
+    if lr.status != TIMED:
+        return STATUS_SHORT.get(lr.status, lr.status)
+    if native is None or native.status != TIMED or lr.ratio is None:
+        if native is not None and native.status == NOT_NATIVE:
+            return "n/a (not native)"
+        return "n/a (native not timed)"
+    r = lr.ratio
+    return f"{format_ratio(r.value)} [{format_ratio(r.lo)}–{format_ratio(r.hi)}]"
+
+
+def latency_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the latency table (median µs per call)."""
+    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in LANES)]
+    rows = []
+    for w in run.workloads:
+        for c in w.cells:
+            rows.append([w.name, c.label, *(latency_cell(c.lanes.get(lane)) for lane in LANES)])
+    return header, rows
+
+
+def ratio_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the ratio table (other / native, 95% interval)."""
+    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in OTHER_LANES)]
+    rows = []
+    for w in run.workloads:
+        for c in w.cells:
+            native = c.lanes.get("native")
+            rows.append([w.name, c.label,
+                         *(ratio_cell(c.lanes.get(lane), native) for lane in OTHER_LANES)])
+    return header, rows
+
+
+def compile_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of torch.compile's compile times (first call, seconds)."""
+    header = ["workload", "cell", "compile s"]
+    rows = []
+    for w in run.workloads:
+        for c in w.cells:
+            lr = c.lanes.get("compile")
+            if lr is not None and lr.compile_s is not None:
+                rows.append([w.name, c.label, f"{lr.compile_s:.2f}"])
+    return header, rows
+
+
+def notes(run: RunResult) -> list[str]:
+    """Why lanes were not timed, one line per workload, lane and reason (cells merged)."""
+    seen: dict[tuple[str, str, str, str], list[str]] = {}
+    for w in run.workloads:
+        for c in w.cells:
+            for lane in LANES:
+                lr = c.lanes.get(lane)
+                if lr is None or lr.status == TIMED:
+                    continue
+                key = (w.name, lane, lr.status, lr.reason)
+                seen.setdefault(key, []).append(c.label)
+    lines = []
+    for (workload, lane, status, reason), cells in seen.items():
+        total = next((len(w.cells) for w in run.workloads if w.name == workload), 0)
+        where = "all cells" if len(cells) == total else ", ".join(cells)
+        text = f"{workload} · {LANE_TITLES[lane]} · {STATUS_SHORT.get(status, status)} ({where})"
+        lines.append(f"{text}: {reason}" if reason else text)
+    return lines
+
+
+def align(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """An aligned text table: first two columns left-aligned, the rest right-aligned."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [str(c).ljust(widths[i]) if i < 2 else str(c).rjust(widths[i])
+                 for i, c in enumerate(cells)]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub markdown table (numeric columns right-aligned)."""
+    def esc(cell: str) -> str:
+        return str(cell).replace("|", "\\|")
+
+    out = ["| " + " | ".join(esc(h) for h in header) + " |",
+           "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def settings_line(run: RunResult) -> str:
+    """One line with the settings and environment a reader needs to judge the numbers."""
+    m = run.meta
+    parts = [
+        f"torch {m.get('torch', '?')}",
+        f"{m.get('threads', '?')} torch thread(s)",
+        "quick" if m.get("quick") else "full",
+        f"{m.get('rounds', '?')} rounds, blocks of ≈{m.get('block_ms', '?')} ms, lanes shuffled per round",
+        f"bootstrap {m.get('resamples', '?')} resamples (seed {m.get('seed', '?')})",
+        f"{m.get('cpus', '?')} CPUs",
+    ]
+    load = m.get("loadavg_start")
+    if load is not None:
+        parts.append(f"load avg {load:.2f} at start")
+    return "; ".join(parts)
+
+
+def _sections(run: RunResult, table) -> list[tuple[str, str]]:
+    rounds = run.meta.get("rounds", "?")
+    out = [
+        (f"Median latency per call (µs, median of {rounds} rounds)", table(*latency_rows(run))),
+        ("Ratio other / native (> 1: native is faster), median with 95% bootstrap interval",
+         table(*ratio_rows(run))),
+    ]
+    ch, cr = compile_rows(run)
+    if cr:
+        out.append(("torch.compile compile time (first call, s; Inductor's on-disk caches as found)", table(ch, cr)))
+    return out
+
+
+def render_text(run: RunResult) -> str:
+    """The report for stdout."""
+    lines = [f"rextio bench: {settings_line(run)}"]
+    for title, body in _sections(run, align):
+        lines += ["", title, body]
+    extra = notes(run)
+    if extra:
+        lines += ["", "Not timed:"] + [f"  - {n}" for n in extra]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(run: RunResult, command: str = "cargo xtask bench") -> str:
+    """The report as markdown (`target/bench/bench.md`, pasted into the README)."""
+    lines = [f"Command: `{command}` — {settings_line(run)}."]
+    for title, body in _sections(run, markdown):
+        lines += ["", f"**{title}**", "", body]
+    extra = notes(run)
+    if extra:
+        lines += ["", "Not timed:", ""] + [f"- {n}" for n in extra]
+    lines += ["", "Lanes:", ""]
+    lines += [f"- **{LANE_TITLES[lane]}**: {LANE_DESCRIPTIONS[lane]}" for lane in LANES]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,189 @@
+"""The benchmark's workloads: which function of which rextio project, its cells and inputs.
+
+Each workload is one function of a real rextio project that `cargo xtask bench` builds with the
+product (`rextio build`) under `target/bench/projects/<project>/`:
+
+- Phase A: `F.linear -> .relu() -> .mean(dim=1)` (`tests/fixtures/phase_a`);
+- Phase B: the weight-tied deep MLP with runtime `for`/`if` (`tests/fixtures/control_flow`);
+- scoring: normalize -> linear -> relu/tanh rounds -> linear -> softmax -> argmax
+  (`bench/projects/scoring`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One shape of a workload; `params` always has `batch`."""
+
+    label: str
+    params: dict[str, int]
+    #: Whether the torch.compile lane runs on this cell under `run.py --compile-subset`.
+    compile_subset: bool = False
+
+    @property
+    def batch(self) -> int:
+        """The batch size."""
+        return self.params["batch"]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A function of a built rextio project, with its floor twin and its cells."""
+
+    name: str
+    title: str
+    #: Directory name of the project under the projects directory.
+    project: str
+    #: Source file of the module, relative to the project root.
+    source: str
+    #: Dotted module name in the built package.
+    module: str
+    #: The timed function.
+    function: str
+    #: Base name of the floor lane's functions (`<floor>` and `<floor>_loop`).
+    floor: str
+    cells: tuple[Cell, ...]
+    make_inputs: Callable[[Cell, int], tuple[Any, ...]]
+    #: Extra (function, floor function) pairs the native and floor lanes must also match.
+    aux: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def qualname(self) -> str:
+        """The function's qualified name in `check.json`."""
+        return f"{self.module}.{self.function}"
+
+
+def _generator(seed: int) -> Any:
+    import torch
+
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+def phase_a_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x, weight, bias)` for `F.linear(x, weight, bias)`."""
+    import torch
+
+    g = _generator(seed)
+    b, n_in, n_out = cell.params["batch"], cell.params["in"], cell.params["out"]
+    x = torch.randn(b, n_in, generator=g)
+    weight = torch.randn(n_out, n_in, generator=g) / n_in**0.5
+    bias = torch.randn(n_out, generator=g) * 0.1
+    return (x, weight, bias)
+
+
+def phase_b_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x, weight, bias, depth, phase)` with a square, weight-tied layer."""
+    import torch
+
+    g = _generator(seed)
+    b, width = cell.params["batch"], cell.params["width"]
+    x = torch.randn(b, width, generator=g)
+    weight = torch.randn(width, width, generator=g) / width**0.5
+    bias = torch.randn(width, generator=g) * 0.1
+    return (x, weight, bias, cell.params["depth"], cell.params["phase"])
+
+
+SCORING_FEATURES = 32
+SCORING_HIDDEN = 32
+SCORING_CLASSES = 8
+SCORING_ROUNDS = 4
+
+
+def scoring_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x, mean, scale, w1, b1, w2, b2, rounds)` for the scoring pipeline."""
+    import torch
+
+    g = _generator(seed)
+    b, f, h, c = cell.params["batch"], SCORING_FEATURES, SCORING_HIDDEN, SCORING_CLASSES
+    x = torch.randn(b, f, generator=g) * 2.0 + 0.5
+    mean = torch.randn(f, generator=g) * 0.5 + 0.5
+    scale = torch.rand(f, generator=g) * 1.5 + 0.5
+    w1 = torch.randn(h, f, generator=g) / f**0.5
+    b1 = torch.randn(h, generator=g) * 0.1
+    w2 = torch.randn(c, h, generator=g) / h**0.5
+    b2 = torch.randn(c, generator=g) * 0.1
+    return (x, mean, scale, w1, b1, w2, b2, SCORING_ROUNDS)
+
+
+def _phase_a_cell(batch: int, n_in: int, n_out: int, compile_subset: bool = False) -> Cell:
+    return Cell(f"b={batch} {n_in}→{n_out}", {"batch": batch, "in": n_in, "out": n_out},
+                compile_subset)
+
+
+def _phase_b_cell(batch: int, width: int, depth: int, phase: int, compile_subset: bool = False) -> Cell:
+    return Cell(f"b={batch} w={width} d={depth} p={phase}",
+                {"batch": batch, "width": width, "depth": depth, "phase": phase}, compile_subset)
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload(
+        name="phase_a",
+        title="Phase A: F.linear → relu → mean(dim=1)",
+        project="phase_a",
+        source="src/phasea/kernels.py",
+        module="phasea.kernels",
+        function="inference",
+        floor="phase_a",
+        make_inputs=phase_a_inputs,
+        cells=(
+            _phase_a_cell(1, 32, 32, compile_subset=True),
+            _phase_a_cell(1, 128, 64),
+            _phase_a_cell(8, 64, 64),
+            _phase_a_cell(16, 128, 64),
+            _phase_a_cell(64, 128, 64),
+            _phase_a_cell(256, 256, 128),
+        ),
+    ),
+    Workload(
+        name="phase_b",
+        title="Phase B: weight-tied deep MLP, runtime for/if",
+        project="control_flow",
+        source="src/cflow/kernels.py",
+        module="cflow.kernels",
+        function="inference",
+        floor="phase_b",
+        make_inputs=phase_b_inputs,
+        cells=(
+            _phase_b_cell(1, 16, 4, 0, compile_subset=True),
+            _phase_b_cell(1, 32, 8, 1),
+            _phase_b_cell(4, 32, 16, 0),
+            _phase_b_cell(8, 64, 16, 1),
+            _phase_b_cell(32, 128, 8, 0),
+            _phase_b_cell(64, 128, 16, 1),
+        ),
+    ),
+    Workload(
+        name="scoring",
+        title="Scoring: normalize → linear → 4× relu/tanh → linear → softmax → argmax",
+        project="scoring",
+        source="src/rxb_scoring/kernels.py",
+        module="rxb_scoring.kernels",
+        function="classify",
+        floor="scoring",
+        make_inputs=scoring_inputs,
+        aux=(("probabilities", "scoring_probabilities"),),
+        cells=(
+            Cell("b=1", {"batch": 1}, compile_subset=True),
+            Cell("b=16", {"batch": 16}),
+            Cell("b=128", {"batch": 128}),
+        ),
+    ),
+)
+
+
+def by_name(names: list[str] | None) -> tuple[Workload, ...]:
+    """The named workloads in their canonical order (all when `names` is empty)."""
+    if not names:
+        return WORKLOADS
+    known = {w.name: w for w in WORKLOADS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown workload(s) {unknown}; known: {sorted(known)}")
+    return tuple(w for w in WORKLOADS if w.name in names)
