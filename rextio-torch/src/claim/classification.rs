@@ -1,23 +1,12 @@
 //! Classification head: softmax over a static dim and argmax to int64 rank 1.
 
 use super::{
-    bool_literal, describe, int_literal, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan,
-    Src,
+    bool_literal, describe, dim_args, int_literal, is_i64, operand, plan_f32, rank, reject,
+    DimArgs, NoPlan, Op, Plan, Src,
 };
 use crate::types::i64_cpu_1d;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
-
-/// Split a call or method into (tensor, positional operands after it).
-fn split(site: &ClaimSite) -> Option<(Src, usize)> {
-    if site.receiver.is_some() {
-        Some((Src::Recv, 0))
-    } else if site.args.is_empty() {
-        None
-    } else {
-        Some((Src::Arg(0), 1))
-    }
-}
 
 /// `t.softmax(dim)`, `torch.softmax(t, dim)`, `F.softmax(t, dim[, dtype=None])`.
 pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> {
@@ -35,22 +24,10 @@ pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> 
             "write t.softmax(dim=1) or torch.softmax(t, 1)",
         )
     };
-    let Some((t, rest)) = split(site) else {
-        return Err(form("has no tensor"));
-    };
-    let positional = site.args.len().saturating_sub(rest);
-    if positional > 1 {
-        return Err(form("has extra positional arguments"));
-    }
-    let mut dim = (positional == 1).then_some(Src::Arg(rest));
-    for (i, kw) in site.keywords.iter().enumerate() {
-        match kw.name.as_str() {
-            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
-            "dim" => return Err(form("gives dim twice")),
-            "dtype" if functional && matches!(kw.value.literal, Some(Literal::None)) => {}
-            other => return Err(form(&format!("with keyword `{other}` is not lowered"))),
-        }
-    }
+    let DimArgs { t, dim, .. } = dim_args(site, false, |kw| {
+        functional && kw.name == "dtype" && matches!(kw.value.literal, Some(Literal::None))
+    })
+    .map_err(|why| form(&why))?;
     let Some(dim_src) = dim else {
         return Err(form("without an explicit dim is not lowered"));
     };
@@ -103,23 +80,7 @@ pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "write t.argmax(dim=1) for rank 2, or t.argmax(dim=0, keepdim=True) for rank 1",
         )
     };
-    let Some((t, rest)) = split(site) else {
-        return Err(form("has no tensor"));
-    };
-    let positional = site.args.len().saturating_sub(rest);
-    if positional > 1 {
-        return Err(form("has a positional keepdim or extra arguments"));
-    }
-    let mut dim = (positional == 1).then_some(Src::Arg(rest));
-    let mut keepdim = None;
-    for (i, kw) in site.keywords.iter().enumerate() {
-        match kw.name.as_str() {
-            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
-            "dim" => return Err(form("gives dim twice")),
-            "keepdim" if keepdim.is_none() => keepdim = Some(Src::Kw(i)),
-            other => return Err(form(&format!("with keyword `{other}` is not lowered"))),
-        }
-    }
+    let DimArgs { t, dim, keepdim } = dim_args(site, true, |_| false).map_err(|why| form(&why))?;
     let Some(dim_src) = dim else {
         return Err(form("over the whole tensor would return rank 0"));
     };

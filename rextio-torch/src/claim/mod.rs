@@ -290,6 +290,49 @@ pub(crate) fn get(bound: &[(&str, Src)], name: &str) -> Option<Src> {
     bound.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
+/// The operands of `t.op(dim[, keepdim=b])` / `torch.op(t, dim[, keepdim=b])`.
+pub(crate) struct DimArgs {
+    /// The tensor.
+    pub t: Src,
+    /// The dim, given positionally or as `dim=` (once), if given.
+    pub dim: Option<Src>,
+    /// `keepdim=`, if given (never positionally).
+    pub keepdim: Option<Src>,
+}
+
+/// Parse a static-dim call: the tensor (receiver or first positional), at most one more
+/// positional (the dim), keywords `dim` and `keepdim` once each, and any keyword `extra`
+/// accepts. Returns a reason on a form outside that shape.
+pub(crate) fn dim_args(
+    site: &ClaimSite,
+    keepdim_allowed: bool,
+    extra: impl Fn(&rextio_plugin_api::Keyword) -> bool,
+) -> Result<DimArgs, String> {
+    let (t, rest) = if site.receiver.is_some() {
+        (Src::Recv, 0usize)
+    } else if site.args.is_empty() {
+        return Err("has no tensor".to_owned());
+    } else {
+        (Src::Arg(0), 1usize)
+    };
+    let positional = site.args.len().saturating_sub(rest);
+    if positional > 1 {
+        return Err("has a positional keepdim or extra arguments".to_owned());
+    }
+    let mut dim = (positional == 1).then_some(Src::Arg(rest));
+    let mut keepdim = None;
+    for (i, kw) in site.keywords.iter().enumerate() {
+        match kw.name.as_str() {
+            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
+            "dim" => return Err("gives dim twice".to_owned()),
+            "keepdim" if keepdim_allowed && keepdim.is_none() => keepdim = Some(Src::Kw(i)),
+            _ if extra(kw) => {}
+            other => return Err(format!("with keyword `{other}` is not lowered")),
+        }
+    }
+    Ok(DimArgs { t, dim, keepdim })
+}
+
 /// A static int literal (not a bool).
 pub(crate) fn int_literal(op: Option<&Operand>) -> Option<i64> {
     match op.and_then(|o| o.literal.as_ref()) {

@@ -1,8 +1,8 @@
 //! `mean` / `sum`: receiver methods or exact `torch.mean` / `torch.sum`, static dim.
 
 use super::{
-    bool_literal, describe, int_literal, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan,
-    Src,
+    bool_literal, describe, dim_args, int_literal, is_i64, operand, plan_f32, rank, reject,
+    DimArgs, NoPlan, Op, Plan, Src,
 };
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite};
@@ -21,29 +21,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
             &format!("write .{name}(dim=1) or torch.{name}(t, 0, keepdim=True)"),
         )
     };
-    // Normalise to (tensor, dim source, keepdim source).
-    let (t, rest) = if method {
-        (Src::Recv, 0usize)
-    } else {
-        if site.args.is_empty() {
-            return Err(form("has no tensor"));
-        }
-        (Src::Arg(0), 1usize)
-    };
-    let positional = site.args.len().saturating_sub(rest);
-    if positional > 1 {
-        return Err(form("has a positional keepdim or extra arguments"));
-    }
-    let mut dim = (positional == 1).then_some(Src::Arg(rest));
-    let mut keepdim = None;
-    for (i, kw) in site.keywords.iter().enumerate() {
-        match kw.name.as_str() {
-            "dim" if dim.is_none() => dim = Some(Src::Kw(i)),
-            "dim" => return Err(form("gives dim twice")),
-            "keepdim" if keepdim.is_none() => keepdim = Some(Src::Kw(i)),
-            _ => return Err(form(&format!("has keyword `{}`", kw.name))),
-        }
-    }
+    let DimArgs { t, dim, keepdim } = dim_args(site, true, |_| false).map_err(|why| form(&why))?;
     let Some(dim_src) = dim else {
         return Err(form("reduces the whole tensor (no dim)"));
     };
