@@ -28,6 +28,8 @@ pub struct ProjectConfig {
 pub struct ProjectSection {
     /// Project name; defaults to the directory name.
     pub name: Option<String>,
+    /// Version of the built wheel; defaults to `0.0.0`.
+    pub version: Option<String>,
 }
 
 /// `[plugins]`.

@@ -26,6 +26,7 @@ pub mod project;
 pub mod python_env;
 pub mod registry;
 pub mod report;
+pub mod wheel;
 
 pub use project::{BuildOptions, BuildOutput, CheckOutput, Generated, Project, ProjectError};
 pub use registry::{Registry, RegistryBuilder};

@@ -172,6 +172,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     if let Some(ext) = &out.extension {
                         println!("extension: {}", ext.display());
                     }
+                    if let Some(whl) = &out.wheel {
+                        println!("wheel: {}", whl.display());
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -19,6 +19,7 @@ use crate::lower::lower_function;
 use crate::python_env::{self, PythonError};
 use crate::registry::Registry;
 use crate::report::{Artifacts, BuildReport, CargoReport, CheckReport, Timings};
+use crate::wheel::WheelInfo;
 use rextio_plugin_api::CrateDependency;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -141,6 +142,8 @@ pub struct BuildOutput {
     pub python_dir: PathBuf,
     /// The extension, when something is native.
     pub extension: Option<PathBuf>,
+    /// The wheel in `dist/`.
+    pub wheel: Option<PathBuf>,
 }
 
 impl Project {
@@ -315,6 +318,7 @@ impl Project {
         };
         let mut extension = None;
         let mut failure = None;
+        let mut tags = None;
         if let Some(g) = &generated {
             let (path, source) = python_env::resolve(
                 options.python.as_deref(),
@@ -322,6 +326,11 @@ impl Project {
                 &self.root,
             );
             let python = python_env::probe(&path, source)?;
+            tags = Some((
+                python.python_tag.clone(),
+                python.platform_tag.clone(),
+                python.version.clone(),
+            ));
             let req = CargoRequest {
                 crate_dir: crate_dir.clone(),
                 lib_name: g.lib_name.clone(),
@@ -361,6 +370,46 @@ impl Project {
                 }
             }
         }
+        let wheel = if failure.is_none() {
+            let (python_tag, abi_tag, platform_tag, requires_python) = match tags {
+                Some((py, plat, ver)) => (py.clone(), py, plat, Some(format!("=={ver}.*"))),
+                None => ("py3".to_owned(), "none".to_owned(), "any".to_owned(), None),
+            };
+            let info = WheelInfo {
+                name: self.name.clone(),
+                version: self
+                    .config
+                    .project
+                    .version
+                    .clone()
+                    .unwrap_or_else(|| "0.0.0".to_owned()),
+                python_tag,
+                abi_tag,
+                platform_tag,
+                requires_python,
+            };
+            let dist = self.root.join("dist");
+            // Older wheels of this project would shadow the new one on install.
+            let prefix = format!("{}-", crate::wheel::normalize(&self.name));
+            if let Ok(entries) = std::fs::read_dir(&dist) {
+                for e in entries.flatten() {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.starts_with(&prefix) && n.ends_with(".whl") {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
+            Some(
+                crate::wheel::write_wheel(&python_dir, &dist, &info).map_err(|e| {
+                    ProjectError::Io {
+                        path: dist.clone(),
+                        source: std::io::Error::other(e.to_string()),
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
         let report = BuildReport {
             contract_version: crate::report::CONTRACT_VERSION,
             modules: check.report.modules.clone(),
@@ -370,6 +419,7 @@ impl Project {
                 crate_dir: generated
                     .as_ref()
                     .map(|_| crate_dir.to_string_lossy().into_owned()),
+                wheel: wheel.as_ref().map(|p| p.to_string_lossy().into_owned()),
             },
             timings_ms: Timings {
                 check: t_check,
@@ -390,6 +440,7 @@ impl Project {
             check,
             python_dir,
             extension,
+            wheel,
         })
     }
 

@@ -16,6 +16,10 @@ pub struct PythonInfo {
     pub prefix: PathBuf,
     /// `major.minor`.
     pub version: String,
+    /// Wheel interpreter/ABI tag, e.g. `cp311`.
+    pub python_tag: String,
+    /// Wheel platform tag, e.g. `linux_x86_64`.
+    pub platform_tag: String,
 }
 
 /// The interpreter cannot be used.
@@ -55,7 +59,8 @@ pub fn resolve(cli: Option<&Path>, config: Option<&Path>, root: &Path) -> (PathB
     (PathBuf::from("python3"), "python3 on PATH")
 }
 
-const PROBE: &str = "import json, sys; print(json.dumps({'prefix': sys.prefix, 'version': '%d.%d' % sys.version_info[:2]}))";
+const PROBE: &str = "import json, sys, sysconfig; print(json.dumps({'prefix': sys.prefix, 'version': '%d.%d' % sys.version_info[:2], \
+'python_tag': 'cp%d%d' % sys.version_info[:2], 'platform_tag': sysconfig.get_platform().replace('-', '_').replace('.', '_')}))";
 
 /// Run the probe.
 pub fn probe(path: &Path, source_name: &'static str) -> Result<PythonInfo, PythonError> {

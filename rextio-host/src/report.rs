@@ -179,6 +179,8 @@ pub struct Artifacts {
     pub extension: Option<String>,
     /// The generated crate.
     pub crate_dir: Option<String>,
+    /// The wheel in `dist/`.
+    pub wheel: Option<String>,
 }
 
 /// Stage timings.

@@ -24,6 +24,45 @@ fn phase_a_chain_matches_eager() {
     .unwrap();
     assert_eq!(report["cargo"]["status"], "ok");
     assert_eq!(report["contract_version"], "1");
+    // The wheel installs (offline, no dependencies) and runs natively from site-packages.
+    let wheel = built.out.wheel.clone().unwrap();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("phase_a-0.0.0-cp311-cp311-linux_"),
+        "{name}"
+    );
+    let site = built.dir.path().join("site");
+    let pip = std::process::Command::new(rextio_tests::python())
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+        ])
+        .arg(&site)
+        .arg(&wheel)
+        .output()
+        .unwrap();
+    assert!(
+        pip.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pip.stderr)
+    );
+    let run = std::process::Command::new(rextio_tests::python())
+        .args(["-c", "import torch; from phasea import kernels as k; x = torch.ones(2, 3); print(type(k.inference).__name__, k.inference(x, torch.ones(4, 3), torch.zeros(4)).tolist())"])
+        .env("PYTHONPATH", &site)
+        .env("REXTIO_NATIVE_MODE", "native")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && stdout.contains("builtin_function_or_method [3.0, 3.0]"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 #[test]
