@@ -1252,32 +1252,19 @@ impl Fx<'_> {
     }
 
     fn uses(&mut self, e: &Expr, assigned: &BTreeSet<String>) {
-        match &e.kind {
-            ExprKind::Local(n) | ExprKind::Move(n) => {
-                if !assigned.contains(n) {
-                    let msg = format!("`{n}` may be read before it is assigned on some path");
-                    self.error(
-                        codes::UNBOUND_NAME,
-                        e.span,
-                        msg,
-                        Some("assign it on every path before this use"),
-                    );
-                }
+        if let ExprKind::Local(n) | ExprKind::Move(n) = &e.kind {
+            if !assigned.contains(n) {
+                let msg = format!("`{n}` may be read before it is assigned on some path");
+                self.error(
+                    codes::UNBOUND_NAME,
+                    e.span,
+                    msg,
+                    Some("assign it on every path before this use"),
+                );
             }
-            ExprKind::Lit(_) => {}
-            ExprKind::Scalar(_, xs) => xs.iter().for_each(|x| self.uses(x, assigned)),
-            ExprKind::Site {
-                receiver,
-                args,
-                keywords,
-                ..
-            } => {
-                if let Some(r) = receiver {
-                    self.uses(r, assigned);
-                }
-                args.iter().for_each(|x| self.uses(x, assigned));
-                keywords.iter().for_each(|(_, x)| self.uses(x, assigned));
-            }
+        }
+        for c in e.children() {
+            self.uses(c, assigned);
         }
     }
 }

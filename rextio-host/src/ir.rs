@@ -187,3 +187,43 @@ pub enum ExprKind {
         keywords: Vec<(String, Expr)>,
     },
 }
+
+impl Expr {
+    /// Direct sub-expressions in evaluation order (receiver, positional, keyword operands).
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Local(_) | ExprKind::Move(_) | ExprKind::Lit(_) => Vec::new(),
+            ExprKind::Scalar(_, xs) => xs.iter().collect(),
+            ExprKind::Site {
+                receiver,
+                args,
+                keywords,
+                ..
+            } => receiver
+                .iter()
+                .map(|b| b.as_ref())
+                .chain(args.iter())
+                .chain(keywords.iter().map(|(_, x)| x))
+                .collect(),
+        }
+    }
+
+    /// Mutable [`Expr::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Local(_) | ExprKind::Move(_) | ExprKind::Lit(_) => Vec::new(),
+            ExprKind::Scalar(_, xs) => xs.iter_mut().collect(),
+            ExprKind::Site {
+                receiver,
+                args,
+                keywords,
+                ..
+            } => receiver
+                .iter_mut()
+                .map(|b| b.as_mut())
+                .chain(args.iter_mut())
+                .chain(keywords.iter_mut().map(|(_, x)| x))
+                .collect(),
+        }
+    }
+}

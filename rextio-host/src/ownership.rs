@@ -58,20 +58,7 @@ fn disqualify(body: &[Stmt], exclusive: &mut BTreeSet<String>) {
 fn uses(e: &Expr, out: &mut Vec<String>) {
     match &e.kind {
         ExprKind::Local(n) | ExprKind::Move(n) => out.push(n.clone()),
-        ExprKind::Lit(_) => {}
-        ExprKind::Scalar(_, xs) => xs.iter().for_each(|x| uses(x, out)),
-        ExprKind::Site {
-            receiver,
-            args,
-            keywords,
-            ..
-        } => {
-            if let Some(r) = receiver {
-                uses(r, out);
-            }
-            args.iter().for_each(|x| uses(x, out));
-            keywords.iter().for_each(|(_, x)| uses(x, out));
-        }
+        _ => e.children().into_iter().for_each(|c| uses(c, out)),
     }
 }
 
@@ -83,28 +70,13 @@ fn live_uses(e: &Expr) -> Live {
 
 /// Rewrite the single occurrence of `name` as a site operand into a move.
 fn to_move(e: &mut Expr, name: &str) {
-    match &mut e.kind {
-        ExprKind::Site {
-            receiver,
-            args,
-            keywords,
-            ..
-        } => {
-            let operands = receiver
-                .iter_mut()
-                .map(|b| b.as_mut())
-                .chain(args.iter_mut())
-                .chain(keywords.iter_mut().map(|(_, x)| x));
-            for op in operands {
-                if matches!(&op.kind, ExprKind::Local(n) if n == name) {
-                    op.kind = ExprKind::Move(name.to_owned());
-                } else {
-                    to_move(op, name);
-                }
-            }
+    let is_site = matches!(e.kind, ExprKind::Site { .. });
+    for op in e.children_mut() {
+        if is_site && matches!(&op.kind, ExprKind::Local(n) if n == name) {
+            op.kind = ExprKind::Move(name.to_owned());
+        } else {
+            to_move(op, name);
         }
-        ExprKind::Scalar(_, xs) => xs.iter_mut().for_each(|x| to_move(x, name)),
-        _ => {}
     }
 }
 

@@ -1,9 +1,9 @@
 //! Activations (`relu`, `sigmoid`, `tanh`), unary math (`abs`, `neg`, `negative`, `square`,
 //! `exp`, `log`, `sqrt`), `F.relu` and exact `F.gelu`.
 
-use super::{bind, describe, get, is_i64, operand, plan_f32, rank, reject, NoPlan, Op, Plan, Src};
+use super::{bind, get, operand, plan_f32, reject, NoPlan, Op, Plan, Src};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimSite, Literal, Operand};
+use rextio_plugin_api::{ClaimSite, Literal};
 
 /// The runtime function of a unary name.
 fn runtime_name(name: &str) -> Option<&'static str> {
@@ -22,26 +22,6 @@ fn rule_for(name: &str, rank: u8, method: bool) -> String {
     }
 }
 
-fn tensor_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
-    if is_i64(op) {
-        return Err(reject(
-            codes::INT64_ARITHMETIC,
-            format!("{what} on an int64 classification result is not lowered"),
-            "keep int64 results for returning",
-        ));
-    }
-    rank(op).ok_or_else(|| {
-        reject(
-            codes::UNSUPPORTED_SURFACE,
-            format!(
-                "{what} on {} is outside the float32 CPU rank-1/2 surface",
-                describe(op)
-            ),
-            "keep this function in Python",
-        )
-    })
-}
-
 /// `t.relu()`, `t.exp()`, ...
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let name = site.target.as_str();
@@ -55,7 +35,7 @@ pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let (Some(recv), Some(f)) = (&site.receiver, runtime_name(name)) else {
         return Err(super::ClaimOutcome::NotCovered);
     };
-    let r = tensor_rank(recv, &format!(".{name}()"))?;
+    let r = super::f32_rank(recv, &format!(".{name}()"))?;
     plan_f32(rule_for(name, r, true), r, Op::Unary { f, t: Src::Recv })
 }
 
@@ -71,7 +51,7 @@ pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     let Some(f) = runtime_name(name) else {
         return Err(super::ClaimOutcome::NotCovered);
     };
-    let r = tensor_rank(t, &format!("torch.{name}"))?;
+    let r = super::f32_rank(t, &format!("torch.{name}"))?;
     plan_f32(rule_for(name, r, false), r, Op::Unary { f, t: Src::Arg(0) })
 }
 
@@ -102,7 +82,7 @@ pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             ));
         }
     }
-    let r = tensor_rank(&site.args[0], "F.relu")?;
+    let r = super::f32_rank(&site.args[0], "F.relu")?;
     plan_f32(
         rules::F_RELU,
         r,
@@ -137,7 +117,7 @@ pub fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             _ => return Err(form("with a non-literal approximate is not lowered".into())),
         }
     }
-    let r = tensor_rank(&site.args[0], "F.gelu")?;
+    let r = super::f32_rank(&site.args[0], "F.gelu")?;
     plan_f32(
         rules::GELU,
         r,

@@ -1,8 +1,7 @@
 //! Classification head: softmax over a static dim and argmax to int64 rank 1.
 
 use super::{
-    bool_literal, describe, dim_args, int_literal, is_i64, operand, plan_f32, rank, reject,
-    DimArgs, NoPlan, Op, Plan, Src,
+    bool_literal, dim_args, int_literal, operand, plan_f32, reject, DimArgs, NoPlan, Op, Plan, Src,
 };
 use crate::types::i64_cpu_1d;
 use crate::{codes, rules};
@@ -37,20 +36,7 @@ pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> 
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    if is_i64(tensor) {
-        return Err(reject(
-            codes::INT64_ARITHMETIC,
-            format!("{shown} on an int64 classification result is not lowered"),
-            "apply softmax to float32 scores",
-        ));
-    }
-    let Some(r) = rank(tensor) else {
-        return Err(reject(
-            codes::UNSUPPORTED_SURFACE,
-            format!("{shown} on {} is not lowered", describe(tensor)),
-            "keep this function in Python",
-        ));
-    };
+    let r = super::f32_rank(tensor, &shown)?;
     if !(d == 0 || (r == 2 && d == 1)) {
         return Err(form(&format!(
             "with dim={d} on a rank-{r} tensor is not lowered"
@@ -96,20 +82,7 @@ pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    if is_i64(tensor) {
-        return Err(reject(
-            codes::INT64_ARITHMETIC,
-            format!("{shown} on an int64 classification result is not lowered"),
-            "apply argmax to float32 scores",
-        ));
-    }
-    let Some(r) = rank(tensor) else {
-        return Err(reject(
-            codes::UNSUPPORTED_SURFACE,
-            format!("{shown} on {} is not lowered", describe(tensor)),
-            "keep this function in Python",
-        ));
-    };
+    let r = super::f32_rank(tensor, &shown)?;
     match (r, d, keep) {
         (2, 0 | 1, false) | (1, 0, true) => {}
         (2, _, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank 2, which has no registered type")),

@@ -210,6 +210,28 @@ pub(crate) fn is_i64(op: &Operand) -> bool {
     op.key().is_some_and(|k| k.as_str() == I64_CPU_1D)
 }
 
+/// The rank of a float32 CPU tensor operand; int64 classification results and anything else
+/// are rejected with the matching code.
+pub(crate) fn f32_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
+    if is_i64(op) {
+        return Err(reject(
+            codes::INT64_ARITHMETIC,
+            format!("{what} on an int64 classification result is not lowered"),
+            "use float32 scores; int64 results are for returning",
+        ));
+    }
+    rank(op).ok_or_else(|| {
+        reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!(
+                "{what} on {} is outside the float32 CPU rank-1/2 surface",
+                describe(op)
+            ),
+            "keep this function in Python",
+        )
+    })
+}
+
 /// Describe an operand type for messages.
 pub(crate) fn describe(op: &Operand) -> String {
     match (&op.literal, &op.ty) {

@@ -1,8 +1,7 @@
 //! `mean` / `sum`: receiver methods or exact `torch.mean` / `torch.sum`, static dim.
 
 use super::{
-    bool_literal, describe, dim_args, int_literal, is_i64, operand, plan_f32, rank, reject,
-    DimArgs, NoPlan, Op, Plan, Src,
+    bool_literal, dim_args, int_literal, operand, plan_f32, reject, DimArgs, NoPlan, Op, Plan, Src,
 };
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite};
@@ -36,20 +35,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    if is_i64(tensor) {
-        return Err(reject(
-            codes::INT64_ARITHMETIC,
-            format!("{shown} on an int64 classification result is not lowered"),
-            "reduce the float32 scores instead",
-        ));
-    }
-    let Some(r) = rank(tensor) else {
-        return Err(reject(
-            codes::UNSUPPORTED_SURFACE,
-            format!("{shown} on {} is not lowered", describe(tensor)),
-            "keep this function in Python",
-        ));
-    };
+    let r = super::f32_rank(tensor, &shown)?;
     let result = match (r, d, keep) {
         (2, 0 | 1, false) => 1,
         (2, 0 | 1, true) => 2,
