@@ -36,7 +36,7 @@ pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> 
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    let r = super::f32_rank(tensor, &shown)?;
+    let r = super::f32_rank(tensor, shown)?;
     if !(d == 0 || (r == 2 && d == 1)) {
         return Err(form(&format!(
             "with dim={d} on a rank-{r} tensor is not lowered"
@@ -82,7 +82,7 @@ pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    let r = super::f32_rank(tensor, &shown)?;
+    let r = super::f32_rank(tensor, shown)?;
     match (r, d, keep) {
         (2, 0 | 1, false) | (1, 0, true) => {}
         (2, _, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank 2, which has no registered type")),
