@@ -42,6 +42,14 @@ pub enum ProjectError {
         /// Registered ids.
         available: String,
     },
+    /// A device provider named in `[target]` that is not registered.
+    #[error("rextio.toml [target] names device provider `{id}`, which is not registered in this rextio (registered: {available}); accelerator lanes need a build with that provider")]
+    UnknownProvider {
+        /// The id.
+        id: String,
+        /// Registered ids.
+        available: String,
+    },
     /// Interpreter.
     #[error(transparent)]
     Python(#[from] PythonError),
@@ -184,6 +192,30 @@ impl Project {
                 return Err(ProjectError::UnknownPlugin {
                     id: id.clone(),
                     available: available.join(", "),
+                });
+            }
+        }
+        // Fail closed: an accelerator target nobody can authorise must not silently build for CPU.
+        if let Some(id) = self
+            .config
+            .target
+            .as_ref()
+            .and_then(|t| t.device_provider.as_ref())
+        {
+            if !registry.providers().iter().any(|p| p.provider.id() == id) {
+                let available: Vec<&str> = registry
+                    .providers()
+                    .iter()
+                    .map(|p| p.provider.id())
+                    .collect();
+                let available = if available.is_empty() {
+                    "none".to_owned()
+                } else {
+                    available.join(", ")
+                };
+                return Err(ProjectError::UnknownProvider {
+                    id: id.clone(),
+                    available,
                 });
             }
         }
