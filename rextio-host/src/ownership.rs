@@ -102,6 +102,32 @@ impl Pass {
             .collect()
     }
 
+    /// Live set at a loop head: the fixpoint of `head = seed ∪ (live_in(body, head) - {var})`,
+    /// computed on scratch copies; then the body is processed for real with the final head
+    /// (`continue` goes to the head, `break` to `out`).
+    fn fixpoint(&mut self, body: &mut [Stmt], out: &Live, seed: Live, var: Option<&str>) -> Live {
+        let mut head = seed;
+        loop {
+            self.loops.push((head.clone(), out.clone()));
+            let mut scratch = body.to_vec();
+            let mut inner = self.block(&mut scratch, head.clone());
+            self.loops.pop();
+            if let Some(v) = var {
+                inner.remove(v);
+            }
+            let mut next = head.clone();
+            next.extend(inner);
+            if next == head {
+                break;
+            }
+            head = next;
+        }
+        self.loops.push((head.clone(), out.clone()));
+        self.block(body, head.clone());
+        self.loops.pop();
+        head
+    }
+
     /// Process a block backwards given what is live after it; returns what is live before it.
     fn block(&mut self, body: &mut [Stmt], mut live: Live) -> Live {
         for s in body.iter_mut().rev() {
@@ -138,25 +164,9 @@ impl Pass {
                 live
             }
             Stmt::While { cond, body } => {
-                // Fixpoint of head = out ∪ uses(cond) ∪ live_in(body, head), on a scratch copy.
-                let mut head = out.clone();
-                head.extend(live_uses(cond));
-                loop {
-                    self.loops.push((head.clone(), out.clone()));
-                    let mut scratch = body.clone();
-                    let inner = self.block(&mut scratch, head.clone());
-                    self.loops.pop();
-                    let mut next = head.clone();
-                    next.extend(inner);
-                    if next == head {
-                        break;
-                    }
-                    head = next;
-                }
-                self.loops.push((head.clone(), out));
-                self.block(body, head.clone());
-                self.loops.pop();
-                head
+                let mut seed = out.clone();
+                seed.extend(live_uses(cond));
+                self.fixpoint(body, &out, seed, None)
             }
             Stmt::ForRange {
                 var,
@@ -165,24 +175,7 @@ impl Pass {
                 step,
                 body,
             } => {
-                let mut head = out.clone();
-                loop {
-                    self.loops.push((head.clone(), out.clone()));
-                    let mut scratch = body.clone();
-                    let mut inner = self.block(&mut scratch, head.clone());
-                    self.loops.pop();
-                    inner.remove(var.as_str());
-                    let mut next = head.clone();
-                    next.extend(inner);
-                    if next == head {
-                        break;
-                    }
-                    head = next;
-                }
-                self.loops.push((head.clone(), out));
-                self.block(body, head.clone());
-                self.loops.pop();
-                let mut live = head;
+                let mut live = self.fixpoint(body, &out, out.clone(), Some(var.as_str()));
                 for e in [start, stop, step] {
                     live.extend(live_uses(e));
                 }

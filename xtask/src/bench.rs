@@ -121,18 +121,8 @@ pub fn bench(root: &Path, quick: bool, threads: usize) -> Result<()> {
 fn build_project(root: &Path, name: &str, dir: &Path) -> Step {
     eprintln!("xtask: rextio build {}", display_rel(root, dir));
     let started = Instant::now();
-    let mut cmd = env::venv_command(root, cargo());
-    cmd.args([
-        "run",
-        "--quiet",
-        "-p",
-        "rextio-host",
-        "--bin",
-        "rextio",
-        "--",
-        "build",
-    ])
-    .arg(dir);
+    let mut cmd = crate::rextio_command(root);
+    cmd.arg("build").arg(dir);
     let error = match cmd.output() {
         Ok(output) if output.status.success() => None,
         Ok(output) => {

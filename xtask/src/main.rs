@@ -105,25 +105,29 @@ fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
 }
 
+/// `cargo run -p rextio-host --bin rextio --` in the venv environment; append the CLI arguments.
+fn rextio_command(root: &Path) -> std::process::Command {
+    let mut cmd = env::venv_command(root, cargo());
+    cmd.args([
+        "run",
+        "--quiet",
+        "-p",
+        "rextio-host",
+        "--bin",
+        "rextio",
+        "--",
+    ]);
+    cmd
+}
+
 fn demo(root: &Path) -> Result<()> {
     setup::setup(root)?;
     let python = env::venv_python(root);
     let example = root.join("examples").join("scoring");
 
     eprintln!("xtask: building examples/scoring with `rextio build`");
-    let mut build = env::venv_command(root, cargo());
-    build
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "rextio-host",
-            "--bin",
-            "rextio",
-            "--",
-        ])
-        .arg("build")
-        .arg("examples/scoring");
+    let mut build = rextio_command(root);
+    build.arg("build").arg("examples/scoring");
     env::run(&mut build, "")?;
 
     eprintln!("xtask: running examples/scoring/demo.py (REXTIO_NATIVE_MODE=native)");
@@ -140,21 +144,11 @@ fn demo(root: &Path) -> Result<()> {
 
 fn certify(root: &Path) -> Result<()> {
     eprintln!("xtask: rextio certify (every plugin with a certification kit)");
-    let mut cmd = env::venv_command(root, cargo());
-    cmd.args([
-        "run",
-        "--quiet",
-        "-p",
-        "rextio-host",
-        "--bin",
-        "rextio",
-        "--",
-        "certify",
-        "--python",
-    ])
-    .arg(env::venv_python(root))
-    .arg("--out")
-    .arg(root.join("target").join("certify"));
+    let mut cmd = rextio_command(root);
+    cmd.args(["certify", "--python"])
+        .arg(env::venv_python(root))
+        .arg("--out")
+        .arg(root.join("target").join("certify"));
     env::run(&mut cmd, "")
 }
 
