@@ -388,6 +388,11 @@ impl Fx<'_> {
 
     /// Resolve an annotation expression.
     fn annotation(&self, e: &ast::Expr) -> Option<ValueType> {
+        // A string annotation (`x: "TensorF32Cpu2D"`) means the expression it spells.
+        if let ast::Expr::StringLiteral(s) = e {
+            let parsed = ruff_python_parser::parse_expression(s.value.to_str()).ok()?;
+            return self.annotation(&parsed.into_syntax().body);
+        }
         if let ast::Expr::Name(n) = e {
             let id = n.id.as_str();
             if !self.module.imports.contains_key(id) {

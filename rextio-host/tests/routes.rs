@@ -13,6 +13,8 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def loop_while(x: M, w: M, n: int) -> M:\n    h = x\n    i = 0\n    while i < n and i < 100:\n        h = (h @ w).tanh()\n        i += 1\n    return h\n", "native-plugin:rextio-torch", &[]),
     ("def early(x: M, w: M, n: int) -> M:\n    if n <= 0:\n        return x\n    elif n == 1:\n        return x @ w\n    else:\n        y = x @ w\n    return y.relu()\n", "native-plugin:rextio-torch", &[]),
     ("def brk(x: M, w: M, n: int) -> M:\n    h = x\n    for i in range(0, n, 2):\n        if i % 3 == 1:\n            continue\n        if i // 7 > 2:\n            break\n        h = (h @ w).relu()\n    return h\n", "native-plugin:rextio-torch", &[]),
+    ("def strings(x: \"M\", n: \"int\") -> \"torch_types.TensorF32Cpu2D\":\n    return x.relu()\n", "native-plugin:rextio-torch", &[]),
+    ("def bad_string(x: \"not a type\") -> M:\n    return x.relu()\n", "fallback-python", &["RXT001"]),
     ("def doc(x: M) -> M:\n    \"\"\"Docstring.\"\"\"\n    pass\n    return x.relu()\n", "native-plugin:rextio-torch", &[]),
     ("def scalars(n: int, f: float) -> float:\n    return n / 2 + f\n", "fallback-python", &["RXT016"]),
     ("def softmax(x: M) -> M:\n    return torch.softmax(x, dim=-1)\n", "fallback-python", &["RXTP-TORCH-013"]),
@@ -118,9 +120,9 @@ fn claims_are_reported_post_order_with_positions() {
     assert_eq!(
         rules,
         vec![
-            ("rextio-torch/tensor-matmul-f32-cpu-2d", 6, 13),
-            ("rextio-torch/tensor-add-f32-cpu-2d-1d-broadcast", 6, 13),
-            ("rextio-torch/tensor-relu-f32-cpu-2d", 6, 12),
+            ("rextio-torch/tensor-matmul-f32-cpu-2d", 7, 13),
+            ("rextio-torch/tensor-add-f32-cpu-2d-1d-broadcast", 7, 13),
+            ("rextio-torch/tensor-relu-f32-cpu-2d", 7, 12),
         ]
     );
 }

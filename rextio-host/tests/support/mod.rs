@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Header shared by the test modules.
 #[allow(dead_code)]
-pub const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D as V, TensorF32Cpu2D as M, TensorI64Cpu1D as L\n\n";
+pub const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D as V, TensorF32Cpu2D as M, TensorI64Cpu1D as L\nfrom rextio_torch import types as torch_types\n\n";
 
 /// A project with `rextio.toml` enabling rextio-torch and the given files under `src/`.
 pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
