@@ -174,6 +174,19 @@ fn ci(root: &Path, test_args: &[String]) -> Result<()> {
     fmt.current_dir(root)
         .args(["fmt", "--all", "--", "--check"]);
     env::run(&mut fmt, "run `cargo fmt --all` to fix the formatting")?;
+    // The benchmark floor crate is its own workspace (a cdylib built into the shared target dir).
+    let mut fmt_floor = Command::new(cargo());
+    fmt_floor.current_dir(root).args([
+        "fmt",
+        "--manifest-path",
+        "bench/floor/Cargo.toml",
+        "--",
+        "--check",
+    ]);
+    env::run(
+        &mut fmt_floor,
+        "run `cargo fmt --manifest-path bench/floor/Cargo.toml`",
+    )?;
 
     // Clippy compiles build scripts (torch-sys) that need the venv's Python and torch.
     setup::setup(root)?;
