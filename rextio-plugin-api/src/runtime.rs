@@ -60,12 +60,31 @@ pub fn int_mod(a: i64, b: i64) -> PyResult<i64> {
     }
 }
 
-/// `a / b` on ints (true division, a float).
+/// `a / b` on ints (true division, a float), correctly rounded as Python rounds it.
+///
+/// Operands within 2^53 convert exactly, so one f64 division rounds once. Larger operands would
+/// round twice that way; they take an exact integer quotient with at least 55 significant bits
+/// and a sticky bit, rounded once by the (round-half-even) u128 -> f64 conversion.
 pub fn int_truediv(a: i64, b: i64) -> PyResult<f64> {
     if b == 0 {
         return Err(PyZeroDivisionError::new_err("division by zero"));
     }
-    Ok(a as f64 / b as f64)
+    const EXACT: u64 = 1 << 53;
+    if a.unsigned_abs() <= EXACT && b.unsigned_abs() <= EXACT {
+        return Ok(a as f64 / b as f64);
+    }
+    let (ua, ub) = (u128::from(a.unsigned_abs()), u128::from(b.unsigned_abs()));
+    let bits = |x: u128| 128 - x.leading_zeros() as i32;
+    // bits(ua) + shift <= 56 + 64: the shifted numerator fits in u128.
+    let shift = (56 + bits(ub) - bits(ua)).max(0);
+    let n = ua << shift;
+    let (q, r) = (n / ub, n % ub);
+    let magnitude = ((q | u128::from(r != 0)) as f64) * 2f64.powi(-shift);
+    Ok(if (a < 0) != (b < 0) {
+        -magnitude
+    } else {
+        magnitude
+    })
 }
 
 /// `a / b` on floats.
@@ -136,6 +155,30 @@ mod tests {
         for (a, b, q, r) in cases {
             assert_eq!(int_floordiv(a, b).unwrap(), q, "{a}//{b}");
             assert_eq!(int_mod(a, b).unwrap(), r, "{a}%{b}");
+        }
+    }
+
+    #[test]
+    fn true_division_is_correctly_rounded_like_python() {
+        // Expected values are CPython 3.11's `repr(a / b)`.
+        // The first three are cases where converting both operands to f64 first rounds twice.
+        let cases: [(i64, i64, f64); 8] = [
+            (4865782901354085936, -129944532029, -37445076.182722166),
+            (-224005144201187700, -918664801511, 243837.73475673486),
+            (-8659086330061188717, 713073860282, -12143323.170809783),
+            (i64::MAX, 3, 3.0744573456182584e18),
+            (9007199254740993, 1, 9007199254740992.0),
+            (9007199254740995, 1, 9007199254740996.0),
+            (7, -2, -3.5),
+            (0, -5, -0.0),
+        ];
+        for (a, b, want) in cases {
+            let got = int_truediv(a, b).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{a} / {b}: {got:e} != {want:e}"
+            );
         }
     }
 

@@ -12,6 +12,7 @@ pub mod platforms;
 pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;
+pub mod shape;
 pub mod types;
 
 use rextio_plugin_api::{

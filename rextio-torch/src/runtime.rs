@@ -122,17 +122,6 @@ pub fn matmul(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor
     ok(a.0.f_matmul(&b.0))
 }
 
-/// Whether `b` broadcasts into `a`'s shape without growing it.
-fn broadcasts_into(a: &[i64], b: &[i64]) -> bool {
-    if b.len() > a.len() {
-        return false;
-    }
-    a.iter()
-        .rev()
-        .zip(b.iter().rev())
-        .all(|(x, y)| y == x || *y == 1)
-}
-
 macro_rules! binary {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
         #[doc = concat!("`a ", $op, " b` on tensors.")]
@@ -141,7 +130,7 @@ macro_rules! binary {
         }
         #[doc = concat!("`a ", $op, " b` where `a` is an owned temporary: in place when the result keeps `a`'s shape.")]
         pub fn $owned(mut a: RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            if broadcasts_into(&a.0.size(), &b.0.size()) {
+            if crate::shape::broadcasts_into(&a.0.size(), &b.0.size()) {
                 // The returned handle aliases `a`; only the side effect matters.
                 drop(a.0.$f_(&b.0).map_err(map_err)?);
                 Ok(a)
@@ -288,19 +277,4 @@ pub fn argmax(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchT
         ));
     }
     Ok(RxtTorchTensor(r))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::broadcasts_into;
-
-    #[test]
-    fn in_place_only_when_shape_is_kept() {
-        assert!(broadcasts_into(&[4, 3], &[3]));
-        assert!(broadcasts_into(&[4, 3], &[4, 3]));
-        assert!(broadcasts_into(&[4, 3], &[1, 3]));
-        assert!(!broadcasts_into(&[1, 3], &[4, 3]));
-        assert!(!broadcasts_into(&[3], &[4, 3]));
-        assert!(!broadcasts_into(&[4, 1], &[4, 3]));
-    }
 }

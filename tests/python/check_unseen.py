@@ -31,6 +31,10 @@ x0 = x.clone()
 for n in (0, 1, 2, 5):
     assert_same(model.refine(x, w, n), eager.refine(x, w, n), f"refine {n}")
 assert torch.equal(x, x0), "refine mutated its input"
+# Large ints: true division is correctly rounded as in Python (no double rounding).
+for a, bb in [(4865782901354085936, -129944532029), (-8659086330061188717, 713073860282), (2**63 - 1, 3), (2**53 + 1, 1)]:
+    for flag in (True, False):
+        same_outcome(model.ratio, eager.ratio, x, a, bb, flag, what=f"ratio {a} {bb} {flag}")
 # Zero division raises ZeroDivisionError in both.
 same_outcome(model.int_semantics, eager.int_semantics, x, 3, 0)
 same_outcome(model.ratio, eager.ratio, x, 3, 0, True)
