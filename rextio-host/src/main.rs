@@ -104,16 +104,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .ok()
                 .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "project".into());
-            let pkg: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let pkg = rextio_host::codegen::sanitize(&name);
             let module = dir.join("src").join(&pkg).join("kernels.py");
             std::fs::create_dir_all(module.parent().unwrap_or(&dir))
                 .with_context(|| format!("creating '{}'", dir.display()))?;
