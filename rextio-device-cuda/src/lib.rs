@@ -1,0 +1,1 @@
+//! # rextio-device-cuda: the CUDA device provider (under construction).

@@ -1,0 +1,1 @@
+//! # rextio-tensorflow: the TensorFlow backend (under construction).
