@@ -47,6 +47,32 @@ pub struct CrateDependency {
     pub forbidden_env: Vec<String>,
 }
 
+/// How far a plugin supports a platform (serialized lowercase, as in the seeds' tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlatformState {
+    /// Native evidence can be recorded on such a host.
+    Certifiable,
+    /// Expected to work; not certified here.
+    Experimental,
+    /// Known not to work (no pinned framework build, impossible target).
+    Unsupported,
+    /// Not decided yet; no support claim.
+    Deferred,
+}
+
+impl PlatformState {
+    /// The lowercase name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlatformState::Certifiable => "certifiable",
+            PlatformState::Experimental => "experimental",
+            PlatformState::Unsupported => "unsupported",
+            PlatformState::Deferred => "deferred",
+        }
+    }
+}
+
 /// Support status of one host platform cell (OS x architecture).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlatformCell {
@@ -54,9 +80,8 @@ pub struct PlatformCell {
     pub os: String,
     /// `x86_64`, `aarch64`, `x86`, `arm32`, or `*`.
     pub arch: String,
-    /// `certifiable` (native evidence can be recorded on such a host), `experimental`,
-    /// `unsupported` or `deferred`.
-    pub status: String,
+    /// Its support state.
+    pub status: PlatformState,
     /// A stable reason code.
     pub reason_code: String,
     /// Human explanation.
@@ -71,7 +96,9 @@ pub struct CertificationKit {
     pub project_dir: String,
     /// Absolute path of the checker script, run as
     /// `python CHECKER RESULT_JSON PROJECT_SRC` with the built tree on `PYTHONPATH`. It writes
-    /// `{"runtime": {...versions...}, "functions": {name: {"passed": bool, ...}}}`.
+    /// `{"runtime": {...versions...}, "functions": {"module.function": {"passed": bool, ...}}}`
+    /// (keys are qualified names) and exits 0 when every function passed, 1 when some failed;
+    /// any other exit is a broken checker and fails certification.
     pub checker: String,
 }
 
@@ -136,4 +163,14 @@ pub trait DeviceProvider: Send + Sync {
         &self,
         req: &PreflightRequest,
     ) -> Result<BuildContribution, ProviderError>;
+    /// The provider's own status name for one of its reason codes (for example
+    /// `invalid-configuration`), reported next to the code (Device Provider API >= 1.1).
+    fn reason_status(&self, _reason_code: &str) -> Option<String> {
+        None
+    }
+    /// The record of what a build was authorised with, for `build.json`; option values must
+    /// appear only as digests (Device Provider API >= 1.1).
+    fn lock_record(&self, _req: &PreflightRequest) -> Option<serde_json::Value> {
+        None
+    }
 }

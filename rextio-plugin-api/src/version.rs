@@ -7,7 +7,10 @@ use thiserror::Error;
 pub const API_VERSION: Version = Version::new(1, 7, 0);
 
 /// The device provider API this host implements.
-pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 0, 0);
+pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 1, 0);
+
+/// Minor version of the device provider API that introduced `reason_status` and `lock_record`.
+pub const PROVIDER_DETAILS_SINCE_MINOR: u64 = 1;
 
 /// Minor version of the plugin API that introduced `device_requirements`.
 pub const DEVICE_REQUIREMENTS_SINCE_MINOR: u64 = 6;
