@@ -59,6 +59,8 @@ pub enum CargoError {
         command: String,
         /// Compiler messages and cargo's stderr (tail).
         messages: String,
+        /// The errors rustc reported in the generated crate itself, by primary position.
+        errors: Vec<CompileError>,
     },
     /// Cargo ran too long.
     #[error("cargo did not finish within {secs} s running: {command}; raise --timeout or check for a stuck build")]
@@ -78,15 +80,20 @@ pub enum CargoError {
     },
 }
 
-/// The default shared target directory: `REXTIO_TARGET_DIR`, else `~/.cache/rextio/target`.
+/// One error rustc reported in the generated crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    /// File of the primary span, relative to the crate (`src/lib.rs`); `None` without a span.
+    pub file: Option<String>,
+    /// 1-based line of the primary span.
+    pub line: u32,
+    /// rustc's one-line message.
+    pub message: String,
+}
+
+/// The default shared target directory (see [`crate::paths::target_dir`]).
 pub fn default_target_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("REXTIO_TARGET_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    home.join(".cache").join("rextio").join("target")
+    crate::paths::target_dir()
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -134,7 +141,7 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
     let mut cmd = Command::new(&cargo);
     cmd.arg("build")
         .arg("--release")
-        .arg("--message-format=json-render-diagnostics")
+        .arg("--message-format=json")
         .arg("--manifest-path")
         .arg(&manifest);
     for var in &req.forbidden_env {
@@ -160,7 +167,7 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let command = format!(
-        "{} {} build --release --message-format=json-render-diagnostics --manifest-path {}",
+        "{} {} build --release --message-format=json --manifest-path {}",
         shown_env.join(" "),
         Path::new(&cargo).display(),
         manifest.display()
@@ -203,6 +210,7 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
     let stderr = err_reader.join().unwrap_or_default();
     let mut artifact = None;
     let mut messages = Vec::new();
+    let mut errors = Vec::new();
     for msg in Message::parse_stream(stdout.as_slice()).flatten() {
         match msg {
             Message::CompilerArtifact(a) if a.target.name == req.lib_name => {
@@ -216,6 +224,16 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
                     .map(|f| f.clone().into_std_path_buf());
             }
             Message::CompilerMessage(m) => {
+                if m.target.name == req.lib_name
+                    && m.message.level == cargo_metadata::diagnostic::DiagnosticLevel::Error
+                {
+                    let primary = m.message.spans.iter().find(|s| s.is_primary);
+                    errors.push(CompileError {
+                        file: primary.map(|s| s.file_name.clone()),
+                        line: primary.map_or(0, |s| s.line_start as u32),
+                        message: m.message.message.clone(),
+                    });
+                }
                 if let Some(r) = m.message.rendered {
                     messages.push(r);
                 }
@@ -230,6 +248,7 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
             status: status.to_string(),
             command,
             messages: text,
+            errors,
         });
     }
     match artifact {

@@ -20,15 +20,9 @@ pub fn host_platform() -> String {
     format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
-/// Where evidence lives: `REXTIO_EVIDENCE_DIR`, else `~/.cache/rextio/certification`.
+/// Where evidence lives (see [`crate::paths::evidence_dir`]).
 pub fn evidence_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("REXTIO_EVIDENCE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    home.join(".cache").join("rextio").join("certification")
+    crate::paths::evidence_dir()
 }
 
 /// The evidence file of a plugin on a platform.
@@ -204,10 +198,13 @@ pub fn certify(
         path: out_dir.to_owned(),
         source,
     })?;
-    let interpreter = python
-        .clone()
-        .or_else(|| std::env::var_os("REXTIO_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("python3"));
+    // A result from an earlier run must never stand in for this one.
+    let _ = std::fs::remove_file(&result_path);
+    // The interpreter the build chose; with nothing native, the same resolution the build uses.
+    let interpreter = match &built.python {
+        Some(p) => p.executable.clone(),
+        None => project.python(python.as_deref()).0,
+    };
     let status = Command::new(&interpreter)
         .arg(&kit.checker)
         .arg(&result_path)
@@ -218,6 +215,14 @@ pub fn certify(
         .map_err(|e| {
             CertifyError::Checker(format!("cannot run '{}': {e}", interpreter.display()))
         })?;
+    // 0: all passed; 1: some failed (the result says which); anything else: the checker broke,
+    // and a result file it may have left behind is not evidence.
+    if !matches!(status.code(), Some(0 | 1)) {
+        return Err(CertifyError::Checker(format!(
+            "checker '{}' failed ({status})",
+            kit.checker
+        )));
+    }
     let text = std::fs::read_to_string(&result_path).map_err(|e| {
         CertifyError::Checker(format!(
             "{status}; no result at '{}': {e}",
@@ -237,13 +242,8 @@ pub fn certify(
     let mut native_fns = BTreeSet::new();
     for m in &built.report.modules {
         for f in &m.functions {
-            let name = f
-                .qualname
-                .rsplit('.')
-                .next()
-                .unwrap_or(&f.qualname)
-                .to_owned();
-            if f.route.starts_with("native-plugin:") {
+            let name = f.qualname.clone();
+            if matches!(f.route, crate::analysis::Route::Native(_)) {
                 native_fns.insert(name.clone());
             }
             for c in &f.plugin_claims {
@@ -275,6 +275,16 @@ pub fn certify(
             }
         })
         .collect();
+    let any_failed = functions.as_object().is_some_and(|fs| {
+        fs.values()
+            .any(|r| r.get("passed") != Some(&serde_json::Value::Bool(true)))
+    });
+    if (status.code() == Some(1)) != any_failed {
+        return Err(CertifyError::Checker(format!(
+            "checker exited with {status} but its result {} failures",
+            if any_failed { "records" } else { "records no" }
+        )));
+    }
 
     let mut toolchain = BTreeMap::new();
     toolchain.insert("rustc".to_owned(), version_of("rustc", "-V"));
@@ -285,7 +295,7 @@ pub fn certify(
         }
     }
     let mut pins = BTreeMap::new();
-    pins.insert("pyo3".to_owned(), crate::codegen::PYO3_PIN.to_owned());
+    pins.insert("pyo3".to_owned(), crate::emit::pyo3_pin());
     if let Some(dep) = plugin.runtime_crate() {
         pins.insert(dep.name.clone(), format!("{:?}", dep.source));
     }

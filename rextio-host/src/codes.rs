@@ -35,6 +35,13 @@ pub const FUNCTION_KIND: &str = "RXT015";
 /// A function without plugin operations.
 pub const NOTHING_TO_LOWER: &str = "RXT016";
 
+/// The generated Rust of a function did not compile; the function was rebuilt on Python.
+pub const NATIVE_COMPILE_FAILED: &str = "RXT017";
+/// A plugin answered outside its declared rules or codes.
+pub const PLUGIN_CONTRACT: &str = "RXT018";
+/// A function needs a device capability the project's target does not authorise.
+pub const DEVICE_NOT_AUTHORIZED: &str = "RXT019";
+
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
     CodeDoc { code: PARAM_ANNOTATION, summary: "parameter annotation missing or unsupported", explanation: "Every parameter of a native function needs an annotation the host understands: `int`, `float`, `bool`, or a marker type of an enabled plugin (for example `rextio_torch.types.TensorF32Cpu2D`), spelled through a module-level import. String annotations are not resolved.\n\nAnnotate the parameter, or leave the function in Python." },
@@ -53,4 +60,7 @@ pub const CODES: &[CodeDoc] = &[
     CodeDoc { code: LOWERING_FAILED, summary: "a claimed site could not be lowered", explanation: "The plugin claimed the site but refused to lower it: its claim no longer matches what lowering sees. This is a plugin bug; the function stays on Python so nothing unproven runs natively." },
     CodeDoc { code: FUNCTION_KIND, summary: "decorated, async or generic function", explanation: "Decorators can replace a function, `async def` returns a coroutine, and type parameters are not lowered; such functions stay on Python." },
     CodeDoc { code: NOTHING_TO_LOWER, summary: "function has no plugin operations", explanation: "The function uses no operation of an enabled plugin, so there is nothing to run natively; it stays on Python. This is informational." },
+    CodeDoc { code: NATIVE_COMPILE_FAILED, summary: "the function's generated Rust did not compile", explanation: "A plugin lowered every site of the function, but rustc rejected the generated code that falls inside this function. The host rebuilt the crate with the function on its Python body, so the rest of the project stays native; the diagnostic names the plugins and rules used in the function and rustc's first error. This is a plugin bug: report it to the plugin's authors. `rextio build --strict` makes it an error instead." },
+    CodeDoc { code: DEVICE_NOT_AUTHORIZED, summary: "device capability not authorised", explanation: "The function uses types a plugin lowers only on an accelerator (for example CUDA tensors), and the plugin names the device capability it needs. Such code is lowered only when the project's `[target]` selects a device provider that authorised exactly that capability in its preflight on this machine. The diagnostic names the capability and the provider's status and stable reason code (for example `driver-missing` on a machine without a GPU driver). Configure `[target]` in rextio.toml (device_provider, device_capability, [target.device_options]), run on a machine where the preflight is ready, or use CPU types; the function stays on Python meanwhile." },
+    CodeDoc { code: PLUGIN_CONTRACT, summary: "a plugin answered outside its declared contract", explanation: "Every claim must name one of the plugin's declared native rules and every rejection must carry one of its documented diagnostic codes, so that reports, certification and `rextio explain` can account for it. The plugin did neither, so the registry ignored its answer; `rextio check` and `rextio build` stop with an error naming the plugin. This is a plugin bug: report it to the plugin's authors, or disable the plugin in rextio.toml." },
 ];

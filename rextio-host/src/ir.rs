@@ -189,6 +189,15 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// A host scalar operation of type `ty` at `span`.
+    pub fn scalar(ty: ValueType, op: ScalarOp, args: Vec<Expr>, span: Span) -> Expr {
+        Expr {
+            ty,
+            span,
+            kind: ExprKind::Scalar(op, args),
+        }
+    }
+
     /// Direct sub-expressions in evaluation order (receiver, positional, keyword operands).
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {

@@ -56,6 +56,10 @@ enum Cmd {
         /// Cargo time limit in seconds.
         #[arg(long, default_value_t = 1800)]
         timeout: u64,
+        /// Fail the build when generated Rust does not compile, instead of rebuilding with the
+        /// functions it falls in on Python.
+        #[arg(long)]
+        strict: bool,
     },
     /// List plugins, API versions, rules, types and device providers.
     Capabilities {
@@ -104,7 +108,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .ok()
                 .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "project".into());
-            let pkg = rextio_host::codegen::sanitize(&name);
+            let pkg = rextio_host::emit::sanitize(&name);
             let module = dir.join("src").join(&pkg).join("kernels.py");
             std::fs::create_dir_all(module.parent().unwrap_or(&dir))
                 .with_context(|| format!("creating '{}'", dir.display()))?;
@@ -146,6 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             format,
             python,
             timeout,
+            strict,
         } => {
             let project = Project::open(root_or_cwd(root))?;
             eprintln!("rextio: building {}", project.root().display());
@@ -153,6 +158,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 python,
                 timeout: Duration::from_secs(timeout),
                 target_dir: None,
+                strict,
             };
             let out = project.build(&registry, &options)?;
             match format {
@@ -197,14 +203,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for id in ids {
                 eprintln!(
                     "rextio: certifying {id} on {}",
-                    rextio_host::evidence::host_platform()
+                    rextio_host::certify::host_platform()
                 );
-                let (ev, path) = rextio_host::evidence::certify(
+                let (ev, path) = rextio_host::certify::certify(
                     &registry,
                     &id,
                     python.clone(),
                     &out,
-                    &rextio_host::evidence::evidence_dir(),
+                    &rextio_host::certify::evidence_dir(),
                 )?;
                 let failed: Vec<&str> = ev
                     .rules
@@ -261,7 +267,7 @@ fn capabilities(registry: &Registry) -> serde_json::Value {
                 "coverage": r.plugin.coverage(),
                 "types": r.plugin.type_vocabulary(),
                 "version": r.plugin.version(),
-                "rules": rextio_host::evidence::rules_with_verification(r.plugin.as_ref(), &rextio_host::evidence::evidence_dir()),
+                "rules": rextio_host::certify::rules_with_verification(r.plugin.as_ref(), &rextio_host::certify::evidence_dir()),
                 "platforms": r.plugin.platforms(),
                 "diagnostic_codes": r.plugin.diagnostic_codes().iter().map(|c| serde_json::json!({"code": c.code, "summary": c.summary})).collect::<Vec<_>>(),
             })
@@ -274,7 +280,7 @@ fn capabilities(registry: &Registry) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "host_api_version": rextio_plugin_api::API_VERSION.to_string(),
-        "host_platform": rextio_host::evidence::host_platform(),
+        "host_platform": rextio_host::certify::host_platform(),
         "device_provider_api_version": rextio_plugin_api::DEVICE_PROVIDER_API_VERSION.to_string(),
         "plugins": plugins,
         "device_providers": providers,

@@ -4,23 +4,27 @@
 //! rextio.toml + src/**/*.py
 //!   -> frontend   parse_project        Vec<SourceModule>
 //!   -> analysis   analyse_module       Vec<ModuleAnalysis>   (routes, claims, diagnostics, IR)
-//!   -> lowering   lower_function       Vec<LoweredFunction>  (failures demote to Python)
-//!   -> codegen    generate_crate       GeneratedCrate + python_tree
-//!   -> build      cargo_driver::build  CargoOutcome (extension .so)
+//!   -> ownership  mark_moves           FnIr with last uses moved
+//!   -> emit       lower_function       Vec<LoweredFunction>  (failures demote to Python)
+//!                 generate_crate       GeneratedCrate (Cargo.toml, lib.rs, line map)
+//!   -> package    python_tree          wrapper modules with binding blocks
+//!   -> build      cargo_driver::build  CargoOutcome (extension .so); functions whose Rust does
+//!                                      not compile are demoted to Python and the crate rebuilt
+//!   -> wheel      write_wheel          dist/*.whl
 //!   -> outputs    .rextio/build/python, .rextio/reports/{check,build}.json
 //! ```
 
 use crate::analysis::{analyse_module, ModuleAnalysis, Route};
 use crate::cargo_driver::{self, CargoError, CargoRequest};
-use crate::codegen::{self, Placed};
 use crate::config::{ConfigError, ProjectConfig};
+use crate::emit::{self, lower_function, Placed};
 use crate::frontend::{self, FrontendError, SourceModule};
-use crate::lower::lower_function;
 use crate::python_env::{self, PythonError};
 use crate::registry::Registry;
-use crate::report::{Artifacts, BuildReport, CargoReport, CheckReport, Timings};
+use crate::report::{Artifacts, BuildReport, CargoReport, CargoStatus, CheckReport, Timings};
 use crate::wheel::WheelInfo;
-use rextio_plugin_api::CrateDependency;
+use rextio_plugin_api::{CrateDependency, Diagnostic};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -64,6 +68,12 @@ pub enum ProjectError {
         /// Why.
         source: std::io::Error,
     },
+    /// A plugin answered outside its declared rules or diagnostic codes.
+    #[error("plugin contract violated: {0}")]
+    PluginContract(String),
+    /// The emitter could not assemble the crate (an internal error, not a plugin's).
+    #[error("cannot generate the native crate: {0}")]
+    Emit(String),
     /// Report serialization.
     #[error("cannot serialize report: {0}")]
     Json(#[from] serde_json::Error),
@@ -95,6 +105,8 @@ pub struct Project {
 pub struct CheckOutput {
     /// The report (also written to `.rextio/reports/check.json`).
     pub report: CheckReport,
+    /// The device target's preflight, when `rextio.toml` has a `[target]`.
+    pub preflight: Option<crate::target::Preflight>,
     /// Parsed modules.
     pub modules: Vec<SourceModule>,
     /// Analyses.
@@ -110,6 +122,9 @@ pub struct BuildOptions {
     pub timeout: Duration,
     /// Shared target directory (default: `REXTIO_TARGET_DIR` or `~/.cache/rextio/target`).
     pub target_dir: Option<PathBuf>,
+    /// `--strict`: generated Rust that does not compile fails the build instead of demoting
+    /// the functions it falls in to Python.
+    pub strict: bool,
 }
 
 impl Default for BuildOptions {
@@ -118,6 +133,7 @@ impl Default for BuildOptions {
             python: None,
             timeout: Duration::from_secs(1800),
             target_dir: None,
+            strict: false,
         }
     }
 }
@@ -127,7 +143,7 @@ pub struct Generated {
     /// The check, after lowering demoted any function that could not be lowered.
     pub check: CheckOutput,
     /// The crate, when at least one function is native.
-    pub crate_: Option<codegen::GeneratedCrate>,
+    pub crate_: Option<emit::GeneratedCrate>,
     /// Runtime crates of the plugins used.
     pub deps: Vec<CrateDependency>,
     /// `.rextio/build/python`.
@@ -152,6 +168,8 @@ pub struct BuildOutput {
     pub extension: Option<PathBuf>,
     /// The wheel in `dist/`.
     pub wheel: Option<PathBuf>,
+    /// The interpreter the extension was built for (absent when nothing is native).
+    pub python: Option<python_env::PythonInfo>,
 }
 
 impl Project {
@@ -177,6 +195,13 @@ impl Project {
     /// The project name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The interpreter this project builds, certifies and benches with, and where the choice
+    /// came from (`--python` > `REXTIO_PYTHON` > `[toolchain] python` > `$VIRTUAL_ENV` >
+    /// `python3`).
+    pub fn python(&self, cli: Option<&Path>) -> (PathBuf, &'static str) {
+        python_env::resolve(cli, self.config.toolchain.python.as_deref(), &self.root)
     }
 
     /// `.rextio/`.
@@ -226,17 +251,33 @@ impl Project {
     pub fn check(&self, registry: &Registry) -> Result<CheckOutput, ProjectError> {
         let enabled = self.enabled(registry)?;
         let modules = frontend::parse_project(&self.root)?;
-        let analyses: Vec<ModuleAnalysis> = modules
+        let mut analyses: Vec<ModuleAnalysis> = modules
             .iter()
             .map(|m| analyse_module(m, registry, enabled))
             .collect();
-        let report = CheckReport::new(&analyses);
+        let preflight = crate::target::preflight(registry, self.config.target.as_ref());
+        crate::target::gate(&mut analyses, registry, preflight.as_ref());
+        let mut report = CheckReport::new(&analyses);
+        report.target = preflight.as_ref().map(|p| p.report.clone());
         write(
             &self.state_dir().join("reports").join("check.json"),
             &serde_json::to_string_pretty(&report)?,
         )?;
+        // A plugin that answers outside its declared rules and codes is broken: stop, naming it
+        // (the report above keeps the details).
+        let violations: Vec<String> = analyses
+            .iter()
+            .flat_map(|m| &m.functions)
+            .flat_map(|f| &f.diagnostics)
+            .filter(|d| d.code == crate::codes::PLUGIN_CONTRACT)
+            .map(|d| d.message.clone())
+            .collect();
+        if !violations.is_empty() {
+            return Err(ProjectError::PluginContract(violations.join("; ")));
+        }
         Ok(CheckOutput {
             report,
+            preflight,
             modules,
             analyses,
         })
@@ -245,6 +286,16 @@ impl Project {
     /// Check, lower and generate: writes the Python tree and the crate sources, without
     /// running cargo.
     pub fn generate(&self, registry: &Registry) -> Result<Generated, ProjectError> {
+        self.generate_with(registry, &BTreeMap::new())
+    }
+
+    /// [`Project::generate`], with the functions in `demoted` (by qualified name) kept on
+    /// Python with the given diagnostic instead of being lowered.
+    fn generate_with(
+        &self,
+        registry: &Registry,
+        demoted: &BTreeMap<String, Diagnostic>,
+    ) -> Result<Generated, ProjectError> {
         let t0 = Instant::now();
         let mut check = self.check(registry)?;
         let t_check = t0.elapsed().as_millis();
@@ -258,7 +309,18 @@ impl Project {
                 let (Some(ir), Route::Native(ids)) = (&f.ir, &f.route) else {
                     continue;
                 };
-                match lower_function(ir, ids, registry, placed.len()) {
+                if let Some(d) = demoted.get(&f.qualname) {
+                    f.diagnostics.push(d.clone().at(f.span));
+                    f.route = Route::Fallback;
+                    f.claims.clear();
+                    f.ir = None;
+                    continue;
+                }
+                let auth = check
+                    .preflight
+                    .as_ref()
+                    .and_then(|p| p.authorization.as_ref());
+                match lower_function(ir, ids, registry, auth, placed.len()) {
                     Ok(lowered) => {
                         used_plugins.extend(ids.iter().cloned());
                         placed.push(Placed {
@@ -276,7 +338,9 @@ impl Project {
                 }
             }
         }
+        let target = check.report.target.take();
         check.report = CheckReport::new(&check.analyses);
+        check.report.target = target;
         write(
             &self.state_dir().join("reports").join("check.json"),
             &serde_json::to_string_pretty(&check.report)?,
@@ -299,17 +363,24 @@ impl Project {
                 }
             }
         }
-        let ext_name = codegen::extension_name(&self.name, &self.root);
+        let ext_name = emit::extension_name(&self.name, &self.root);
         let python_dir = self.state_dir().join("build").join("python");
         if python_dir.exists() {
             std::fs::remove_dir_all(&python_dir).map_err(io(&python_dir))?;
         }
-        for (rel, text) in codegen::python_tree(&check.modules, &placed, &ext_name, &preload) {
+        for (rel, text) in crate::package::python_tree(&check.modules, &placed, &ext_name, &preload)
+        {
             write(&python_dir.join(rel), &text)?;
         }
         let crate_dir = self.state_dir().join("build").join("crate");
-        let generated =
-            (!placed.is_empty()).then(|| codegen::generate_crate(&ext_name, &placed, &deps));
+        let generated = if placed.is_empty() {
+            None
+        } else {
+            Some(
+                emit::generate_crate(&ext_name, &placed, &deps)
+                    .map_err(|d| ProjectError::Emit(d.message))?,
+            )
+        };
         if let Some(g) = &generated {
             write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
             write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
@@ -334,39 +405,32 @@ impl Project {
         registry: &Registry,
         options: &BuildOptions,
     ) -> Result<BuildOutput, ProjectError> {
-        let Generated {
-            check,
-            crate_: generated,
-            deps,
-            python_dir,
-            crate_dir,
-            t_check,
-            t_codegen,
-        } = self.generate(registry)?;
-        let t2 = Instant::now();
-        let mut cargo_report = CargoReport {
-            status: "skipped".into(),
-            command: None,
-        };
-        let mut extension = None;
-        let mut failure = None;
-        let mut tags = None;
-        if let Some(g) = &generated {
-            let (path, source) = python_env::resolve(
-                options.python.as_deref(),
-                self.config.toolchain.python.as_deref(),
-                &self.root,
-            );
-            let python = python_env::probe(&path, source)?;
-            tags = Some((
-                python.python_tag.clone(),
-                python.platform_tag.clone(),
-                python.version.clone(),
-            ));
+        let mut demoted: BTreeMap<String, Diagnostic> = BTreeMap::new();
+        let t_cargo = Instant::now();
+        let mut python: Option<python_env::PythonInfo> = None;
+        let (generated_out, cargo_report, extension, failure) = loop {
+            let generated_out = self.generate_with(registry, &demoted)?;
+            let Some(g) = &generated_out.crate_ else {
+                let skipped = CargoReport {
+                    status: CargoStatus::Skipped,
+                    command: None,
+                };
+                break (generated_out, skipped, None, None);
+            };
+            let info = match &python {
+                Some(p) => p.clone(),
+                None => {
+                    let (path, source) = self.python(options.python.as_deref());
+                    let p = python_env::probe(&path, source)?;
+                    python = Some(p.clone());
+                    p
+                }
+            };
+            let deps = &generated_out.deps;
             let req = CargoRequest {
-                crate_dir: crate_dir.clone(),
+                crate_dir: generated_out.crate_dir.clone(),
                 lib_name: g.lib_name.clone(),
-                python,
+                python: info,
                 target_dir: options
                     .target_dir
                     .clone()
@@ -383,25 +447,52 @@ impl Project {
             };
             match cargo_driver::build(&req) {
                 Ok(outcome) => {
-                    let dest = python_dir.join(format!("{}.so", g.lib_name));
+                    let dest = generated_out.python_dir.join(format!("{}.so", g.lib_name));
                     // Replace by unlink + copy so a process that mapped the old file keeps it.
                     let _ = std::fs::remove_file(&dest);
                     std::fs::copy(&outcome.artifact, &dest).map_err(io(&dest))?;
-                    cargo_report = CargoReport {
-                        status: "ok".into(),
+                    let ok = CargoReport {
+                        status: CargoStatus::Ok,
                         command: Some(outcome.command),
                     };
-                    extension = Some(dest);
+                    break (generated_out, ok, Some(dest), None);
                 }
                 Err(e) => {
-                    cargo_report = CargoReport {
-                        status: "failed".into(),
-                        command: None,
+                    let newly = if options.strict {
+                        BTreeMap::new()
+                    } else {
+                        demotions(&e, g, &generated_out.check)
                     };
-                    failure = Some(e);
+                    if newly.is_empty() || newly.keys().any(|q| demoted.contains_key(q)) {
+                        let failed = CargoReport {
+                            status: CargoStatus::Failed,
+                            command: None,
+                        };
+                        break (generated_out, failed, None, Some(e));
+                    }
+                    for (q, d) in newly {
+                        tracing::warn!(function = %q, "{}", d.message);
+                        demoted.insert(q, d);
+                    }
                 }
             }
-        }
+        };
+        let Generated {
+            check,
+            crate_: generated,
+            python_dir,
+            crate_dir,
+            t_check,
+            t_codegen,
+            ..
+        } = generated_out;
+        let tags = python.as_ref().map(|p| {
+            (
+                p.python_tag.clone(),
+                p.platform_tag.clone(),
+                p.version.clone(),
+            )
+        });
         let wheel = if failure.is_none() {
             let (python_tag, abi_tag, platform_tag, requires_python) = match tags {
                 Some((py, plat, ver)) => (py.clone(), py, plat, Some(format!("=={ver}.*"))),
@@ -442,8 +533,14 @@ impl Project {
         } else {
             None
         };
+        let target = check.preflight.as_ref().map(|p| {
+            let mut t = p.report.clone();
+            t.lock = crate::target::lock_record(registry, p);
+            t
+        });
         let report = BuildReport {
             contract_version: crate::report::CONTRACT_VERSION,
+            target,
             modules: check.report.modules.clone(),
             artifacts: Artifacts {
                 python_dir: python_dir.to_string_lossy().into_owned(),
@@ -456,7 +553,10 @@ impl Project {
             timings_ms: Timings {
                 check: t_check,
                 codegen: t_codegen,
-                cargo: t2.elapsed().as_millis(),
+                cargo: t_cargo
+                    .elapsed()
+                    .as_millis()
+                    .saturating_sub(t_check + t_codegen),
             },
             cargo: cargo_report,
         };
@@ -473,6 +573,7 @@ impl Project {
             python_dir,
             extension,
             wheel,
+            python,
         })
     }
 
@@ -485,4 +586,52 @@ impl Project {
         }
         Ok(())
     }
+}
+
+/// The functions a failed build can be rebuilt without: every rustc error of the generated crate
+/// must fall inside one placed function's items. An error elsewhere (the module init, a
+/// dependency, the environment) demotes nothing, so the build fails as it is.
+fn demotions(
+    err: &CargoError,
+    generated: &emit::GeneratedCrate,
+    check: &CheckOutput,
+) -> BTreeMap<String, Diagnostic> {
+    let CargoError::Failed { errors, .. } = err else {
+        return BTreeMap::new();
+    };
+    let mut out: BTreeMap<String, Diagnostic> = BTreeMap::new();
+    for e in errors {
+        let in_lib = e.file.as_deref().is_some_and(|f| f.ends_with("src/lib.rs"));
+        let Some(q) = in_lib.then(|| generated.function_at_line(e.line)).flatten() else {
+            return BTreeMap::new();
+        };
+        if out.contains_key(q) {
+            continue;
+        }
+        let rules = check
+            .analyses
+            .iter()
+            .flat_map(|m| &m.functions)
+            .find(|f| f.qualname == q)
+            .map(|f| {
+                f.claims
+                    .iter()
+                    .map(|c| format!("{} `{}`", c.plugin_id, c.rule_id))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let d = Diagnostic::error(
+            crate::codes::NATIVE_COMPILE_FAILED,
+            format!(
+                "the Rust generated for `{q}` from {rules} did not compile (rustc: {}); the function runs on Python",
+                e.message
+            ),
+        )
+        .with_suggestion("report this to the plugin's authors; `rextio build --strict` fails the build instead");
+        out.insert(q.to_owned(), d);
+    }
+    out
 }

@@ -3,10 +3,10 @@
 
 use rextio_plugin_api::{
     negotiate, validate_plugin, ClaimOutcome, ClaimSite, DeviceProvider, Diagnostic, Negotiated,
-    NegotiationError, Plugin, PluginType, SiteKind, ValidationError, API_VERSION,
+    NegotiationError, Plugin, PluginType, RuleOutcome, SiteKind, ValidationError, API_VERSION,
     DEVICE_PROVIDER_API_VERSION,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 /// Why a registry could not be built.
@@ -14,13 +14,27 @@ use thiserror::Error;
 pub enum RegistrationError {
     /// Version negotiation failed.
     #[error("cannot register plugin: {0}")]
-    Negotiation(#[from] NegotiationError),
+    Negotiation(NegotiationError),
     /// The plugin's declarations are invalid.
     #[error("cannot register plugin: {0}")]
     Validation(#[from] ValidationError),
-    /// Two plugins (or providers) with one id.
+    /// Two plugins with one id.
     #[error("two plugins declare the id `{0}`; ids must be unique")]
     DuplicateId(String),
+    /// A device provider's version negotiation failed.
+    #[error("cannot register device provider: {0}")]
+    ProviderNegotiation(NegotiationError),
+    /// A device provider's declarations are invalid.
+    #[error("cannot register device provider `{provider}`: {message}")]
+    ProviderValidation {
+        /// Provider id.
+        provider: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two device providers with one id.
+    #[error("two device providers declare the id `{0}`; ids must be unique")]
+    DuplicateProviderId(String),
     /// Two plugins claim one annotation spelling.
     #[error("annotation `{annotation}` is declared by both `{first}` and `{second}`")]
     AnnotationConflict {
@@ -39,6 +53,10 @@ pub struct Registered {
     pub plugin: Box<dyn Plugin>,
     /// Negotiated hooks.
     pub negotiated: Negotiated,
+    /// Its native rule ids: the only rules a claim may name.
+    native_rules: BTreeSet<String>,
+    /// Its documented diagnostic codes: the only codes a rejection may carry.
+    codes: BTreeSet<&'static str>,
 }
 
 /// A registered device provider.
@@ -72,6 +90,11 @@ impl RegistryBuilder {
             self.plugins
                 .push(Box::new(rextio_torch::TorchPlugin::new()));
         }
+        #[cfg(feature = "device-cuda")]
+        {
+            self.providers
+                .push(Box::new(rextio_device_cuda::CudaDeviceProvider::new()));
+        }
         self
     }
 
@@ -97,9 +120,22 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistrationError> {
         let mut plugins = Vec::with_capacity(self.plugins.len());
         for plugin in self.plugins {
-            let negotiated = negotiate(plugin.id(), plugin.api_version(), &API_VERSION)?;
+            let negotiated = negotiate(plugin.id(), plugin.api_version(), &API_VERSION)
+                .map_err(RegistrationError::Negotiation)?;
             validate_plugin(plugin.as_ref())?;
-            plugins.push(Registered { plugin, negotiated });
+            let native_rules = plugin
+                .rules()
+                .iter()
+                .filter(|r| r.outcome == RuleOutcome::Native)
+                .map(|r| r.id.clone())
+                .collect();
+            let codes = plugin.diagnostic_codes().iter().map(|c| c.code).collect();
+            plugins.push(Registered {
+                plugin,
+                negotiated,
+                native_rules,
+                codes,
+            });
         }
         plugins.sort_by(|a, b| a.plugin.id().cmp(b.plugin.id()));
         for pair in plugins.windows(2) {
@@ -128,7 +164,9 @@ impl RegistryBuilder {
                 provider.id(),
                 provider.api_version(),
                 &DEVICE_PROVIDER_API_VERSION,
-            )?;
+            )
+            .map_err(RegistrationError::ProviderNegotiation)?;
+            validate_provider(provider.as_ref())?;
             providers.push(RegisteredProvider {
                 provider,
                 negotiated,
@@ -137,7 +175,7 @@ impl RegistryBuilder {
         providers.sort_by(|a, b| a.provider.id().cmp(b.provider.id()));
         for pair in providers.windows(2) {
             if pair[0].provider.id() == pair[1].provider.id() {
-                return Err(RegistrationError::DuplicateId(
+                return Err(RegistrationError::DuplicateProviderId(
                     pair[0].provider.id().to_owned(),
                 ));
             }
@@ -148,6 +186,43 @@ impl RegistryBuilder {
             annotations,
         })
     }
+}
+
+/// A provider's declarations: a valid id that its manifest repeats, and at least one
+/// capability, each declared once.
+fn validate_provider(provider: &dyn DeviceProvider) -> Result<(), RegistrationError> {
+    let id = provider.id();
+    let fail = |message: String| RegistrationError::ProviderValidation {
+        provider: id.to_owned(),
+        message,
+    };
+    let valid_id = !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !id.starts_with('-')
+        && !id.ends_with('-');
+    if !valid_id {
+        return Err(fail(
+            "the id must be lowercase letters, digits and `-`, not empty".into(),
+        ));
+    }
+    let manifest = provider.manifest();
+    if manifest.id != id {
+        return Err(fail(format!("its manifest names the id `{}`", manifest.id)));
+    }
+    if manifest.capabilities.is_empty() {
+        return Err(fail("its manifest declares no capability".into()));
+    }
+    let mut seen = BTreeSet::new();
+    for c in &manifest.capabilities {
+        if !seen.insert(c.as_str()) {
+            return Err(fail(format!(
+                "its manifest declares capability `{c}` twice"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The registry's answer for one site.
@@ -173,6 +248,15 @@ pub enum SiteResolution {
     },
     /// Nobody covers it.
     NotCovered,
+    /// A plugin answered outside its declared contract: it claimed a rule that is not among
+    /// its native `rules()`, or rejected with a code that is not among its `diagnostic_codes()`.
+    /// Nothing it said about the site is used.
+    ContractViolation {
+        /// The plugin.
+        plugin_id: String,
+        /// What it did.
+        message: String,
+    },
 }
 
 impl Registry {
@@ -231,6 +315,23 @@ impl Registry {
                 continue;
             }
             match r.plugin.claim(site) {
+                ClaimOutcome::Claimed { rule_id, .. } if !r.native_rules.contains(&rule_id) => {
+                    return SiteResolution::ContractViolation {
+                        plugin_id: id.to_owned(),
+                        message: format!(
+                            "plugin `{id}` claimed a site with rule `{rule_id}`, which is not one of its declared native rules"
+                        ),
+                    };
+                }
+                ClaimOutcome::Rejected(d) if !r.codes.contains(d.code.as_str()) => {
+                    return SiteResolution::ContractViolation {
+                        plugin_id: id.to_owned(),
+                        message: format!(
+                            "plugin `{id}` rejected a site with diagnostic code `{}`, which is not in its documented code table",
+                            d.code
+                        ),
+                    };
+                }
                 ClaimOutcome::Claimed {
                     rule_id,
                     result_type,

@@ -1,7 +1,8 @@
 //! Reports: `check.json` and `build.json` (contract version 1), and the text rendering.
 
-use crate::analysis::ModuleAnalysis;
+use crate::analysis::{ModuleAnalysis, Route};
 use crate::frontend::SourceModule;
+use rextio_plugin_api::Severity;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -13,8 +14,31 @@ pub const CONTRACT_VERSION: &str = "1";
 pub struct CheckReport {
     /// Always "1".
     pub contract_version: &'static str,
+    /// The device target's preflight, when `rextio.toml` has a `[target]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetReport>,
     /// Modules in path order.
     pub modules: Vec<ModuleReport>,
+}
+
+/// The device provider's preflight of the project's `[target]`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TargetReport {
+    /// Provider id.
+    pub provider: String,
+    /// Capability requested.
+    pub capability: String,
+    /// Whether the provider authorised it.
+    pub ready: bool,
+    /// The provider's status name (`ready`, or e.g. `unavailable`, `invalid-configuration`).
+    pub status: String,
+    /// The provider's stable reason code (absent when ready).
+    pub reason_code: Option<String>,
+    /// The provider's explanation (absent when ready).
+    pub message: Option<String>,
+    /// What the build was authorised with (`build.json` only; option values as digests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<serde_json::Value>,
 }
 
 /// One module.
@@ -33,8 +57,8 @@ pub struct ModuleReport {
 pub struct FunctionReport {
     /// `module.function`.
     pub qualname: String,
-    /// `native-plugin:<id>` or `fallback-python`.
-    pub route: String,
+    /// `native-plugin:<id>[+<id>]` or `fallback-python` in JSON.
+    pub route: Route,
     /// Claims of native functions.
     pub plugin_claims: Vec<ClaimReport>,
     /// Diagnostics.
@@ -57,8 +81,8 @@ pub struct ClaimReport {
 pub struct DiagnosticReport {
     /// Code.
     pub code: String,
-    /// Severity.
-    pub severity: String,
+    /// Severity (`error`, `warning`, `info` in JSON).
+    pub severity: Severity,
     /// Message.
     pub message: String,
     /// Line.
@@ -82,7 +106,7 @@ impl CheckReport {
                     .iter()
                     .map(|f| FunctionReport {
                         qualname: f.qualname.clone(),
-                        route: f.route.label(),
+                        route: f.route.clone(),
                         plugin_claims: f
                             .claims
                             .iter()
@@ -97,7 +121,7 @@ impl CheckReport {
                             .iter()
                             .map(|d| DiagnosticReport {
                                 code: d.code.clone(),
-                                severity: d.severity.as_str().to_owned(),
+                                severity: d.severity,
                                 message: d.message.clone(),
                                 line: d.span.map(|s| s.line),
                                 column: d.span.map(|s| s.column),
@@ -110,6 +134,7 @@ impl CheckReport {
             .collect();
         Self {
             contract_version: CONTRACT_VERSION,
+            target: None,
             modules,
         }
     }
@@ -121,7 +146,7 @@ impl CheckReport {
             .flat_map(|m| {
                 m.functions
                     .iter()
-                    .map(|f| (f.qualname.clone(), f.route.clone()))
+                    .map(|f| (f.qualname.clone(), f.route.label()))
             })
             .collect()
     }
@@ -131,16 +156,33 @@ impl CheckReport {
 /// line and a caret.
 pub fn render_text(report: &CheckReport, sources: &[SourceModule]) -> String {
     let mut out = String::new();
+    if let Some(t) = &report.target {
+        let _ = write!(
+            out,
+            "target {} via {}: {}",
+            t.capability, t.provider, t.status
+        );
+        if let (Some(code), Some(msg)) = (&t.reason_code, &t.message) {
+            let _ = write!(out, " [{code}] {msg}");
+        }
+        out.push('\n');
+    }
     for m in &report.modules {
         let src = sources.iter().find(|s| s.name == m.module);
         for f in &m.functions {
-            let _ = writeln!(out, "{}  {}", f.qualname, f.route);
+            let _ = writeln!(out, "{}  {}", f.qualname, f.route.label());
             for d in &f.diagnostics {
                 let loc = match (d.line, d.column) {
                     (Some(l), Some(c)) => format!("{}:{l}:{c}", m.path),
                     _ => m.path.clone(),
                 };
-                let _ = writeln!(out, "  {}[{}] {loc}: {}", d.severity, d.code, d.message);
+                let _ = writeln!(
+                    out,
+                    "  {}[{}] {loc}: {}",
+                    d.severity.as_str(),
+                    d.code,
+                    d.message
+                );
                 if let (Some(src), Some(l), Some(c)) = (src, d.line, d.column) {
                     let text = src.line_text(l);
                     let _ = writeln!(out, "     | {text}");
@@ -160,6 +202,9 @@ pub fn render_text(report: &CheckReport, sources: &[SourceModule]) -> String {
 pub struct BuildReport {
     /// Always "1".
     pub contract_version: &'static str,
+    /// The device target's preflight and lock record, when `rextio.toml` has a `[target]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetReport>,
     /// The check part.
     pub modules: Vec<ModuleReport>,
     /// Artifacts.
@@ -197,8 +242,20 @@ pub struct Timings {
 /// Cargo's outcome.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CargoReport {
-    /// `ok`, `skipped` (nothing native) or `failed`.
-    pub status: String,
+    /// What happened.
+    pub status: CargoStatus,
     /// The command.
     pub command: Option<String>,
+}
+
+/// How the cargo stage ended (`ok`, `skipped`, `failed` in JSON).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CargoStatus {
+    /// The extension was built.
+    Ok,
+    /// Nothing is native, so nothing was compiled.
+    Skipped,
+    /// The build failed.
+    Failed,
 }

@@ -17,6 +17,19 @@ struct Dummy {
     codes: Vec<CodeDoc>,
     types: Vec<PluginType>,
     claims_torch_matmul: bool,
+    /// Answer `dummy.*` sites outside the declared contract.
+    misbehave: Option<Misbehaviour>,
+}
+
+/// How a plugin may break its contract.
+#[derive(Clone, Copy)]
+enum Misbehaviour {
+    /// Claim with a rule id it never declared.
+    UndeclaredRule,
+    /// Claim with one of its fallback rules.
+    FallbackRule,
+    /// Reject with a code it never documented.
+    UndocumentedCode,
 }
 
 fn rule(id: &str, code: Option<&str>) -> RuleRecord {
@@ -52,6 +65,7 @@ fn dummy(id: &str) -> Dummy {
             description: "thing".into(),
         }],
         claims_torch_matmul: false,
+        misbehave: None,
     }
 }
 
@@ -82,6 +96,20 @@ impl Plugin for Dummy {
         &self.types
     }
     fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        if site.target.starts_with("dummy.") {
+            let claim = |rule: String| ClaimOutcome::Claimed {
+                rule_id: rule,
+                result_type: ValueType::Int,
+            };
+            return match self.misbehave {
+                None => claim(format!("{}/call", self.id)),
+                Some(Misbehaviour::UndeclaredRule) => claim(format!("{}/never-declared", self.id)),
+                Some(Misbehaviour::FallbackRule) => claim(format!("{}/rejected", self.id)),
+                Some(Misbehaviour::UndocumentedCode) => {
+                    ClaimOutcome::Rejected(Diagnostic::error("RXTP-DUMMY-999", "no"))
+                }
+            };
+        }
         if self.claims_torch_matmul && site.target == "torch.matmul" {
             let ty = site
                 .args
@@ -275,6 +303,67 @@ fn conflicts_keep_the_function_on_python_with_rxt013() {
     );
 }
 
+#[test]
+fn answers_outside_the_declared_contract_are_plugin_errors() {
+    let site = ClaimSite {
+        kind: SiteKind::Call,
+        target: "dummy.f".into(),
+        receiver: None,
+        args: vec![Operand::typed(ValueType::Int)],
+        keywords: vec![],
+    };
+    let enabled = vec!["p".to_owned()];
+    for (how, needle) in [
+        (Misbehaviour::UndeclaredRule, "rule `p/never-declared`"),
+        (Misbehaviour::FallbackRule, "rule `p/rejected`"),
+        (Misbehaviour::UndocumentedCode, "code `RXTP-DUMMY-999`"),
+    ] {
+        let mut p = dummy("p");
+        p.rules.push(rule("p/rejected", Some("RXTP-DUMMY-001")));
+        p.codes.push(CodeDoc {
+            code: "RXTP-DUMMY-001",
+            summary: "s",
+            explanation: "e",
+        });
+        p.misbehave = Some(how);
+        let reg = build(vec![p]).unwrap();
+        let SiteResolution::ContractViolation { plugin_id, message } = reg.offer(&site, &enabled)
+        else {
+            panic!("expected a contract violation for {needle}")
+        };
+        assert_eq!(plugin_id, "p");
+        assert!(message.contains(needle), "{message}");
+
+        // `rextio check` stops with an error naming the plugin.
+        let dir = support::project(&[(
+            "m.py",
+            "import dummy
+
+def f(n: int) -> int:
+    return dummy.f(n)
+",
+        )]);
+        std::fs::write(
+            dir.path().join("rextio.toml"),
+            "[plugins]\nenabled = [\"p\"]\n",
+        )
+        .unwrap();
+        let err = Project::open(dir.path())
+            .unwrap()
+            .check(&reg)
+            .err()
+            .expect("check must fail")
+            .to_string();
+        assert!(err.contains("plugin `p`") && err.contains(needle), "{err}");
+    }
+    // The well-behaved plugin's claim of the same site is used.
+    let reg = build(vec![dummy("p")]).unwrap();
+    assert!(matches!(
+        reg.offer(&site, &enabled),
+        SiteResolution::Claimed { rule_id, .. } if rule_id == "p/call"
+    ));
+}
+
 proptest! {
     #[test]
     fn any_registration_order_yields_the_same_order(perm in Just((0..6usize).collect::<Vec<_>>()).prop_shuffle()) {
@@ -286,83 +375,4 @@ proptest! {
         want.sort();
         prop_assert_eq!(got, want);
     }
-}
-
-struct Provider(&'static str, &'static str, ProviderManifest);
-
-impl DeviceProvider for Provider {
-    fn id(&self) -> &str {
-        self.0
-    }
-    fn api_version(&self) -> &str {
-        self.1
-    }
-    fn manifest(&self) -> &ProviderManifest {
-        &self.2
-    }
-    fn preflight(&self, _req: &PreflightRequest) -> PreflightResult {
-        PreflightResult::Unavailable {
-            reason_code: "none".into(),
-            message: "test".into(),
-        }
-    }
-    fn build_contribution(
-        &self,
-        _req: &PreflightRequest,
-    ) -> Result<BuildContribution, ProviderError> {
-        Err(ProviderError {
-            provider: self.0.into(),
-            message: "test".into(),
-        })
-    }
-}
-
-fn provider(id: &'static str, version: &'static str) -> Provider {
-    Provider(
-        id,
-        version,
-        ProviderManifest {
-            id: id.into(),
-            capabilities: vec![],
-            support_claim: false,
-        },
-    )
-}
-
-#[test]
-fn device_providers_negotiate_against_provider_api_1_0() {
-    assert!(Registry::builder()
-        .provider(provider("p", "1.0.0"))
-        .build()
-        .is_ok());
-    let err = Registry::builder()
-        .provider(provider("p", "1.1.0"))
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("1.1.0") && err.contains("1.0.0"), "{err}");
-    assert!(Registry::builder()
-        .provider(provider("p", "2.0.0"))
-        .build()
-        .is_err());
-    assert!(Registry::builder()
-        .provider(provider("p", ""))
-        .build()
-        .is_err());
-    let err = Registry::builder()
-        .provider(provider("p", "1.0.0"))
-        .provider(provider("p", "1.0.0"))
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("`p`"), "{err}");
-    let reg = Registry::builder()
-        .provider(provider("z", "1.0.0"))
-        .provider(provider("a", "1.0.0"))
-        .build()
-        .unwrap();
-    let ids: Vec<&str> = reg.providers().iter().map(|p| p.provider.id()).collect();
-    assert_eq!(ids, vec!["a", "z"]);
 }

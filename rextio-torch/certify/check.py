@@ -3,7 +3,9 @@
 For every function of the certification module: native route, parity with eager on random
 and special values (values, NaN/inf masks, signed zero, dtype, shape), the grad contract,
 input non-mutation, output lifetime, boundary rejects with their exact messages, and
-matching exceptions on incompatible shapes. Writes one JSON result per function.
+matching exceptions on incompatible shapes. Writes one JSON result per function, keyed by its
+qualified name (`module.function`). Exit status: 0 when every function passed, 1 when some
+failed (the result file says which), anything else when the checker itself broke.
 
 usage: check.py RESULT_JSON PROJECT_SRC [MODULE [SKIP,SKIP...]]
 (MODULE defaults to the certification module `rxcert.kernels`; SKIP names functions that are
@@ -212,9 +214,9 @@ def main():
             continue
         kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
         try:
-            results[name] = check_function(name, getattr(native_mod, name), eager, kinds)
+            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds)
         except Exception:  # noqa: BLE001
-            results[name] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
+            results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
     with open(out_path, "w") as f:
         runtime = {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0"}
         json.dump({"runtime": runtime, "functions": results}, f, indent=2)

@@ -2,6 +2,7 @@
 //! recomputed from the site and must match the claim; otherwise lowering fails closed.
 
 use crate::claim::{self, Op, Src};
+use crate::entry::Rt;
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
 
 const RT: &str = "::rextio_torch::runtime";
@@ -42,45 +43,58 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
                 None => "None".to_owned(),
             };
             format!(
-                "{RT}::linear({}, {}, {bias})?",
+                "{RT}::{}({}, {}, {bias})?",
+                Rt::Linear.name(),
                 by_ref(get(x)?),
                 by_ref(get(w)?)
             )
         }
         Op::Unary { f, t } => {
             let t = get(t)?;
-            if t.owned_temp {
-                format!("{RT}::{f}_owned({})?", t.expr)
-            } else {
-                format!("{RT}::{f}({})?", by_ref(t))
+            match f.owned() {
+                Some(owned) if t.owned_temp => format!("{RT}::{owned}({})?", t.expr),
+                _ => format!("{RT}::{}({})?", f.name(), by_ref(t)),
             }
         }
-        Op::Matmul { a, b } => format!("{RT}::matmul({}, {})?", by_ref(get(a)?), by_ref(get(b)?)),
+        Op::Matmul { a, b } => format!(
+            "{RT}::{}({}, {})?",
+            Rt::Matmul.name(),
+            by_ref(get(a)?),
+            by_ref(get(b)?)
+        ),
         Op::Binary { f, a, b } => {
             let (a, b) = (get(a)?, get(b)?);
-            if a.owned_temp {
-                format!("{RT}::{f}_owned({}, {})?", a.expr, by_ref(b))
-            } else if b.owned_temp && (f == "add" || f == "mul") {
+            let commutes = matches!(f, Rt::Add | Rt::Mul);
+            match f.owned() {
+                Some(owned) if a.owned_temp => {
+                    format!("{RT}::{owned}({}, {})?", a.expr, by_ref(b))
+                }
                 // IEEE addition and multiplication commute exactly: the owned right operand may host it.
-                format!("{RT}::{f}_owned({}, {})?", b.expr, by_ref(a))
-            } else {
-                format!("{RT}::{f}({}, {})?", by_ref(a), by_ref(b))
+                Some(owned) if b.owned_temp && commutes => {
+                    format!("{RT}::{owned}({}, {})?", b.expr, by_ref(a))
+                }
+                _ => format!("{RT}::{}({}, {})?", f.name(), by_ref(a), by_ref(b)),
             }
         }
         Op::Scalar { f, t, s } => {
             let (t, s) = (get(t)?, get(s)?);
-            if t.owned_temp {
-                format!("{RT}::{f}_owned({}, {})?", t.expr, s.expr)
-            } else {
-                format!("{RT}::{f}({}, {})?", by_ref(t), s.expr)
+            match f.owned() {
+                Some(owned) if t.owned_temp => format!("{RT}::{owned}({}, {})?", t.expr, s.expr),
+                _ => format!("{RT}::{}({}, {})?", f.name(), by_ref(t), s.expr),
             }
         }
         Op::Reduce { f, t, dim, keepdim } => {
-            format!("{RT}::{f}({}, {dim}, {keepdim})?", by_ref(get(t)?))
+            format!("{RT}::{}({}, {dim}, {keepdim})?", f.name(), by_ref(get(t)?))
         }
-        Op::Softmax { t, dim } => format!("{RT}::softmax({}, {dim})?", by_ref(get(t)?)),
+        Op::Softmax { t, dim } => {
+            format!("{RT}::{}({}, {dim})?", Rt::Softmax.name(), by_ref(get(t)?))
+        }
         Op::Argmax { t, dim, keepdim } => {
-            format!("{RT}::argmax({}, {dim}, {keepdim})?", by_ref(get(t)?))
+            format!(
+                "{RT}::{}({}, {dim}, {keepdim})?",
+                Rt::Argmax.name(),
+                by_ref(get(t)?)
+            )
         }
     };
     Ok(LoweredExpr {

@@ -2,13 +2,19 @@
 //! stable reason code. Declarative: it never probes the ambient host. Only Linux x86_64 is
 //! certifiable here; a rule is `verified` only with certification evidence of the host.
 
-use rextio_plugin_api::PlatformCell;
+use rextio_plugin_api::{PlatformCell, PlatformState};
 
-fn cell(os: &str, arch: &str, status: &str, reason_code: &str, note: &str) -> PlatformCell {
+fn cell(
+    os: &str,
+    arch: &str,
+    status: PlatformState,
+    reason_code: &str,
+    note: &str,
+) -> PlatformCell {
     PlatformCell {
         os: os.into(),
         arch: arch.into(),
-        status: status.into(),
+        status,
         reason_code: reason_code.into(),
         note: note.into(),
     }
@@ -17,15 +23,15 @@ fn cell(os: &str, arch: &str, status: &str, reason_code: &str, note: &str) -> Pl
 /// The table.
 pub fn table() -> Vec<PlatformCell> {
     vec![
-        cell("linux", "x86_64", "certifiable", "torch-evidence-required", "torch 2.13.0 CPython 3.11 wheel exists; `cargo xtask certify` records evidence on this host"),
-        cell("linux", "aarch64", "experimental", "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
-        cell("macos", "aarch64", "experimental", "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
-        cell("macos", "x86_64", "unsupported", "torch-no-pinned-wheel", "torch 2.13.0 publishes no macOS x86_64 wheel"),
-        cell("linux", "x86", "unsupported", "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 i686 wheel"),
-        cell("linux", "arm32", "unsupported", "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 ARMv7 wheel"),
-        cell("macos", "x86", "unsupported", "torch-impossible-target", "no modern macOS runs on i686"),
-        cell("macos", "arm32", "unsupported", "torch-impossible-target", "no modern macOS runs on ARMv7"),
-        cell("windows", "*", "deferred", "torch-windows-deferred", "unverified; no support claim"),
+        cell("linux", "x86_64", PlatformState::Certifiable, "torch-evidence-required", "torch 2.13.0 CPython 3.11 wheel exists; `cargo xtask certify` records evidence on this host"),
+        cell("linux", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
+        cell("macos", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
+        cell("macos", "x86_64", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no macOS x86_64 wheel"),
+        cell("linux", "x86", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 i686 wheel"),
+        cell("linux", "arm32", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 ARMv7 wheel"),
+        cell("macos", "x86", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on i686"),
+        cell("macos", "arm32", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on ARMv7"),
+        cell("windows", "*", PlatformState::Deferred, "torch-windows-deferred", "unverified; no support claim"),
     ]
 }
 
@@ -47,8 +53,13 @@ mod tests {
         }
         assert!(t
             .iter()
-            .any(|c| c.os == "windows" && c.status == "deferred"));
-        assert_eq!(t.iter().filter(|c| c.status == "certifiable").count(), 1);
+            .any(|c| c.os == "windows" && c.status == PlatformState::Deferred));
+        assert_eq!(
+            t.iter()
+                .filter(|c| c.status == PlatformState::Certifiable)
+                .count(),
+            1
+        );
         assert!(t.iter().all(|c| c.reason_code.starts_with("torch-")));
     }
 }

@@ -61,7 +61,7 @@ impl Built {
             .iter()
             .flat_map(|m| m.functions.iter())
             .find(|f| f.qualname == qualname)
-            .map(|f| f.route.clone())
+            .map(|f| f.route.label())
             .unwrap_or_else(|| panic!("no function {qualname}"))
     }
 

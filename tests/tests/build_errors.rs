@@ -4,8 +4,26 @@
 use rextio_host::{BuildOptions, Project, Registry};
 use rextio_plugin_api::*;
 
-/// A plugin whose lowering emits Rust that does not compile.
+/// A plugin with one rule that lowers to valid Rust (`brokenlib.ok(n)` = `n + 1`) and one
+/// whose lowering parses but does not compile (`brokenlib.f(n)`).
 struct Broken(Vec<RuleRecord>);
+
+impl Broken {
+    fn new() -> Self {
+        let rule = |id: &str| RuleRecord {
+            id: id.into(),
+            scope: RuleScope::Call,
+            pattern: id.into(),
+            constraint: String::new(),
+            outcome: RuleOutcome::Native,
+            diagnostic_code: None,
+            guidance: String::new(),
+            stability: Stability::Experimental,
+            verified: false,
+        };
+        Broken(vec![rule("broken/f"), rule("broken/ok")])
+    }
+}
 
 impl Plugin for Broken {
     fn id(&self) -> &str {
@@ -30,31 +48,38 @@ impl Plugin for Broken {
         &[]
     }
     fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
-        if site.target == "brokenlib.f" {
-            return ClaimOutcome::Claimed {
-                rule_id: "broken/f".into(),
-                result_type: ValueType::Int,
-            };
+        let rule = match site.target.as_str() {
+            "brokenlib.f" => "broken/f",
+            "brokenlib.ok" => "broken/ok",
+            _ => return ClaimOutcome::NotCovered,
+        };
+        ClaimOutcome::Claimed {
+            rule_id: rule.into(),
+            result_type: ValueType::Int,
         }
-        ClaimOutcome::NotCovered
     }
     fn lower(
         &self,
-        _site: &ClaimedSite,
-        _cx: &mut LoweringContext,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
     ) -> Result<LoweredExpr, LowerError> {
-        Ok(LoweredExpr {
-            expr: "this_function_does_not_exist_anywhere(1)".into(),
-            uses: vec![],
-        })
+        let [n] = cx.args.as_slice() else {
+            return Err(LowerError::new(&site.rule_id, "one operand expected"));
+        };
+        let expr = if site.rule_id == "broken/ok" {
+            format!("::rextio_plugin_api::runtime::int_add({}, 1)?", n.expr)
+        } else {
+            "this_function_does_not_exist_anywhere(1)".to_owned()
+        };
+        Ok(LoweredExpr { expr, uses: vec![] })
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         None
     }
 }
 
-#[test]
-fn a_failing_cargo_build_reports_messages_and_command() {
+/// A project with one function the broken rule lowers (`g`) and one the good rule lowers (`h`).
+fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("rextio.toml"),
@@ -63,18 +88,83 @@ fn a_failing_cargo_build_reports_messages_and_command() {
     .unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(
-        dir.path().join("src/m.py"),
-        "import brokenlib\n\ndef g(n: int) -> int:\n    return brokenlib.f(n)\n",
+        dir.path().join("src/brokenlib.py"),
+        "def f(n):\n    return n * 3\n\n\ndef ok(n):\n    return n + 1\n",
     )
     .unwrap();
-    let registry = Registry::builder().plugin(Broken(vec![])).build().unwrap();
-    let options = BuildOptions {
+    std::fs::write(
+        dir.path().join("src/m.py"),
+        "import brokenlib\n\n\ndef g(n: int) -> int:\n    return brokenlib.f(n)\n\n\ndef h(n: int) -> int:\n    return brokenlib.ok(n)\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn options(strict: bool) -> BuildOptions {
+    BuildOptions {
         python: Some(rextio_tests::python()),
+        strict,
         ..BuildOptions::default()
+    }
+}
+
+fn registry() -> Registry {
+    Registry::builder().plugin(Broken::new()).build().unwrap()
+}
+
+#[test]
+fn code_that_does_not_compile_demotes_only_its_function() {
+    let dir = project();
+    let out = Project::open(dir.path())
+        .unwrap()
+        .build(&registry(), &options(false))
+        .unwrap();
+    let f = |q: &str| {
+        out.report
+            .modules
+            .iter()
+            .flat_map(|m| &m.functions)
+            .find(|f| f.qualname == q)
+            .unwrap()
+            .clone()
     };
+    let (g, h) = (f("m.g"), f("m.h"));
+    assert_eq!(h.route, "native-plugin:broken");
+    assert!(h.diagnostics.is_empty(), "{:?}", h.diagnostics);
+    assert_eq!(g.route, "fallback-python");
+    assert!(g.plugin_claims.is_empty());
+    let codes: Vec<&str> = g.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, vec!["RXT017"]);
+    let msg = &g.diagnostics[0].message;
+    assert!(msg.contains("broken `broken/f`"), "{msg}");
+    assert!(
+        msg.contains("this_function_does_not_exist_anywhere"),
+        "{msg}"
+    );
+    assert!(out.extension.is_some());
+
+    // The native `h` and the fallback `g` both answer from Python.
+    let run = std::process::Command::new(rextio_tests::python())
+        .arg("-c")
+        .arg("import m, types; print(m.g(2), m.h(2), isinstance(m.h, types.BuiltinFunctionType), isinstance(m.g, types.FunctionType))")
+        .env("PYTHONPATH", &out.python_dir)
+        .env("REXTIO_NATIVE_MODE", "native")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "6 3 True True",
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+#[test]
+fn strict_builds_report_cargo_messages_and_command() {
+    let dir = project();
     let err = Project::open(dir.path())
         .unwrap()
-        .build(&registry, &options)
+        .build(&registry(), &options(true))
         .err()
         .expect("the build must fail")
         .to_string();

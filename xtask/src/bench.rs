@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick] [--threads N]`: the benchmark harness (DESIGN.md §8).
+//! `cargo xtask bench [--quick] [--threads N]`: the benchmark harness (README, Performance).
 //!
 //! ```text
 //! tests/fixtures/phase_a ──┐  copy (content-compared)     rextio build (the product)
@@ -153,12 +153,43 @@ fn build_floor(root: &Path, out: &Path) -> Step {
     step("the floor extension", started, error)
 }
 
+/// Sets the floor crate's pyo3 and tch requirements from the workspace's
+/// `[workspace.dependencies]`, the one place those pins live.
+fn pin_floor_dependencies(root: &Path, manifest: &Path) -> Result<()> {
+    let read = |p: &Path| -> Result<toml::Table> {
+        let text =
+            fs::read_to_string(p).with_context(|| format!("cannot read '{}'", p.display()))?;
+        toml::from_str(&text).with_context(|| format!("cannot parse '{}'", p.display()))
+    };
+    let workspace = read(&root.join("Cargo.toml"))?;
+    let mut floor = read(manifest)?;
+    for name in ["pyo3", "tch"] {
+        let version = workspace
+            .get("workspace")
+            .and_then(|w| w.get("dependencies"))
+            .and_then(|d| d.get(name))
+            .and_then(|d| d.get("version"))
+            .and_then(toml::Value::as_str)
+            .with_context(|| format!("the workspace does not pin `{name}`"))?
+            .to_owned();
+        let dep = floor
+            .get_mut("dependencies")
+            .and_then(|d| d.get_mut(name))
+            .and_then(toml::Value::as_table_mut)
+            .with_context(|| format!("bench/floor does not depend on `{name}`"))?;
+        dep.insert("version".into(), version.into());
+    }
+    let text = toml::to_string_pretty(&floor).context("cannot write the floor manifest")?;
+    fs::write(manifest, text).with_context(|| format!("cannot write '{}'", manifest.display()))
+}
+
 fn try_build_floor(root: &Path, out: &Path) -> Result<()> {
     let dir = out.join("floor");
     sync_dir(&root.join("bench").join("floor"), &dir)?;
     let lock = dir.join("Cargo.lock");
     fs::copy(root.join("Cargo.lock"), &lock)
         .with_context(|| format!("cannot copy Cargo.lock to '{}'", lock.display()))?;
+    pin_floor_dependencies(root, &dir.join("Cargo.toml"))?;
     let target_dir = env::venv_env(root)
         .into_iter()
         .find(|(k, _)| k == "REXTIO_TARGET_DIR")

@@ -36,10 +36,9 @@ pub fn venv_env(root: &Path) -> Vec<(String, String)> {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| venv_bin.to_string_lossy().into_owned());
 
-    let target_dir = match std::env::var("REXTIO_TARGET_DIR") {
-        Ok(dir) if !dir.is_empty() => dir,
-        _ => shared_target_dir(root).to_string_lossy().into_owned(),
-    };
+    let target_dir = rextio_host::paths::target_dir()
+        .to_string_lossy()
+        .into_owned();
 
     let python = python.to_string_lossy().into_owned();
     vec![
@@ -54,17 +53,6 @@ pub fn venv_env(root: &Path) -> Vec<(String, String)> {
         ("LIBTORCH_USE_PYTORCH".into(), "1".into()),
         ("REXTIO_TARGET_DIR".into(), target_dir),
     ]
-}
-
-/// `$HOME/.cache/rextio/target`, or `ROOT/target/rextio-generated` without a home directory.
-fn shared_target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("HOME") {
-        Some(home) if !home.is_empty() => PathBuf::from(home)
-            .join(".cache")
-            .join("rextio")
-            .join("target"),
-        _ => root.join("target").join("rextio-generated"),
-    }
 }
 
 /// A command run in `root` with [`venv_env`] applied and the bypass variable removed.

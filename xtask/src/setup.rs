@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::env;
 
-/// The Python minor version the workspace pins (see DESIGN.md §7).
+/// The Python minor version the workspace pins (README, Environment).
 const PYTHON_MINOR: &str = "3.11";
 /// The torch release tch 0.26.0 expects.
 const TORCH_VERSION: &str = "2.13.0";

@@ -2,16 +2,17 @@
 //! `exp`, `log`, `sqrt`), `F.relu` and exact `F.gelu`.
 
 use super::{bind, get, operand, plan_f32, reject, NoPlan, Op, Plan, Src};
+use crate::entry::Rt;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Literal};
 
-/// The runtime function of a unary name.
-fn runtime_name(name: &str) -> Option<&'static str> {
+/// The runtime entry point of a unary name.
+fn runtime_name(name: &str) -> Option<Rt> {
     rules::ACTIVATIONS
         .iter()
         .chain(rules::UNARY.iter())
         .find(|n| **n == name)
-        .copied()
+        .and_then(|n| Rt::from_name(n))
 }
 
 fn rule_for(name: &str, rank: u8, method: bool) -> String {
@@ -87,7 +88,7 @@ pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
         rules::F_RELU,
         r,
         Op::Unary {
-            f: "relu",
+            f: Rt::Relu,
             t: Src::Arg(0),
         },
     )
@@ -122,7 +123,7 @@ pub fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
         rules::GELU,
         r,
         Op::Unary {
-            f: "gelu_none",
+            f: Rt::GeluNone,
             t: Src::Arg(0),
         },
     )

@@ -2,6 +2,7 @@
 //! (`+ - * /`, `torch.add/sub/mul/div`, and tensor-scalar operators).
 
 use super::{describe, is_i64, plan_f32, rank, reject, ClaimOutcome, NoPlan, Op, Plan, Src};
+use crate::entry::Rt;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Literal, Operand, ValueType};
 
@@ -117,7 +118,7 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
             rule,
             r,
             Op::Binary {
-                f: name,
+                f: binary_entry(name),
                 a: Src::Arg(0),
                 b: Src::Arg(1),
             },
@@ -149,12 +150,12 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     // Eager: t+s, s+t -> add; t-s -> sub; s-t -> rsub; t*s, s*t -> mul; t/s -> div;
     // s/t -> reciprocal(t) * s (Tensor.__rtruediv__).
     let f = match (name, tensor_left) {
-        ("add", _) => "add_scalar",
-        ("mul", _) => "mul_scalar",
-        ("sub", true) => "sub_scalar",
-        ("sub", false) => "rsub_scalar",
-        ("div", true) => "div_scalar",
-        _ => "rdiv_scalar",
+        ("add", _) => Rt::AddScalar,
+        ("mul", _) => Rt::MulScalar,
+        ("sub", true) => Rt::SubScalar,
+        ("sub", false) => Rt::RsubScalar,
+        ("div", true) => Rt::DivScalar,
+        _ => Rt::RdivScalar,
     };
     let (t_src, s_src) = if tensor_left {
         (Src::Arg(0), Src::Arg(1))
@@ -214,9 +215,19 @@ pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         rule,
         r,
         Op::Binary {
-            f: name,
+            f: binary_entry(name),
             a: Src::Arg(0),
             b: Src::Arg(1),
         },
     )
+}
+
+/// The runtime entry point of a tensor-tensor elementwise name (`add`, `sub`, `mul`, `div`).
+fn binary_entry(name: &str) -> Rt {
+    match name {
+        "add" => Rt::Add,
+        "sub" => Rt::Sub,
+        "mul" => Rt::Mul,
+        _ => Rt::Div,
+    }
 }

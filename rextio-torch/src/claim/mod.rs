@@ -43,8 +43,8 @@ pub enum Op {
     },
     /// A unary runtime function (`relu`, `exp`, `gelu_none`, ...).
     Unary {
-        /// Runtime function name.
-        f: &'static str,
+        /// Runtime entry point.
+        f: crate::entry::Rt,
         /// Operand.
         t: Src,
     },
@@ -57,8 +57,8 @@ pub enum Op {
     },
     /// Tensor-tensor elementwise (`add`, `sub`, `mul`, `div`).
     Binary {
-        /// Runtime function name.
-        f: &'static str,
+        /// Runtime entry point.
+        f: crate::entry::Rt,
         /// Left.
         a: Src,
         /// Right.
@@ -66,8 +66,8 @@ pub enum Op {
     },
     /// Tensor-scalar elementwise (`add_scalar`, `rsub_scalar`, `rdiv_scalar`, ...).
     Scalar {
-        /// Runtime function name.
-        f: &'static str,
+        /// Runtime entry point.
+        f: crate::entry::Rt,
         /// Tensor operand.
         t: Src,
         /// Scalar operand.
@@ -75,8 +75,8 @@ pub enum Op {
     },
     /// `mean_dim` / `sum_dim`.
     Reduce {
-        /// Runtime function name.
-        f: &'static str,
+        /// Runtime entry point.
+        f: crate::entry::Rt,
         /// Operand.
         t: Src,
         /// Static dim.

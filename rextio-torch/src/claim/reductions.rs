@@ -71,9 +71,9 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
         _ => rules::SUM_STATIC,
     };
     let f = if name == "mean" {
-        "mean_dim"
+        crate::entry::Rt::MeanDim
     } else {
-        "sum_dim"
+        crate::entry::Rt::SumDim
     };
     plan_f32(
         rule,

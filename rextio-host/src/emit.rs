@@ -1,0 +1,771 @@
+//! The emitter: the one place generated Rust and the generated crate's manifest are made.
+//!
+//! Rust is built as syntax (`quote` token streams), never pasted as text: every plugin
+//! expression, type, boundary function and guard is parsed with `syn` before it is used, so a
+//! plugin answer that is not Rust is a lowering error for its function, not a broken crate. Every
+//! identifier or literal that comes from user source goes through [`local_ident`],
+//! [`param_ident`], [`str_lit`], [`int_lit`] or [`float_lit`]. Items are pretty-printed with
+//! `prettyplease`; each function's text is rendered on its own so that compiler diagnostics can
+//! be mapped back to the function they fall in ([`GeneratedCrate::function_at_line`]).
+
+use crate::codes;
+use crate::ir::{CmpKind, Expr, ExprKind, FnIr, ScalarOp, Stmt};
+use crate::registry::Registry;
+use proc_macro2::{Ident, Literal as LitTok, Span as PmSpan, TokenStream};
+use quote::{format_ident, quote};
+use rextio_plugin_api::{
+    CrateDependency, CrateSource, DeviceAuthorization, Diagnostic, FunctionScope, Literal,
+    LoweredOperand, LoweringContext, ValueType,
+};
+use std::collections::BTreeSet;
+
+/// PyO3 version of generated crates: the exact version this host was built and tested with, read
+/// from the workspace lock file (the one source of that pin).
+pub fn pyo3_pin() -> String {
+    locked_version("pyo3").map_or_else(|| "=0.30.1".to_owned(), |v| format!("={v}"))
+}
+
+/// The workspace lock file, seeding generated crates so they resolve the versions this host was
+/// tested with.
+const WORKSPACE_LOCK: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock"));
+
+/// The locked version of a registry package in the workspace lock file.
+fn locked_version(name: &str) -> Option<String> {
+    let lock: toml::Table = toml::from_str(WORKSPACE_LOCK).ok()?;
+    let packages = lock.get("package")?.as_array()?;
+    packages
+        .iter()
+        .filter_map(|p| p.as_table())
+        .filter(|p| p.get("name").and_then(|n| n.as_str()) == Some(name))
+        .filter(|p| p.get("source").is_some())
+        .find_map(|p| p.get("version")?.as_str().map(str::to_owned))
+}
+
+/// A native function as Rust items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoweredFunction {
+    /// `module.function`.
+    pub qualname: String,
+    /// The Python name.
+    pub name: String,
+    /// Identifier of the `#[pyfunction]`.
+    pub rust_fn: String,
+    /// The Rust items (body function + `#[pyfunction]` wrapper), pretty-printed.
+    pub items: String,
+    /// Plugins whose sites it uses.
+    pub plugins: BTreeSet<String>,
+    /// The rules of its sites, as `(plugin, rule)`, for diagnostics about this function.
+    pub rules: BTreeSet<(String, String)>,
+}
+
+/// The Rust identifier of a Python local: `l_<name>` for ASCII names; other names are encoded
+/// injectively under `lu_` (`_` as `__`, any other character as `_x<hex>_`).
+pub fn local_ident(name: &str) -> Ident {
+    let ascii = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ascii {
+        return format_ident!("l_{}", name);
+    }
+    let mut enc = String::from("lu_");
+    for c in name.chars() {
+        match c {
+            '_' => enc.push_str("__"),
+            c if c.is_ascii_alphanumeric() => enc.push(c),
+            c => enc.push_str(&format!("_x{:x}_", u32::from(c))),
+        }
+    }
+    Ident::new(&enc, PmSpan::call_site())
+}
+
+/// The Rust identifier of a Python parameter. PyO3 takes the Python keyword name from it, so it
+/// must spell the Python name exactly: a raw identifier of an ASCII Python name. Names Rust cannot
+/// spell that way (`self`, `crate`, `super`, `Self`, non-ASCII) are refused.
+pub fn param_ident(name: &str) -> Result<Ident, String> {
+    let ok = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !matches!(name, "_" | "self" | "Self" | "crate" | "super");
+    if !ok {
+        return Err(format!(
+            "parameter `{name}` cannot be spelled as a Rust keyword-argument name"
+        ));
+    }
+    syn::parse_str::<Ident>(&format!("r#{name}")).map_err(|e| format!("parameter `{name}`: {e}"))
+}
+
+/// A Rust string literal of arbitrary text.
+pub fn str_lit(s: &str) -> LitTok {
+    LitTok::string(s)
+}
+
+/// A Rust `i64` expression with the exact value.
+pub fn int_lit(v: i64) -> TokenStream {
+    if v == i64::MIN {
+        quote!(i64::MIN)
+    } else if v < 0 {
+        let abs = LitTok::i64_suffixed(-v);
+        quote!((-#abs))
+    } else {
+        let lit = LitTok::i64_suffixed(v);
+        quote!(#lit)
+    }
+}
+
+/// A Rust `f64` expression with the exact value (NaN, infinities and `-0.0` included).
+pub fn float_lit(v: f64) -> TokenStream {
+    if v.is_nan() {
+        quote!(f64::NAN)
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            quote!(f64::INFINITY)
+        } else {
+            quote!(f64::NEG_INFINITY)
+        }
+    } else if v.is_sign_negative() {
+        let abs = LitTok::f64_suffixed(-v);
+        quote!((-#abs))
+    } else {
+        let lit = LitTok::f64_suffixed(v);
+        quote!(#lit)
+    }
+}
+
+fn literal(l: &Literal) -> TokenStream {
+    match l {
+        Literal::Int(v) => int_lit(*v),
+        Literal::Float(v) => float_lit(*v),
+        Literal::Bool(b) => quote!(#b),
+        Literal::Str(s) => {
+            let s = str_lit(s);
+            quote!(#s)
+        }
+        Literal::None => quote!(()),
+    }
+}
+
+/// Parse a fragment a plugin (or a plugin's type record) supplied.
+fn parse<T: syn::parse::Parse>(what: &str, text: &str) -> Result<T, String> {
+    syn::parse_str::<T>(text).map_err(|e| format!("{what} `{text}` is not valid Rust: {e}"))
+}
+
+fn fail(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(codes::LOWERING_FAILED, message)
+}
+
+struct Lx<'a> {
+    registry: &'a Registry,
+    authorization: Option<DeviceAuthorization>,
+    guard_active: BTreeSet<String>,
+    loop_var: u32,
+    plugins: BTreeSet<String>,
+    rules: BTreeSet<(String, String)>,
+    uses: Vec<syn::ItemUse>,
+}
+
+/// Failure to lower: a diagnostic (RXT014) for the function.
+type LResult<T> = Result<T, Diagnostic>;
+
+fn runtime_fn(name: &str) -> TokenStream {
+    let f = Ident::new(name, PmSpan::call_site());
+    quote!(::rextio_plugin_api::runtime::#f)
+}
+
+impl Lx<'_> {
+    fn rust_type(&self, ty: &ValueType) -> LResult<TokenStream> {
+        Ok(match ty {
+            ValueType::Int => quote!(i64),
+            ValueType::Float => quote!(f64),
+            ValueType::Bool => quote!(bool),
+            ValueType::Plugin(k) => match self.registry.plugin_type(k) {
+                Some(t) => {
+                    let ty: syn::Type = parse("Rust type", &t.rust_type).map_err(fail)?;
+                    quote!(#ty)
+                }
+                None => return Err(fail(format!("type `{k}` has no registered Rust type"))),
+            },
+            other => {
+                return Err(fail(format!(
+                    "values of type {other} cannot be native locals"
+                )))
+            }
+        })
+    }
+
+    /// An expression in value position (assigned or returned): plugin-typed locals are cloned
+    /// (a shallow handle copy) so both names stay usable.
+    fn value(&mut self, e: &Expr) -> LResult<TokenStream> {
+        match (&e.kind, &e.ty) {
+            (ExprKind::Local(n), ValueType::Plugin(_)) => {
+                let id = local_ident(n);
+                Ok(quote!(#id.clone()))
+            }
+            _ => self.expr(e),
+        }
+    }
+
+    fn scalar(&mut self, op: ScalarOp, xs: &[Expr]) -> LResult<TokenStream> {
+        let a: Vec<TokenStream> = xs.iter().map(|x| self.expr(x)).collect::<LResult<_>>()?;
+        let arity = match op {
+            ScalarOp::IntNeg
+            | ScalarOp::FloatNeg
+            | ScalarOp::IntToFloat
+            | ScalarOp::BoolToInt
+            | ScalarOp::IntTruthy
+            | ScalarOp::FloatTruthy
+            | ScalarOp::Not => 1,
+            _ => 2,
+        };
+        let [x, y] = match (arity, a.as_slice()) {
+            (1, [x]) => [x.clone(), TokenStream::new()],
+            (2, [x, y]) => [x.clone(), y.clone()],
+            _ => {
+                return Err(fail(format!(
+                    "scalar operation {op:?} has {} operands",
+                    a.len()
+                )))
+            }
+        };
+        let checked = |name: &str| {
+            let f = runtime_fn(name);
+            quote!(#f(#x, #y)?)
+        };
+        Ok(match op {
+            ScalarOp::IntAdd => checked("int_add"),
+            ScalarOp::IntSub => checked("int_sub"),
+            ScalarOp::IntMul => checked("int_mul"),
+            ScalarOp::IntFloorDiv => checked("int_floordiv"),
+            ScalarOp::IntMod => checked("int_mod"),
+            ScalarOp::IntTrueDiv => checked("int_truediv"),
+            ScalarOp::FloatDiv => checked("float_div"),
+            ScalarOp::IntNeg => {
+                let f = runtime_fn("int_neg");
+                quote!(#f(#x)?)
+            }
+            ScalarOp::FloatAdd => quote!((#x + #y)),
+            ScalarOp::FloatSub => quote!((#x - #y)),
+            ScalarOp::FloatMul => quote!((#x * #y)),
+            ScalarOp::FloatNeg => quote!((-#x)),
+            ScalarOp::IntToFloat => quote!((#x as f64)),
+            ScalarOp::BoolToInt => quote!(i64::from(#x)),
+            ScalarOp::IntTruthy => quote!((#x != 0)),
+            ScalarOp::FloatTruthy => quote!((#x != 0.0)),
+            ScalarOp::Not => quote!((!#x)),
+            ScalarOp::And => quote!((#x && #y)),
+            ScalarOp::Or => quote!((#x || #y)),
+            ScalarOp::Cmp(k) => match k {
+                CmpKind::Eq => quote!((#x == #y)),
+                CmpKind::Ne => quote!((#x != #y)),
+                CmpKind::Lt => quote!((#x < #y)),
+                CmpKind::Le => quote!((#x <= #y)),
+                CmpKind::Gt => quote!((#x > #y)),
+                CmpKind::Ge => quote!((#x >= #y)),
+            },
+        })
+    }
+
+    fn expr(&mut self, e: &Expr) -> LResult<TokenStream> {
+        Ok(match &e.kind {
+            ExprKind::Local(n) | ExprKind::Move(n) => {
+                let id = local_ident(n);
+                quote!(#id)
+            }
+            ExprKind::Lit(l) => literal(l),
+            ExprKind::Scalar(op, xs) => self.scalar(*op, xs)?,
+            ExprKind::Site {
+                claimed,
+                receiver,
+                args,
+                keywords,
+            } => {
+                let receiver = match receiver {
+                    Some(r) => Some(self.operand(r)?),
+                    None => None,
+                };
+                let args = args
+                    .iter()
+                    .map(|a| self.operand(a))
+                    .collect::<LResult<Vec<_>>>()?;
+                let keywords = keywords
+                    .iter()
+                    .map(|(n, v)| Ok((n.clone(), self.operand(v)?)))
+                    .collect::<LResult<Vec<_>>>()?;
+                let Some(reg) = self.registry.plugin(&claimed.plugin_id) else {
+                    return Err(fail(format!(
+                        "plugin `{}` is not registered",
+                        claimed.plugin_id
+                    )));
+                };
+                let mut cx = LoweringContext::new(receiver, args, keywords);
+                cx.function_scope_guard_active = self.guard_active.contains(&claimed.plugin_id);
+                if let Some(auth) = &self.authorization {
+                    cx.target = auth.capability.clone();
+                    cx.device_authorization = Some(auth.clone());
+                }
+                let lowered = reg.plugin.lower(claimed, &mut cx).map_err(|err| {
+                    fail(format!(
+                        "plugin `{}` could not lower a claimed site: {err}",
+                        claimed.plugin_id
+                    ))
+                    .at(e.span)
+                })?;
+                let parsed: syn::Expr = parse("expression", &lowered.expr).map_err(|m| {
+                    fail(format!(
+                        "plugin `{}` lowered rule `{}` to code that does not parse: {m}",
+                        claimed.plugin_id, claimed.rule_id
+                    ))
+                    .at(e.span)
+                })?;
+                for u in &lowered.uses {
+                    let item: syn::ItemUse = parse("use item", u).map_err(|m| {
+                        fail(format!(
+                            "plugin `{}` (rule `{}`): {m}",
+                            claimed.plugin_id, claimed.rule_id
+                        ))
+                        .at(e.span)
+                    })?;
+                    if !self.uses.contains(&item) {
+                        self.uses.push(item);
+                    }
+                }
+                self.plugins.insert(claimed.plugin_id.clone());
+                self.rules
+                    .insert((claimed.plugin_id.clone(), claimed.rule_id.clone()));
+                quote!((#parsed))
+            }
+        })
+    }
+
+    fn operand(&mut self, e: &Expr) -> LResult<LoweredOperand> {
+        let owned_temp = matches!(e.kind, ExprKind::Site { .. } | ExprKind::Move(_));
+        Ok(LoweredOperand {
+            expr: self.expr(e)?.to_string(),
+            owned_temp,
+        })
+    }
+
+    fn block(&mut self, body: &[Stmt]) -> LResult<TokenStream> {
+        let mut out = TokenStream::new();
+        for s in body {
+            out.extend(match s {
+                Stmt::Assign { name, value } => {
+                    let v = self.value(value)?;
+                    let id = local_ident(name);
+                    quote!(#id = #v;)
+                }
+                Stmt::If { cond, then, orelse } => {
+                    let c = self.expr(cond)?;
+                    let t = self.block(then)?;
+                    if orelse.is_empty() {
+                        quote!(if #c { #t })
+                    } else {
+                        let o = self.block(orelse)?;
+                        quote!(if #c { #t } else { #o })
+                    }
+                }
+                Stmt::While { cond, body } => {
+                    let c = self.expr(cond)?;
+                    let b = self.block(body)?;
+                    quote!(while #c { #b })
+                }
+                Stmt::ForRange {
+                    var,
+                    start,
+                    stop,
+                    step,
+                    body,
+                } => {
+                    let (a, b, c) = (self.expr(start)?, self.expr(stop)?, self.expr(step)?);
+                    self.loop_var += 1;
+                    let it = format_ident!("__rx_i{}", self.loop_var);
+                    let v = local_ident(var);
+                    let range = runtime_fn("range");
+                    let inner = self.block(body)?;
+                    quote!(for #it in #range(#a, #b, #c)? { #v = #it; #inner })
+                }
+                Stmt::Break => quote!(break;),
+                Stmt::Continue => quote!(continue;),
+                Stmt::Return(v) => {
+                    let v = self.expr(v)?;
+                    quote!(return Ok(#v);)
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Pretty-print items as Rust source.
+fn render(items: TokenStream) -> LResult<String> {
+    let file: syn::File = syn::parse2(items)
+        .map_err(|e| fail(format!("internal: generated items do not parse: {e}")))?;
+    Ok(prettyplease::unparse(&file))
+}
+
+/// Lower one native function. `index` makes its Rust identifiers unique in the crate.
+pub fn lower_function(
+    ir: &FnIr,
+    route_plugins: &[String],
+    registry: &Registry,
+    authorization: Option<&DeviceAuthorization>,
+    index: usize,
+) -> Result<LoweredFunction, Diagnostic> {
+    let mut moved = ir.clone();
+    crate::ownership::mark_moves(&mut moved);
+    let ir = &moved;
+    let mut guards = Vec::new();
+    let mut guard_active = BTreeSet::new();
+    for id in route_plugins {
+        let Some(reg) = registry.plugin(id) else {
+            return Err(fail(format!("plugin `{id}` is not registered")));
+        };
+        if !reg.negotiated.function_scope_guard {
+            continue;
+        }
+        let scope = FunctionScope {
+            qualname: ir.qualname.clone(),
+            rules: Vec::new(),
+        };
+        if let Some(g) = reg.plugin.function_scope_guard(&scope) {
+            let e: syn::Expr = parse("function-scope guard", &g.enter_expr)
+                .map_err(|m| fail(format!("plugin `{id}`: {m}")))?;
+            guards.push(e);
+            guard_active.insert(id.clone());
+        }
+    }
+    let mut lx = Lx {
+        registry,
+        authorization: authorization.cloned(),
+        guard_active,
+        loop_var: 0,
+        plugins: BTreeSet::new(),
+        rules: BTreeSet::new(),
+        uses: Vec::new(),
+    };
+    let ret_ty = lx.rust_type(&ir.ret)?;
+    let body_fn = format_ident!("__rx_body_{}", index);
+    let py_fn = format_ident!("__rx_fn_{}", index);
+
+    // The body: owned, typed parameters; Python semantics; every error is a PyErr.
+    let mut sig = Vec::new();
+    for p in &ir.params {
+        let (id, ty) = (local_ident(&p.name), lx.rust_type(&p.ty)?);
+        sig.push(quote!(mut #id: #ty));
+    }
+    let mut decls = Vec::new();
+    for (name, ty) in &ir.locals {
+        let (id, ty) = (local_ident(name), lx.rust_type(ty)?);
+        decls.push(quote!(let mut #id: #ty;));
+    }
+    let body = lx.block(&ir.body)?;
+    let uses = &lx.uses;
+    let doc = str_lit(&format!(" Native body of `{}`.", ir.qualname));
+    let unreachable = str_lit(&format!(
+        "rextio: native `{}` reached its end without returning",
+        ir.qualname
+    ));
+    let body_item = quote! {
+        #[doc = #doc]
+        fn #body_fn(#(#sig),*) -> ::pyo3::PyResult<#ret_ty> {
+            #(#uses)*
+            #(#decls)*
+            #body
+            #[allow(unreachable_code)]
+            Err(::pyo3::exceptions::PyRuntimeError::new_err(#unreachable))
+        }
+    };
+
+    // The boundary: convert inputs, hold the function-scope guards, convert the output.
+    let mut params = vec![quote!(__rx_py: ::pyo3::Python<'py>)];
+    let mut converts = Vec::new();
+    for p in &ir.params {
+        let raw = param_ident(&p.name).map_err(fail)?;
+        let id = local_ident(&p.name);
+        match &p.ty {
+            ValueType::Plugin(k) => {
+                let Some(t) = registry.plugin_type(k) else {
+                    return Err(fail(format!("type `{k}` has no boundary")));
+                };
+                let extract: syn::Path =
+                    parse("boundary extractor", &t.extract_fn).map_err(fail)?;
+                let pname = str_lit(&p.name);
+                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+                converts.push(quote!(let #id = #extract(#raw, #pname)?;));
+            }
+            other => {
+                let ty = lx.rust_type(other)?;
+                params.push(quote!(#raw: #ty));
+                converts.push(quote!(let #id = #raw;));
+            }
+        }
+    }
+    let wrap = match &ir.ret {
+        ValueType::Plugin(k) => match registry.plugin_type(k) {
+            Some(t) => {
+                let w: syn::Path = parse("boundary wrapper", &t.wrap_fn).map_err(fail)?;
+                quote!(#w(__rx_py, __rx_out))
+            }
+            None => return Err(fail(format!("type `{k}` has no boundary"))),
+        },
+        _ => quote!(::pyo3::IntoPyObjectExt::into_py_any(__rx_out, __rx_py)),
+    };
+    let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
+    let guard_names: Vec<Ident> = (0..guards.len())
+        .map(|i| format_ident!("__rx_guard_{}", i))
+        .collect();
+    let pyname = str_lit(&ir.name);
+    let wrapper_item = quote! {
+        #[::pyo3::pyfunction]
+        #[pyo3(name = #pyname)]
+        fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+            #(#converts)*
+            let __rx_out = {
+                #(let #guard_names = #guards;)*
+                #body_fn(#(#args),*)
+            }?;
+            #wrap
+        }
+    };
+    let items = render(quote!(#body_item #wrapper_item))?;
+    Ok(LoweredFunction {
+        qualname: ir.qualname.clone(),
+        name: ir.name.clone(),
+        rust_fn: py_fn.to_string(),
+        items,
+        plugins: lx.plugins,
+        rules: lx.rules,
+    })
+}
+
+/// A native function placed in the extension module.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// Dotted module of the original.
+    pub module: String,
+    /// The lowered function.
+    pub function: LoweredFunction,
+    /// Attribute name in the extension module.
+    pub key: String,
+}
+
+/// The generated crate's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedCrate {
+    /// Cargo package name.
+    pub package: String,
+    /// Library (and Python extension module) name.
+    pub lib_name: String,
+    /// `Cargo.toml`.
+    pub cargo_toml: String,
+    /// `Cargo.lock` seed.
+    pub cargo_lock: String,
+    /// `src/lib.rs`.
+    pub lib_rs: String,
+    /// 1-based inclusive line ranges of each placed function's items in `lib_rs`, with its
+    /// qualified name.
+    pub function_lines: Vec<(String, u32, u32)>,
+}
+
+impl GeneratedCrate {
+    /// The qualified name of the function whose items contain `line` of `src/lib.rs`.
+    pub fn function_at_line(&self, line: u32) -> Option<&str> {
+        self.function_lines
+            .iter()
+            .find(|(_, a, b)| (*a..=*b).contains(&line))
+            .map(|(q, _, _)| q.as_str())
+    }
+}
+
+/// Identifier-safe form of a project name.
+pub fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "project".to_owned()
+    } else {
+        s
+    }
+}
+
+/// The extension module name of a project: its name plus a digest of its root, so two
+/// checkouts sharing one cargo target directory never overwrite each other's library.
+pub fn extension_name(project: &str, root: &std::path::Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(root.to_string_lossy().as_bytes());
+    let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("_rextio_native_{}_{short}", sanitize(project))
+}
+
+fn dep_table(d: &CrateDependency) -> toml::Table {
+    let mut t = toml::Table::new();
+    match &d.source {
+        CrateSource::Registry(v) => t.insert("version".into(), v.clone().into()),
+        CrateSource::Path(p) => t.insert("path".into(), p.clone().into()),
+    };
+    if !d.features.is_empty() {
+        let f: Vec<toml::Value> = d.features.iter().map(|f| f.clone().into()).collect();
+        t.insert("features".into(), f.into());
+    }
+    t
+}
+
+fn table(pairs: Vec<(&str, toml::Value)>) -> toml::Value {
+    toml::Value::Table(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// The generated crate's `Cargo.toml`, through the `toml` serializer.
+fn cargo_toml(package: &str, lib_name: &str, deps: &[CrateDependency]) -> String {
+    let mut dependencies = toml::Table::new();
+    dependencies.insert(
+        "pyo3".into(),
+        table(vec![
+            ("version", pyo3_pin().into()),
+            (
+                "features",
+                vec![toml::Value::from("extension-module")].into(),
+            ),
+        ]),
+    );
+    let api = CrateDependency {
+        name: "rextio-plugin-api".into(),
+        source: CrateSource::Path(rextio_plugin_api::CRATE_DIR.into()),
+        features: vec!["runtime".into()],
+        build_env: vec![],
+        forbidden_env: vec![],
+    };
+    for d in std::iter::once(&api).chain(deps) {
+        dependencies.insert(d.name.clone(), toml::Value::Table(dep_table(d)));
+    }
+    let manifest = table(vec![
+        (
+            "package",
+            table(vec![
+                ("name", package.into()),
+                ("version", "0.0.0".into()),
+                ("edition", "2021".into()),
+                ("publish", false.into()),
+            ]),
+        ),
+        (
+            "lib",
+            table(vec![
+                ("name", lib_name.into()),
+                ("crate-type", vec![toml::Value::from("cdylib")].into()),
+                ("path", "src/lib.rs".into()),
+            ]),
+        ),
+        ("dependencies", toml::Value::Table(dependencies)),
+        (
+            "profile",
+            table(vec![(
+                "release",
+                table(vec![("opt-level", 3.into()), ("debug", false.into())]),
+            )]),
+        ),
+        ("workspace", table(vec![])),
+    ]);
+    let body = toml::to_string_pretty(&manifest).unwrap_or_default();
+    format!(
+        "# Generated by rextio {}; do not edit.\n{body}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Generate the crate for a project.
+pub fn generate_crate(
+    lib_name: &str,
+    placed: &[Placed],
+    deps: &[CrateDependency],
+) -> Result<GeneratedCrate, Diagnostic> {
+    let lib_name = lib_name.to_owned();
+    let package = lib_name.trim_start_matches('_').replace('_', "-");
+    let mut lib = format!(
+        "// Generated by rextio {}; do not edit.\n#![allow(unused, non_snake_case, unused_mut, unused_assignments, unreachable_code, clippy::all)]\n\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut function_lines = Vec::new();
+    for p in placed {
+        let start = lib.lines().count() as u32 + 1;
+        lib.push_str(&p.function.items);
+        lib.push('\n');
+        let end = lib.lines().count() as u32;
+        function_lines.push((p.function.qualname.clone(), start, end));
+    }
+    let module = Ident::new(&lib_name, PmSpan::call_site());
+    let adds = placed.iter().map(|p| {
+        let key = str_lit(&p.key);
+        let f = Ident::new(&p.function.rust_fn, PmSpan::call_site());
+        quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;)
+    });
+    lib.push_str(&render(quote! {
+        #[::pyo3::pymodule]
+        fn #module(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
+            use ::pyo3::types::PyModuleMethods as _;
+            #(#adds)*
+            Ok(())
+        }
+    })?);
+    Ok(GeneratedCrate {
+        cargo_toml: cargo_toml(&package, &lib_name, deps),
+        package,
+        lib_name,
+        cargo_lock: WORKSPACE_LOCK.to_owned(),
+        lib_rs: lib,
+        function_lines,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_identifiers_are_injective_and_valid() {
+        let names = ["x", "x_1", "_", "__", "ß", "a_x64_", "aé", "a_xe9_", "Ω_Ω"];
+        let ids: Vec<String> = names.iter().map(|n| local_ident(n).to_string()).collect();
+        let set: BTreeSet<&String> = ids.iter().collect();
+        assert_eq!(set.len(), names.len(), "{ids:?}");
+        for id in &ids {
+            assert!(syn::parse_str::<Ident>(id).is_ok(), "{id}");
+        }
+        assert_eq!(local_ident("hidden").to_string(), "l_hidden");
+    }
+
+    #[test]
+    fn parameters_keep_their_python_spelling_or_are_refused() {
+        assert_eq!(param_ident("x").unwrap().to_string(), "r#x");
+        assert_eq!(param_ident("match").unwrap().to_string(), "r#match");
+        for bad in ["self", "Self", "crate", "super", "_", "ß", ""] {
+            assert!(param_ident(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn literals_keep_exact_values() {
+        assert_eq!(float_lit(-0.0).to_string(), "(- 0f64)");
+        assert_eq!(float_lit(f64::NAN).to_string(), "f64 :: NAN");
+        assert_eq!(int_lit(i64::MIN).to_string(), "i64 :: MIN");
+        assert_eq!(int_lit(-3).to_string(), "(- 3i64)");
+        let s = str_lit("a\"b\\c\n").to_string();
+        assert_eq!(
+            syn::parse_str::<syn::LitStr>(&s).unwrap().value(),
+            "a\"b\\c\n"
+        );
+    }
+
+    #[test]
+    fn cargo_manifest_is_valid_toml_with_pinned_pyo3() {
+        let text = cargo_toml("p", "_p", &[]);
+        let parsed: toml::Table = toml::from_str(&text).unwrap();
+        let pyo3 = &parsed["dependencies"]["pyo3"]["version"];
+        assert!(pyo3.as_str().unwrap().starts_with('='), "{pyo3}");
+        assert_eq!(pyo3.as_str().unwrap(), pyo3_pin());
+        assert_eq!(parsed["lib"]["crate-type"][0].as_str(), Some("cdylib"));
+    }
+}

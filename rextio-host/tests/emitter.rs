@@ -1,0 +1,131 @@
+//! The emitter parses what plugins hand it: an answer that is not Rust demotes only its
+//! function (RXT014); identifiers and literals from user source reach the crate escaped.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rextio_host::{Project, Registry};
+use rextio_plugin_api::*;
+
+/// Lowers `textlib.good(n)` to valid Rust and `textlib.bad(n)` to text that does not parse.
+struct Text(Vec<RuleRecord>);
+
+impl Plugin for Text {
+    fn id(&self) -> &str {
+        "text"
+    }
+    fn api_version(&self) -> &str {
+        "1.7.0"
+    }
+    fn coverage(&self) -> Coverage {
+        Coverage {
+            packages: vec!["textlib".into()],
+            ..Coverage::default()
+        }
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        &self.0
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        &[]
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        &[]
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        let rule_id = match site.target.as_str() {
+            "textlib.good" => "text/good",
+            "textlib.bad" => "text/bad",
+            _ => return ClaimOutcome::NotCovered,
+        };
+        ClaimOutcome::Claimed {
+            rule_id: rule_id.into(),
+            result_type: ValueType::Int,
+        }
+    }
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
+        let n = &cx.args[0].expr;
+        let expr = if site.rule_id == "text/good" {
+            format!("::rextio_plugin_api::runtime::int_add({n}, 1)?")
+        } else {
+            format!("{n} + ) ; drop_tables(")
+        };
+        Ok(LoweredExpr { expr, uses: vec![] })
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        None
+    }
+}
+
+fn plugin() -> Text {
+    let rule = |id: &str| RuleRecord {
+        id: id.into(),
+        scope: RuleScope::Call,
+        pattern: id.into(),
+        constraint: String::new(),
+        outcome: RuleOutcome::Native,
+        diagnostic_code: None,
+        guidance: String::new(),
+        stability: Stability::Experimental,
+        verified: false,
+    };
+    Text(vec![rule("text/good"), rule("text/bad")])
+}
+
+#[test]
+fn an_expression_that_does_not_parse_demotes_only_its_function() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"text\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    let src = "import textlib\n\n\ndef bad(n: int) -> int:\n    return textlib.bad(n)\n\n\ndef good(n: int, match: int) -> int:\n    return textlib.good(n + match)\n\n\ndef uni(n_\u{e9}: int) -> int:\n    return textlib.good(n_\u{e9})\n";
+    std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+    let registry = Registry::builder().plugin(plugin()).build().unwrap();
+    let g = Project::open(dir.path())
+        .unwrap()
+        .generate(&registry)
+        .unwrap();
+    let routes = g.check.report.routes();
+    assert_eq!(
+        routes,
+        vec![
+            ("m.bad".to_owned(), "fallback-python".to_owned()),
+            ("m.good".to_owned(), "native-plugin:text".to_owned()),
+            ("m.uni".to_owned(), "fallback-python".to_owned()),
+        ],
+        "{:#?}",
+        g.check.report
+    );
+    let diag = |i: usize, code: &str| {
+        let f = &g.check.report.modules[0].functions[i];
+        assert_eq!(f.diagnostics.len(), 1, "{:?}", f.diagnostics);
+        assert_eq!(f.diagnostics[0].code, code);
+        f.diagnostics[0].message.clone()
+    };
+    let bad = diag(0, "RXT014");
+    assert!(
+        bad.contains("text/bad") && bad.contains("does not parse"),
+        "{bad}"
+    );
+    // A parameter name Rust cannot spell as a keyword argument stays Python (the analysis
+    // refuses it before the emitter, which refuses it again).
+    diag(2, "RXT010");
+    // The crate holds only `good`, with its Python keyword name kept as a raw identifier, and
+    // it is one well-formed Rust file.
+    let krate = g.crate_.expect("good is native");
+    assert!(krate.lib_rs.contains("r#match: i64"), "{}", krate.lib_rs);
+    assert!(!krate.lib_rs.contains("drop_tables"));
+    syn::parse_file(&krate.lib_rs).expect("generated lib.rs parses");
+    assert_eq!(krate.function_lines.len(), 1);
+    let (q, a, b) = &krate.function_lines[0];
+    assert_eq!(q, "m.good");
+    let lines: Vec<&str> = krate.lib_rs.lines().collect();
+    assert!(lines[*a as usize - 1..*b as usize]
+        .join("\n")
+        .contains("fn __rx_fn_0"));
+}

@@ -1,0 +1,410 @@
+//! Device providers through the host: registration (negotiation and validation, errors that say
+//! "provider"), the preflight of `[target]` in check.json/build.json, the lowering context, and
+//! the gate that keeps functions needing an unauthorised capability on Python.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rextio_host::{Project, Registry};
+use rextio_plugin_api::*;
+use std::collections::BTreeMap;
+
+/// A provider whose preflight answer is fixed by the test.
+struct Fake {
+    id: &'static str,
+    version: &'static str,
+    manifest: ProviderManifest,
+    ready: bool,
+}
+
+impl DeviceProvider for Fake {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn api_version(&self) -> &str {
+        self.version
+    }
+    fn manifest(&self) -> &ProviderManifest {
+        &self.manifest
+    }
+    fn preflight(&self, req: &PreflightRequest) -> PreflightResult {
+        if self.ready && self.manifest.capabilities.contains(&req.capability) {
+            PreflightResult::Ready(DeviceAuthorization {
+                provider: self.id.into(),
+                capability: req.capability.clone(),
+            })
+        } else {
+            PreflightResult::Unavailable {
+                reason_code: "gpu-missing".into(),
+                message: "no device in this test".into(),
+            }
+        }
+    }
+    fn build_contribution(
+        &self,
+        _req: &PreflightRequest,
+    ) -> Result<BuildContribution, ProviderError> {
+        Ok(BuildContribution {
+            env: BTreeMap::new(),
+            dependencies: vec![],
+        })
+    }
+    fn reason_status(&self, code: &str) -> Option<String> {
+        (code == "gpu-missing").then(|| "unavailable-hardware".into())
+    }
+    fn lock_record(&self, req: &PreflightRequest) -> Option<serde_json::Value> {
+        Some(
+            serde_json::json!({"provider": self.id, "capability": req.capability, "options_digest": "sha256:test"}),
+        )
+    }
+}
+
+fn fake(id: &'static str, version: &'static str, caps: &[&str], ready: bool) -> Fake {
+    Fake {
+        id,
+        version,
+        manifest: ProviderManifest {
+            id: id.into(),
+            capabilities: caps.iter().map(|c| (*c).to_owned()).collect(),
+            support_claim: false,
+        },
+        ready,
+    }
+}
+
+fn err(b: rextio_host::RegistryBuilder) -> String {
+    b.build().err().expect("registration must fail").to_string()
+}
+
+#[test]
+fn providers_negotiate_against_the_provider_api_and_errors_say_provider() {
+    for v in ["1.0.0", "1.1.0"] {
+        assert!(Registry::builder()
+            .provider(fake("p", v, &["c"], false))
+            .build()
+            .is_ok());
+    }
+    let e = err(Registry::builder().provider(fake("p", "1.2.0", &["c"], false)));
+    assert!(
+        e.contains("device provider") && e.contains("1.2.0") && e.contains("1.1.0"),
+        "{e}"
+    );
+    for v in ["2.0.0", "", "1.x"] {
+        let e = err(Registry::builder().provider(fake("p", v, &["c"], false)));
+        assert!(e.starts_with("cannot register device provider"), "{e}");
+    }
+    let e = err(Registry::builder()
+        .provider(fake("p", "1.0.0", &["c"], false))
+        .provider(fake("p", "1.0.0", &["c"], false)));
+    assert!(
+        e.contains("two device providers") && e.contains("`p`"),
+        "{e}"
+    );
+    let e = err(Registry::builder().provider(fake("p", "1.0.0", &[], false)));
+    assert!(
+        e.contains("device provider `p`") && e.contains("no capability"),
+        "{e}"
+    );
+    let e = err(Registry::builder().provider(fake("p", "1.0.0", &["c", "c"], false)));
+    assert!(e.contains("`c` twice"), "{e}");
+    let mut wrong = fake("p", "1.0.0", &["c"], false);
+    wrong.manifest.id = "q".into();
+    let e = err(Registry::builder().provider(wrong));
+    assert!(e.contains("manifest names the id `q`"), "{e}");
+    let e = err(Registry::builder().provider(fake("P!", "1.0.0", &["c"], false)));
+    assert!(e.contains("device provider `P!`"), "{e}");
+    let reg = Registry::builder()
+        .provider(fake("z", "1.0.0", &["c"], false))
+        .provider(fake("a", "1.0.0", &["c"], false))
+        .build()
+        .unwrap();
+    let ids: Vec<&str> = reg.providers().iter().map(|p| p.provider.id()).collect();
+    assert_eq!(ids, vec!["a", "z"]);
+}
+
+/// A plugin with a CPU type and a GPU type; functions using the GPU type need capability `gpu-x`.
+struct Dev(Vec<RuleRecord>, Vec<PluginType>);
+
+impl Plugin for Dev {
+    fn id(&self) -> &str {
+        "dev"
+    }
+    fn api_version(&self) -> &str {
+        "1.7.0"
+    }
+    fn coverage(&self) -> Coverage {
+        Coverage {
+            packages: vec!["devlib".into()],
+            ..Coverage::default()
+        }
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        &self.0
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        &[]
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        &self.1
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        match (site.target.as_str(), site.args.as_slice()) {
+            ("devlib.twice", [a]) => match &a.ty {
+                Some(t @ ValueType::Plugin(_)) => ClaimOutcome::Claimed {
+                    rule_id: "dev/twice".into(),
+                    result_type: t.clone(),
+                },
+                _ => ClaimOutcome::NotCovered,
+            },
+            _ => ClaimOutcome::NotCovered,
+        }
+    }
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
+        // The lowering sees the target and the authorisation; it encodes them in the code so
+        // the test can read them back from the generated crate.
+        let auth = cx
+            .device_authorization
+            .as_ref()
+            .map_or("none".to_owned(), |a| {
+                format!("{}:{}", a.provider, a.capability)
+            });
+        let expr = format!(
+            "devrt::twice({}, {:?}, {:?})?",
+            cx.args[0].expr, cx.target, auth
+        );
+        let _ = site;
+        Ok(LoweredExpr { expr, uses: vec![] })
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        None
+    }
+    fn device_requirements(&self, used: &[TypeKey]) -> Vec<DeviceRequirement> {
+        used.iter()
+            .filter(|k| k.as_str() == "dev/gpu")
+            .map(|_| DeviceRequirement {
+                capability: "gpu-x".into(),
+                reason: "dev/gpu tensors live on the device".into(),
+            })
+            .collect()
+    }
+}
+
+fn dev() -> Dev {
+    let ty = |name: &str| PluginType {
+        annotation: format!("devlib.{}", name.to_uppercase()),
+        key: TypeKey::new(format!("dev/{name}")),
+        rust_type: "i64".into(),
+        extract_fn: "devrt::extract".into(),
+        wrap_fn: "devrt::wrap".into(),
+        description: name.into(),
+    };
+    Dev(
+        vec![RuleRecord {
+            id: "dev/twice".into(),
+            scope: RuleScope::Call,
+            pattern: "devlib.twice(t)".into(),
+            constraint: String::new(),
+            outcome: RuleOutcome::Native,
+            diagnostic_code: None,
+            guidance: String::new(),
+            stability: Stability::Experimental,
+            verified: false,
+        }],
+        vec![ty("cpu"), ty("gpu")],
+    )
+}
+
+const SRC: &str = "import devlib\n\n\ndef on_cpu(x: devlib.CPU) -> devlib.CPU:\n    return devlib.twice(x)\n\n\ndef on_gpu(x: devlib.GPU) -> devlib.GPU:\n    return devlib.twice(x)\n";
+
+fn project(target: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        format!("[plugins]\nenabled = [\"dev\"]\n{target}"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/m.py"), SRC).unwrap();
+    dir
+}
+
+const TARGET: &str = "[target]\ndevice_provider = \"fake\"\ndevice_capability = \"gpu-x\"\n[target.device_options]\nsecret_path = \"/opt/secret\"\n";
+
+#[test]
+fn an_unavailable_target_is_reported_and_keeps_device_functions_on_python() {
+    let reg = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.1.0", &["gpu-x"], false))
+        .build()
+        .unwrap();
+    let dir = project(TARGET);
+    let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".rextio/reports/check.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["target"]["provider"], "fake");
+    assert_eq!(json["target"]["capability"], "gpu-x");
+    assert_eq!(json["target"]["ready"], false);
+    assert_eq!(json["target"]["status"], "unavailable-hardware");
+    assert_eq!(json["target"]["reason_code"], "gpu-missing");
+    assert!(
+        json["target"].get("lock").is_none(),
+        "the lock is build.json's"
+    );
+    let routes = out.report.routes();
+    assert_eq!(routes[0], ("m.on_cpu".into(), "native-plugin:dev".into()));
+    assert_eq!(routes[1], ("m.on_gpu".into(), "fallback-python".into()));
+    let d = &out.report.modules[0].functions[1].diagnostics[0];
+    assert_eq!(d.code, "RXT019");
+    assert!(
+        d.message.contains("gpu-x")
+            && d.message.contains("gpu-missing")
+            && d.message.contains("unavailable-hardware"),
+        "{}",
+        d.message
+    );
+    let text = rextio_host::report::render_text(&out.report, &out.modules);
+    assert!(
+        text.starts_with("target gpu-x via fake: unavailable-hardware [gpu-missing]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_target_device_functions_stay_on_python() {
+    let reg = Registry::builder().plugin(dev()).build().unwrap();
+    let dir = project("");
+    let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+    assert!(out.report.target.is_none());
+    let f = &out.report.modules[0].functions[1];
+    assert_eq!(f.route, "fallback-python");
+    assert!(
+        f.diagnostics[0].message.contains("no [target]"),
+        "{:?}",
+        f.diagnostics
+    );
+}
+
+#[test]
+fn a_ready_target_authorises_lowering_and_the_context_carries_it() {
+    let reg = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.1.0", &["gpu-x"], true))
+        .build()
+        .unwrap();
+    let dir = project(TARGET);
+    let g = Project::open(dir.path()).unwrap().generate(&reg).unwrap();
+    assert_eq!(
+        g.check.report.routes(),
+        vec![
+            ("m.on_cpu".to_owned(), "native-plugin:dev".to_owned()),
+            ("m.on_gpu".to_owned(), "native-plugin:dev".to_owned()),
+        ]
+    );
+    let t = g.check.report.target.as_ref().unwrap();
+    assert!(t.ready && t.status == "ready" && t.reason_code.is_none());
+    let lib = g.crate_.unwrap().lib_rs;
+    assert!(lib.contains(r#""gpu-x", "fake:gpu-x""#), "{lib}");
+
+    // A provider authorising another capability does not authorise this one.
+    let other = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.1.0", &["gpu-y"], true))
+        .build()
+        .unwrap();
+    let dir = project(&TARGET.replace("gpu-x", "gpu-y"));
+    let out = Project::open(dir.path()).unwrap().check(&other).unwrap();
+    let f = &out.report.modules[0].functions[1];
+    assert_eq!(f.route, "fallback-python");
+    assert!(
+        f.diagnostics[0].message.contains("authorises `gpu-y`"),
+        "{:?}",
+        f.diagnostics
+    );
+}
+
+#[test]
+fn providers_written_for_api_1_0_are_not_asked_for_details() {
+    let reg = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.0.0", &["gpu-x"], false))
+        .build()
+        .unwrap();
+    let dir = project(TARGET);
+    let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+    let t = out.report.target.unwrap();
+    assert_eq!(t.status, "unavailable");
+    assert_eq!(t.reason_code.as_deref(), Some("gpu-missing"));
+}
+
+fn cuda_check(probe: &str) -> rextio_host::report::TargetReport {
+    let reg = Registry::builder().with_default_plugins().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        format!("[plugins]\nenabled = [\"rextio-torch\"]\n[target]\ndevice_provider = \"rextio-device-cuda\"\ndevice_capability = \"cuda-libtorch-linux-x86_64\"\n[target.device_options]\nprobe_executable = \"{probe}\"\ndevice_ordinal = \"0\"\nsm = \"sm_90\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/m.py"),
+        "def f(n: int) -> int:\n    return n\n",
+    )
+    .unwrap();
+    let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+    let t = out.report.target.unwrap();
+    assert_eq!(t.provider, "rextio-device-cuda");
+    assert!(
+        !serde_json::to_string(&t).unwrap().contains(probe),
+        "option values are not echoed: {t:?}"
+    );
+    t
+}
+
+#[test]
+fn the_cuda_provider_reports_a_missing_probe() {
+    let t = cuda_check("/nonexistent/rextio-cuda-probe");
+    assert!(!t.ready);
+    assert_eq!(t.reason_code.as_deref(), Some("probe-missing"), "{t:?}");
+    assert_eq!(t.status, "unavailable");
+}
+
+/// The real probe, built from this workspace, run by the real provider: this machine has no
+/// CUDA driver, so the preflight must say so with its reason code (on a GPU host it is ready).
+#[test]
+fn the_cuda_provider_runs_the_real_probe() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = root.join("target").join("probe-for-tests");
+    let status = std::process::Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "rextio-device-cuda",
+            "--bin",
+            "rextio-cuda-probe",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let probe = std::fs::canonicalize(target.join("debug").join("rextio-cuda-probe")).unwrap();
+    let t = cuda_check(probe.to_str().unwrap());
+    let driver = [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).exists());
+    if driver {
+        assert!(t.ready || t.reason_code.is_some(), "{t:?}");
+    } else {
+        assert!(!t.ready);
+        assert_eq!(t.reason_code.as_deref(), Some("driver-missing"), "{t:?}");
+    }
+}
