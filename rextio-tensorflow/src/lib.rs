@@ -1,1 +1,168 @@
-//! # rextio-tensorflow: the TensorFlow backend (under construction).
+//! # rextio-tensorflow
+//!
+//! The TensorFlow backend: claims a proven float32 CPU surface of TensorFlow 2.21.0 (MatMul,
+//! activations, math unary, elementwise arithmetic over a rank matrix, Maximum/Minimum, literal-
+//! axis reductions, Softmax, ArgMax to int64, default Transpose, NHWC BiasAdd) and lowers each
+//! site to one call into [`runtime`] (feature `runtime`), which drives the TFE C API of the
+//! tensorflow wheel the Python process already imported. The plugin itself (claim, lower,
+//! rules, codes) needs no TensorFlow; no Cargo TensorFlow crate is used anywhere.
+
+pub mod claim;
+pub mod codes;
+mod lower;
+pub mod platforms;
+pub mod rules;
+#[cfg(feature = "runtime")]
+pub mod runtime;
+pub mod types;
+
+use rextio_plugin_api::{
+    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
+    LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
+};
+
+/// The plugin id.
+pub const PLUGIN_ID: &str = "rextio-tensorflow";
+
+/// The exact TensorFlow version the runtime binds (`tf.__version__` and `TF_Version()`).
+pub const TENSORFLOW_VERSION: &str = "2.21.0";
+
+/// Symbols this plugin recognises (documentation; sites are offered by package and type).
+pub const SYMBOLS: &[&str] = &[
+    "tensorflow.matmul",
+    "tensorflow.linalg.matmul",
+    "tensorflow.nn.relu",
+    "tensorflow.nn.sigmoid",
+    "tensorflow.nn.tanh",
+    "tensorflow.abs",
+    "tensorflow.negative",
+    "tensorflow.square",
+    "tensorflow.exp",
+    "tensorflow.math.log",
+    "tensorflow.math.sqrt",
+    "tensorflow.add",
+    "tensorflow.math.add",
+    "tensorflow.multiply",
+    "tensorflow.math.multiply",
+    "tensorflow.subtract",
+    "tensorflow.math.subtract",
+    "tensorflow.divide",
+    "tensorflow.math.divide",
+    "tensorflow.maximum",
+    "tensorflow.minimum",
+    "tensorflow.reduce_mean",
+    "tensorflow.math.reduce_mean",
+    "tensorflow.reduce_sum",
+    "tensorflow.math.reduce_sum",
+    "tensorflow.nn.softmax",
+    "tensorflow.argmax",
+    "tensorflow.transpose",
+    "tensorflow.nn.bias_add",
+];
+
+/// The rextio-tensorflow plugin.
+pub struct TensorflowPlugin {
+    rules: Vec<RuleRecord>,
+    types: Vec<PluginType>,
+}
+
+impl Default for TensorflowPlugin {
+    fn default() -> Self {
+        Self {
+            rules: rules::records(),
+            types: types::vocabulary(),
+        }
+    }
+}
+
+impl TensorflowPlugin {
+    /// A plugin with its full rule table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Plugin for TensorflowPlugin {
+    fn id(&self) -> &str {
+        PLUGIN_ID
+    }
+    fn api_version(&self) -> &str {
+        "1.7.0"
+    }
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+    fn platforms(&self) -> Vec<rextio_plugin_api::PlatformCell> {
+        platforms::table()
+    }
+    fn coverage(&self) -> Coverage {
+        Coverage {
+            packages: vec!["tensorflow".into()],
+            symbols: SYMBOLS.iter().map(|s| (*s).to_owned()).collect(),
+            // The runtime binds only images the imported tensorflow wheel already mapped.
+            preload_modules: vec!["tensorflow".into()],
+        }
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        &self.rules
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        codes::CODES
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        &self.types
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        claim::claim(site)
+    }
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
+        lower::lower(site, cx)
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        Some(CrateDependency {
+            name: "rextio-tensorflow".into(),
+            source: CrateSource::Path(env!("CARGO_MANIFEST_DIR").into()),
+            features: vec!["runtime".into()],
+            // Nothing of TensorFlow is needed at build time: the runtime binds the running
+            // wheel with dlopen(RTLD_NOLOAD) when the extension is imported.
+            build_env: vec![],
+            forbidden_env: vec![],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rextio_plugin_api::validate_plugin;
+
+    #[test]
+    fn declarations_are_valid() {
+        validate_plugin(&TensorflowPlugin::new()).unwrap();
+    }
+
+    #[test]
+    fn every_rule_code_is_documented_and_every_code_is_used() {
+        let p = TensorflowPlugin::new();
+        let used: std::collections::BTreeSet<&str> = p
+            .rules()
+            .iter()
+            .filter_map(|r| r.diagnostic_code.as_deref())
+            .collect();
+        for c in p.diagnostic_codes() {
+            assert!(used.contains(c.code), "{} is not named by any rule", c.code);
+        }
+    }
+
+    #[test]
+    fn coverage_preloads_tensorflow() {
+        let c = TensorflowPlugin::new().coverage();
+        assert_eq!(c.packages, ["tensorflow"]);
+        assert_eq!(c.preload_modules, ["tensorflow"]);
+        assert!(c.symbols.iter().all(|s| s.starts_with("tensorflow.")));
+    }
+}

@@ -1,0 +1,280 @@
+//! Claim rules, one module per family. Each family turns a site into a [`Plan`] (rule id,
+//! result type, runtime function and the operand sources it reads) through early returns;
+//! `claim` reports the plan's rule, and lowering recomputes the same plan from the site, so a
+//! claim is re-validated rather than trusted.
+//!
+//! The surface is functional only: calls resolve to `tensorflow.<symbol>` (the host resolves
+//! `import tensorflow as tf`), method calls on tensors are not covered, and binary operators are
+//! offered because an operand has one of this plugin's types. Keyword checks always come before
+//! operand-type checks, so a keyword the host could not type (for example an attribute read such
+//! as `output_type=tf.int32`, offered as an operand with no type and no literal, or as a
+//! `Literal::Str` of the dotted name) is rejected with this plugin's code, never `NotCovered`.
+
+mod arith;
+mod classification;
+mod layout;
+mod matmul;
+mod reductions;
+mod unary;
+
+use crate::codes;
+use crate::types::{f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use rextio_plugin_api::{
+    ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
+};
+
+/// Resolved prefix of every covered call target.
+pub const PREFIX: &str = "tensorflow.";
+
+/// Where an operand of the plan comes from in the site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    /// Positional operand `i` (for binary operators: 0 left, 1 right).
+    Arg(usize),
+}
+
+/// A proven site: which rule, what it returns, and the runtime call that computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The rule.
+    pub rule_id: String,
+    /// The result type.
+    pub result: ValueType,
+    /// Runtime function in `rextio_tensorflow::runtime` (static axes are part of the name).
+    pub f: &'static str,
+    /// Tensor operands passed by reference, in order.
+    pub operands: Vec<Src>,
+}
+
+/// Why a site has no plan: a rejection or not ours.
+pub type NoPlan = ClaimOutcome;
+
+/// Plan a site.
+pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    match site.kind {
+        SiteKind::Call => {
+            let Some(name) = site.target.strip_prefix(PREFIX) else {
+                return Err(ClaimOutcome::NotCovered);
+            };
+            if site.receiver.is_some() {
+                return Err(ClaimOutcome::NotCovered);
+            }
+            match name {
+                "matmul" | "linalg.matmul" => matmul::plan(site),
+                "nn.relu" | "nn.sigmoid" | "nn.tanh" => unary::plan_activation(site, &name[3..]),
+                "transpose" => layout::plan_transpose(site),
+                "nn.bias_add" => layout::plan_bias_add(site),
+                "maximum" | "minimum" => arith::plan_extremum(site, name),
+                "reduce_mean" | "math.reduce_mean" => reductions::plan(site, "mean"),
+                "reduce_sum" | "math.reduce_sum" => reductions::plan(site, "sum"),
+                "nn.softmax" => classification::plan_softmax(site),
+                "argmax" => classification::plan_argmax(site),
+                other => {
+                    if let Some(u) = crate::rules::MATH_UNARY.iter().find(|u| u.target == other) {
+                        unary::plan_math(site, u)
+                    } else if let Some(a) = crate::rules::ARITH
+                        .iter()
+                        .find(|a| a.targets.contains(&other))
+                    {
+                        arith::plan_call(site, a)
+                    } else {
+                        Err(ClaimOutcome::NotCovered)
+                    }
+                }
+            }
+        }
+        // Method-style receivers (`x.numpy()`, `x.__add__(y)`) are outside the functional surface.
+        SiteKind::MethodCall => Err(ClaimOutcome::NotCovered),
+        SiteKind::BinOp => {
+            if !site.args.iter().any(is_ours) {
+                return Err(ClaimOutcome::NotCovered);
+            }
+            arith::plan_binop(site)
+        }
+        SiteKind::Compare => {
+            if !site.args.iter().any(is_ours) {
+                return Err(ClaimOutcome::NotCovered);
+            }
+            Err(reject(
+                codes::UNSUPPORTED,
+                format!(
+                    "tensor comparison `{}` is not lowered (tensor-data-dependent control flow stays Python)",
+                    site.target
+                ),
+                "keep this function in Python",
+            ))
+        }
+    }
+}
+
+/// Decide a site.
+pub fn claim(site: &ClaimSite) -> ClaimOutcome {
+    match plan(site) {
+        Ok(p) => ClaimOutcome::Claimed {
+            rule_id: p.rule_id,
+            result_type: p.result,
+        },
+        Err(outcome) => outcome,
+    }
+}
+
+/// Whether an operand is one of this plugin's tensor types.
+pub(crate) fn is_ours(op: &Operand) -> bool {
+    op.key().is_some_and(|k| k.namespace() == crate::PLUGIN_ID)
+}
+
+/// What a tensor slot holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tensor {
+    /// A float32 CPU tensor of this rank.
+    F32(u8),
+    /// The int64 rank-1 classification result (not an operation input).
+    I64,
+}
+
+/// The float32 rank of an operand that is a non-literal float32 tensor of ours.
+pub(crate) fn f32_rank_of(op: &Operand) -> Option<u8> {
+    if op.literal.is_some() {
+        return None;
+    }
+    op.key().and_then(f32_cpu_rank)
+}
+
+/// Classify a tensor slot. An operand the host could not type is not ours to judge
+/// (`NotCovered`); anything else outside the vocabulary is rejected with the fallback code.
+pub(crate) fn tensor(op: &Operand, shown: &str) -> Result<Tensor, NoPlan> {
+    if op.literal.is_none() && op.ty.is_none() {
+        return Err(ClaimOutcome::NotCovered);
+    }
+    if let Some(r) = f32_rank_of(op) {
+        return Ok(Tensor::F32(r));
+    }
+    if op.literal.is_none() && op.key().is_some_and(|k| k.as_str() == I64_CPU_1D) {
+        return Ok(Tensor::I64);
+    }
+    Err(reject(
+        codes::UNSUPPORTED,
+        format!(
+            "{shown} on {} is outside the float32 CPU rank-1/2 tensor vocabulary",
+            describe(op)
+        ),
+        "annotate tensors with rextio_tensorflow.types.TensorF32Cpu1D or TensorF32Cpu2D",
+    ))
+}
+
+/// Describe an operand for messages.
+pub(crate) fn describe(op: &Operand) -> String {
+    match (&op.literal, &op.ty) {
+        (Some(Literal::Int(v)), _) => format!("int literal {v}"),
+        (Some(Literal::Float(v)), _) => format!("float literal {v:?}"),
+        (Some(Literal::Bool(v)), _) => format!("bool literal {v}"),
+        (Some(Literal::Str(s)), _) => format!("str literal {s:?}"),
+        (Some(Literal::None), _) => "None".to_owned(),
+        (None, None) => "an unresolved value".to_owned(),
+        (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
+            Some(r) => format!("a rank-{r} float32 tensor"),
+            None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
+            None => format!("a `{k}` value"),
+        },
+        (None, Some(t)) => format!("a {t}"),
+    }
+}
+
+/// A rejection with this plugin's code.
+pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
+    ClaimOutcome::Rejected(
+        Diagnostic::error(code, format!("rextio-tensorflow: {}", message.into()))
+            .with_suggestion(suggestion),
+    )
+}
+
+/// A float32 CPU plan of result `rank`.
+pub(crate) fn plan_f32(
+    rule_id: impl Into<String>,
+    rank: u8,
+    f: &'static str,
+    operands: Vec<Src>,
+) -> Result<Plan, NoPlan> {
+    match f32_cpu(rank) {
+        Some(result) => Ok(Plan {
+            rule_id: rule_id.into(),
+            result,
+            f,
+            operands,
+        }),
+        None => Err(ClaimOutcome::NotCovered),
+    }
+}
+
+/// Names of the site's keywords, for messages.
+pub(crate) fn keyword_names(site: &ClaimSite) -> String {
+    site.keywords
+        .iter()
+        .map(|k| format!("`{}=`", k.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A static int literal typed `int` (never a bool).
+pub(crate) fn int_literal(op: &Operand) -> Option<i64> {
+    match (&op.literal, &op.ty) {
+        (Some(Literal::Int(v)), Some(ValueType::Int)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// A static bool literal typed `bool`.
+pub(crate) fn bool_literal(op: &Operand) -> Option<bool> {
+    match (&op.literal, &op.ty) {
+        (Some(Literal::Bool(v)), Some(ValueType::Bool)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// A static str literal typed `str`.
+pub(crate) fn str_literal(op: &Operand) -> Option<&str> {
+    match (&op.literal, &op.ty) {
+        (Some(Literal::Str(s)), Some(ValueType::Str)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The axis operand (if given) and the other allowed keywords of an axis-taking call.
+pub(crate) type AxisOperands<'s> = (Option<&'s Operand>, Vec<(&'s str, &'s Operand)>);
+
+/// The axis of a call whose tensor is the only other operand: `axis` as the second positional
+/// operand or as the keyword `axis=` (exactly once), with `allowed` keywords besides it and at
+/// most one extra positional. Returns the axis operand (or `None` when omitted) and the index of
+/// each allowed keyword found, or a reason.
+pub(crate) fn axis_operand<'s>(
+    site: &'s ClaimSite,
+    allowed: &[&str],
+) -> Result<AxisOperands<'s>, String> {
+    if site.args.len() > 2 {
+        return Err(format!(
+            "takes the tensor and at most a positional axis, got {} positional arguments",
+            site.args.len()
+        ));
+    }
+    let mut axis = site.args.get(1);
+    let mut extra: Vec<(&str, &Operand)> = Vec::new();
+    for kw in &site.keywords {
+        if kw.name == "axis" {
+            if axis.is_some() {
+                return Err("gives axis more than once".to_owned());
+            }
+            axis = Some(&kw.value);
+        } else if allowed.contains(&kw.name.as_str()) {
+            if extra.iter().any(|(n, _)| *n == kw.name) {
+                return Err(format!("gives `{}=` more than once", kw.name));
+            }
+            extra.push((kw.name.as_str(), &kw.value));
+        } else {
+            return Err(format!("with keyword `{}=` is not lowered", kw.name));
+        }
+    }
+    Ok((axis, extra))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

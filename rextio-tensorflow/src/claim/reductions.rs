@@ -1,0 +1,89 @@
+//! `tf.reduce_mean` / `tf.reduce_sum` (also under `tf.math.`): one rank-2 tensor, literal axis
+//! 0 or 1 (second positional or `axis=`, once), `keepdims` omitted or a named bool literal.
+
+use super::{
+    axis_operand, bool_literal, int_literal, plan_f32, reject, tensor, NoPlan, Plan, Src, Tensor,
+    PREFIX,
+};
+use crate::{codes, rules};
+use rextio_plugin_api::ClaimSite;
+
+/// Plan a reduction; `which` is `mean` or `sum`.
+pub fn plan(site: &ClaimSite, which: &str) -> Result<Plan, NoPlan> {
+    let mean = which == "mean";
+    let (legacy_code, general_code) = if mean {
+        (codes::MEAN, codes::MEAN_LITERAL_AXIS)
+    } else {
+        (codes::SUM, codes::SUM_LITERAL_AXIS)
+    };
+    let shown = format!("tf.{}", &site.target[PREFIX.len()..]);
+    let op = if mean { "reduce_mean" } else { "reduce_sum" };
+    let suggestion = format!("write tf.{op}(x, axis=1) or tf.{op}(x, 0, keepdims=True)");
+    let form = |why: &str| {
+        reject(
+            legacy_code,
+            format!("{shown} {why}; expected one rank-2 tensor, a literal axis 0 or 1 given once and keepdims omitted or a named bool literal"),
+            &suggestion,
+        )
+    };
+    if site.args.is_empty() {
+        return Err(form("has no positional tensor"));
+    }
+    if site.args.len() == 3 {
+        return Err(form("has a positional keepdims"));
+    }
+    let (axis, extra) = axis_operand(site, &["keepdims"]).map_err(|why| form(&why))?;
+    let Some(axis) = axis else {
+        return Err(form("reduces the whole tensor (no axis)"));
+    };
+    let Some(d) = int_literal(axis) else {
+        return Err(form("has an axis that is not an int literal"));
+    };
+    if d != 0 && d != 1 {
+        return Err(form(&format!("with axis={d} is not lowered")));
+    }
+    let keep = match extra.first() {
+        None => false,
+        Some((_, v)) => {
+            bool_literal(v).ok_or_else(|| form("has a keepdims that is not a bool literal"))?
+        }
+    };
+    let legacy = d == 1 && !keep;
+    let code = if legacy { legacy_code } else { general_code };
+    match tensor(&site.args[0], &shown)? {
+        Tensor::F32(2) => {}
+        Tensor::F32(r) => {
+            return Err(reject(
+                code,
+                format!(
+                "{shown} on a rank-{r} float32 tensor is not lowered; the operand must be rank 2"
+            ),
+                "reduce a TensorF32Cpu2D operand",
+            ))
+        }
+        Tensor::I64 => {
+            return Err(reject(
+                code,
+                format!("{shown} on an int64 classification result is not lowered"),
+                "reduce float32 tensors",
+            ))
+        }
+    }
+    let rule = match (mean, legacy) {
+        (true, true) => rules::MEAN_AXIS1,
+        (true, false) => rules::MEAN_LITERAL_AXIS,
+        (false, true) => rules::SUM_AXIS1,
+        (false, false) => rules::SUM_LITERAL_AXIS,
+    };
+    let f = match (mean, d, keep) {
+        (true, 0, false) => "reduce_mean_axis0",
+        (true, 0, true) => "reduce_mean_axis0_keepdims",
+        (true, _, false) => "reduce_mean_axis1",
+        (true, _, true) => "reduce_mean_axis1_keepdims",
+        (false, 0, false) => "reduce_sum_axis0",
+        (false, 0, true) => "reduce_sum_axis0_keepdims",
+        (false, _, false) => "reduce_sum_axis1",
+        (false, _, true) => "reduce_sum_axis1_keepdims",
+    };
+    plan_f32(rule, if keep { 2 } else { 1 }, f, vec![Src::Arg(0)])
+}

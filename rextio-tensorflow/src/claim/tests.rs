@@ -1,0 +1,1063 @@
+//! Accepted and rejected forms, as data.
+
+use super::claim;
+use crate::types::{F32_CPU_1D, F32_CPU_2D, I64_CPU_1D};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Keyword, Literal, Operand, SiteKind, ValueType};
+
+pub(crate) fn t1() -> Operand {
+    Operand::plugin(F32_CPU_1D)
+}
+pub(crate) fn t2() -> Operand {
+    Operand::plugin(F32_CPU_2D)
+}
+fn l64() -> Operand {
+    Operand::plugin(I64_CPU_1D)
+}
+fn torch2() -> Operand {
+    Operand::plugin("rextio-torch/tensor-f32-cpu-2d")
+}
+fn int(v: i64) -> Operand {
+    Operand::literal(Literal::Int(v))
+}
+fn flt(v: f64) -> Operand {
+    Operand::literal(Literal::Float(v))
+}
+fn boolean(v: bool) -> Operand {
+    Operand::literal(Literal::Bool(v))
+}
+fn none() -> Operand {
+    Operand::literal(Literal::None)
+}
+fn string(s: &str) -> Operand {
+    Operand::literal(Literal::Str(s.into()))
+}
+fn unknown() -> Operand {
+    Operand::unknown()
+}
+/// An attribute read such as `tf.int32` offered as the dotted name.
+fn dotted(s: &str) -> Operand {
+    string(s)
+}
+pub(crate) fn kw(name: &str, value: Operand) -> Keyword {
+    Keyword {
+        name: name.into(),
+        value,
+    }
+}
+pub(crate) fn call(target: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
+    ClaimSite {
+        kind: SiteKind::Call,
+        target: target.into(),
+        receiver: None,
+        args,
+        keywords,
+    }
+}
+fn tf(name: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
+    call(&format!("tensorflow.{name}"), args, keywords)
+}
+fn method(recv: Operand, name: &str, args: Vec<Operand>) -> ClaimSite {
+    ClaimSite {
+        kind: SiteKind::MethodCall,
+        target: name.into(),
+        receiver: Some(recv),
+        args,
+        keywords: vec![],
+    }
+}
+pub(crate) fn binop(op: &str, a: Operand, b: Operand) -> ClaimSite {
+    ClaimSite {
+        kind: SiteKind::BinOp,
+        target: op.into(),
+        receiver: None,
+        args: vec![a, b],
+        keywords: vec![],
+    }
+}
+
+fn outcome(site: &ClaimSite) -> String {
+    match claim(site) {
+        ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        } => {
+            let ValueType::Plugin(k) = result_type else {
+                panic!("non-tensor result")
+            };
+            let short = k.as_str().trim_start_matches("rextio-tensorflow/tensor-");
+            format!(
+                "{} -> {short}",
+                rule_id.trim_start_matches("rextio-tensorflow/")
+            )
+        }
+        ClaimOutcome::Rejected(d) => format!("rejected {}", d.code),
+        ClaimOutcome::NotCovered => "not-covered".into(),
+    }
+}
+
+/// Every accepted form with its rule and result type; shared with the lowering tests.
+pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
+    let nhwc = || kw("data_format", string("NHWC"));
+    vec![
+        // matmul
+        (
+            tf("matmul", vec![t2(), t2()], vec![]),
+            "matmul-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("linalg.matmul", vec![t2(), t2()], vec![]),
+            "matmul-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        // activations
+        (
+            tf("nn.relu", vec![t2()], vec![]),
+            "relu-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.relu", vec![t1()], vec![]),
+            "relu-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            tf("nn.sigmoid", vec![t2()], vec![]),
+            "sigmoid-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.sigmoid", vec![t1()], vec![]),
+            "sigmoid-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            tf("nn.tanh", vec![t2()], vec![]),
+            "tanh-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.tanh", vec![t1()], vec![]),
+            "tanh-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        // math unary
+        (tf("abs", vec![t2()], vec![]), "abs-f32-cpu -> f32-cpu-2d"),
+        (
+            tf("negative", vec![t1()], vec![]),
+            "negative-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("square", vec![t2()], vec![]),
+            "square-f32-cpu -> f32-cpu-2d",
+        ),
+        (tf("exp", vec![t1()], vec![]), "exp-f32-cpu -> f32-cpu-1d"),
+        (
+            tf("math.log", vec![t2()], vec![]),
+            "log-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.sqrt", vec![t1()], vec![]),
+            "sqrt-f32-cpu -> f32-cpu-1d",
+        ),
+        // arithmetic calls, both spellings, the whole rank matrix
+        (
+            tf("add", vec![t2(), t2()], vec![]),
+            "add-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.add", vec![t1(), t1()], vec![]),
+            "add-call-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("add", vec![t2(), t1()], vec![]),
+            "add-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("add", vec![t1(), t2()], vec![]),
+            "add-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("multiply", vec![t2(), t1()], vec![]),
+            "mul-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.multiply", vec![t1(), t1()], vec![]),
+            "mul-call-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("subtract", vec![t1(), t2()], vec![]),
+            "sub-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.subtract", vec![t2(), t2()], vec![]),
+            "sub-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("divide", vec![t2(), t2()], vec![]),
+            "div-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.divide", vec![t1(), t2()], vec![]),
+            "div-call-f32-cpu -> f32-cpu-2d",
+        ),
+        // operators
+        (binop("+", t2(), t1()), "add-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("+", t1(), t1()), "add-binop-f32-cpu -> f32-cpu-1d"),
+        (binop("*", t2(), t2()), "mul-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("*", t1(), t2()), "mul-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("-", t2(), t1()), "sub-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("-", t1(), t1()), "sub-binop-f32-cpu -> f32-cpu-1d"),
+        (binop("/", t1(), t2()), "div-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("/", t2(), t2()), "div-binop-f32-cpu -> f32-cpu-2d"),
+        // maximum / minimum, same ranks only
+        (
+            tf("maximum", vec![t2(), t2()], vec![]),
+            "maximum-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("maximum", vec![t1(), t1()], vec![]),
+            "maximum-call-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("minimum", vec![t2(), t2()], vec![]),
+            "minimum-call-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("minimum", vec![t1(), t1()], vec![]),
+            "minimum-call-f32-cpu -> f32-cpu-1d",
+        ),
+        // reductions: axis positional or keyword, keepdims named
+        (
+            tf("reduce_mean", vec![t2()], vec![kw("axis", int(1))]),
+            "reduce-mean-axis1-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf("reduce_mean", vec![t2(), int(1)], vec![]),
+            "reduce-mean-axis1-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf(
+                "math.reduce_mean",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("keepdims", boolean(false))],
+            ),
+            "reduce-mean-axis1-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2(), int(0)],
+                vec![kw("keepdims", boolean(true))],
+            ),
+            "reduce-mean-literal-axis-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![kw("keepdims", boolean(false)), kw("axis", int(0))],
+            ),
+            "reduce-mean-literal-axis-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("keepdims", boolean(true))],
+            ),
+            "reduce-mean-literal-axis-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf(
+                "reduce_sum",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("keepdims", boolean(false))],
+            ),
+            "reduce-sum-axis1-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf("reduce_sum", vec![t2(), int(0)], vec![]),
+            "reduce-sum-literal-axis-f32-cpu-2d -> f32-cpu-1d",
+        ),
+        (
+            tf(
+                "math.reduce_sum",
+                vec![t2(), int(1)],
+                vec![kw("keepdims", boolean(true))],
+            ),
+            "reduce-sum-literal-axis-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf(
+                "reduce_sum",
+                vec![t2()],
+                vec![kw("axis", int(0)), kw("keepdims", boolean(true))],
+            ),
+            "reduce-sum-literal-axis-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        // softmax
+        (
+            tf("nn.softmax", vec![t1()], vec![]),
+            "softmax-axis0-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            tf("nn.softmax", vec![t1()], vec![kw("axis", int(0))]),
+            "softmax-axis0-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            tf("nn.softmax", vec![t1(), int(0)], vec![]),
+            "softmax-axis0-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            tf("nn.softmax", vec![t2()], vec![kw("axis", int(1))]),
+            "softmax-axis1-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.softmax", vec![t2(), int(1)], vec![]),
+            "softmax-axis1-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        // argmax
+        (
+            tf("argmax", vec![t2()], vec![kw("axis", int(1))]),
+            "argmax-axis1-i64-cpu-2d -> i64-cpu-1d",
+        ),
+        (
+            tf("argmax", vec![t2(), int(1)], vec![]),
+            "argmax-axis1-i64-cpu-2d -> i64-cpu-1d",
+        ),
+        (
+            tf("argmax", vec![t2(), int(0)], vec![]),
+            "argmax-axis0-i64-cpu-2d -> i64-cpu-1d",
+        ),
+        (
+            tf("argmax", vec![t2()], vec![kw("axis", int(0))]),
+            "argmax-axis0-i64-cpu-2d -> i64-cpu-1d",
+        ),
+        // transpose, bias_add
+        (
+            tf("transpose", vec![t2()], vec![]),
+            "transpose-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.bias_add", vec![t2(), t1()], vec![]),
+            "bias-add-nhwc-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.bias_add", vec![t2(), t1()], vec![nhwc()]),
+            "bias-add-nhwc-f32-cpu-2d -> f32-cpu-2d",
+        ),
+    ]
+}
+
+#[test]
+fn accepted_forms() {
+    for (site, want) in accepted() {
+        assert_eq!(outcome(&site), want, "{site:?}");
+    }
+}
+
+#[test]
+fn every_native_rule_has_an_accepted_form() {
+    let claimed: Vec<String> = accepted()
+        .iter()
+        .map(|(s, _)| match claim(s) {
+            ClaimOutcome::Claimed { rule_id, .. } => rule_id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    for id in crate::rules::native_ids() {
+        assert!(claimed.contains(&id), "no accepted form for {id}");
+    }
+}
+
+/// The seed's "rejected / not covered" lists and the static preconditions, as data.
+fn rejected() -> Vec<(ClaimSite, &'static str)> {
+    vec![
+        // --- matmul ---
+        (
+            tf("matmul", vec![t1(), t2()], vec![]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t2(), t1()], vec![]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t1(), t1()], vec![]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf(
+                "matmul",
+                vec![t2(), t2()],
+                vec![kw("transpose_b", boolean(true))],
+            ),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf(
+                "matmul",
+                vec![t2(), t2()],
+                vec![kw("transpose_a", boolean(false))],
+            ),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf(
+                "linalg.matmul",
+                vec![t2(), t2()],
+                vec![kw("adjoint_a", boolean(true))],
+            ),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t2()], vec![kw("b", t2())]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t2(), t2(), boolean(true)], vec![]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t2(), l64()], vec![]),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (
+            tf("matmul", vec![t2(), flt(2.0)], vec![]),
+            "RXTP-TENSORFLOW-010",
+        ),
+        (
+            tf("matmul", vec![t2(), torch2()], vec![]),
+            "RXTP-TENSORFLOW-010",
+        ),
+        (
+            tf(
+                "matmul",
+                vec![t2(), t2()],
+                vec![kw("output_type", unknown())],
+            ),
+            "RXTP-TENSORFLOW-001",
+        ),
+        (binop("@", t2(), t2()), "RXTP-TENSORFLOW-010"),
+        // --- activations: keywords, arity, types; the code follows the operand rank ---
+        (
+            tf("nn.relu", vec![t2()], vec![kw("name", string("r"))]),
+            "RXTP-TENSORFLOW-002",
+        ),
+        (
+            tf("nn.relu", vec![t1()], vec![kw("name", string("r"))]),
+            "RXTP-TENSORFLOW-018",
+        ),
+        (
+            tf("nn.relu", vec![], vec![kw("features", t2())]),
+            "RXTP-TENSORFLOW-002",
+        ),
+        (
+            tf("nn.relu", vec![t2(), t2()], vec![]),
+            "RXTP-TENSORFLOW-002",
+        ),
+        (tf("nn.relu", vec![l64()], vec![]), "RXTP-TENSORFLOW-002"),
+        (tf("nn.relu", vec![flt(1.0)], vec![]), "RXTP-TENSORFLOW-010"),
+        (
+            tf("nn.relu", vec![Operand::typed(ValueType::Float)], vec![]),
+            "RXTP-TENSORFLOW-010",
+        ),
+        (
+            tf("nn.sigmoid", vec![t2()], vec![kw("name", unknown())]),
+            "RXTP-TENSORFLOW-005",
+        ),
+        (
+            tf("nn.sigmoid", vec![t1(), t1()], vec![]),
+            "RXTP-TENSORFLOW-019",
+        ),
+        (
+            tf("nn.tanh", vec![t2()], vec![kw("name", string("t"))]),
+            "RXTP-TENSORFLOW-009",
+        ),
+        (
+            tf("nn.tanh", vec![t1()], vec![kw("name", string("t"))]),
+            "RXTP-TENSORFLOW-020",
+        ),
+        (tf("nn.relu", vec![torch2()], vec![]), "RXTP-TENSORFLOW-010"),
+        // --- math unary ---
+        (
+            tf("abs", vec![t2()], vec![kw("name", string("a"))]),
+            "RXTP-TENSORFLOW-026",
+        ),
+        (
+            tf("negative", vec![t2(), t2()], vec![]),
+            "RXTP-TENSORFLOW-027",
+        ),
+        (
+            tf("square", vec![], vec![kw("x", t2())]),
+            "RXTP-TENSORFLOW-028",
+        ),
+        (tf("exp", vec![l64()], vec![]), "RXTP-TENSORFLOW-029"),
+        (
+            tf("math.log", vec![t1()], vec![kw("name", string("l"))]),
+            "RXTP-TENSORFLOW-030",
+        ),
+        (tf("math.sqrt", vec![], vec![]), "RXTP-TENSORFLOW-031"),
+        (tf("exp", vec![int(1)], vec![]), "RXTP-TENSORFLOW-010"),
+        // --- arithmetic ---
+        (
+            tf("add", vec![t2(), t2()], vec![kw("name", string("a"))]),
+            "RXTP-TENSORFLOW-003",
+        ),
+        (
+            tf("add", vec![t2()], vec![kw("y", t2())]),
+            "RXTP-TENSORFLOW-003",
+        ),
+        (
+            tf("add", vec![t2(), flt(1.0)], vec![]),
+            "RXTP-TENSORFLOW-003",
+        ),
+        (tf("add", vec![l64(), l64()], vec![]), "RXTP-TENSORFLOW-003"),
+        (binop("+", t2(), flt(1.0)), "RXTP-TENSORFLOW-006"),
+        (binop("+", int(1), t1()), "RXTP-TENSORFLOW-006"),
+        (
+            binop("+", t2(), Operand::typed(ValueType::Float)),
+            "RXTP-TENSORFLOW-006",
+        ),
+        (binop("+", l64(), l64()), "RXTP-TENSORFLOW-006"),
+        (binop("+", t2(), string("a")), "RXTP-TENSORFLOW-010"),
+        (binop("+", t2(), torch2()), "RXTP-TENSORFLOW-010"),
+        (
+            tf("multiply", vec![t2(), int(2)], vec![]),
+            "RXTP-TENSORFLOW-013",
+        ),
+        (
+            tf("math.multiply", vec![t2(), t2(), t2()], vec![]),
+            "RXTP-TENSORFLOW-013",
+        ),
+        (binop("*", t1(), boolean(true)), "RXTP-TENSORFLOW-012"),
+        (binop("*", t2(), l64()), "RXTP-TENSORFLOW-012"),
+        (
+            tf("subtract", vec![t2(), t2()], vec![kw("name", string("s"))]),
+            "RXTP-TENSORFLOW-014",
+        ),
+        (binop("-", flt(1.0), t2()), "RXTP-TENSORFLOW-015"),
+        (
+            tf("divide", vec![t2(), t2()], vec![kw("name", string("d"))]),
+            "RXTP-TENSORFLOW-016",
+        ),
+        (tf("math.divide", vec![t2()], vec![]), "RXTP-TENSORFLOW-016"),
+        (binop("/", t2(), int(2)), "RXTP-TENSORFLOW-017"),
+        (binop("/", l64(), t1()), "RXTP-TENSORFLOW-017"),
+        (binop("%", t2(), t2()), "RXTP-TENSORFLOW-010"),
+        (binop("//", t2(), t2()), "RXTP-TENSORFLOW-010"),
+        (binop("**", t2(), int(2)), "RXTP-TENSORFLOW-010"),
+        // --- maximum / minimum ---
+        (
+            tf("maximum", vec![t2(), t1()], vec![]),
+            "RXTP-TENSORFLOW-032",
+        ),
+        (
+            tf("minimum", vec![t1(), t2()], vec![]),
+            "RXTP-TENSORFLOW-033",
+        ),
+        (
+            tf("maximum", vec![t2(), flt(0.0)], vec![]),
+            "RXTP-TENSORFLOW-032",
+        ),
+        (
+            tf(
+                "maximum",
+                vec![t2(), Operand::typed(ValueType::Float)],
+                vec![],
+            ),
+            "RXTP-TENSORFLOW-032",
+        ),
+        (
+            tf("minimum", vec![t2(), t2()], vec![kw("name", string("m"))]),
+            "RXTP-TENSORFLOW-033",
+        ),
+        (tf("minimum", vec![t2()], vec![]), "RXTP-TENSORFLOW-033"),
+        (
+            tf("maximum", vec![l64(), l64()], vec![]),
+            "RXTP-TENSORFLOW-032",
+        ),
+        // --- reductions ---
+        (tf("reduce_mean", vec![t2()], vec![]), "RXTP-TENSORFLOW-004"),
+        (
+            tf("reduce_mean", vec![t2(), int(0), boolean(true)], vec![]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2(), Operand::typed(ValueType::Int)],
+                vec![],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t2()], vec![kw("axis", unknown())]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t2()], vec![kw("axis", boolean(true))]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t2()], vec![kw("axis", none())]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t2()], vec![kw("axis", int(-1))]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t2(), int(1)], vec![kw("axis", int(1))]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("axis", int(1))],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![
+                    kw("axis", int(1)),
+                    kw("keepdims", Operand::typed(ValueType::Bool)),
+                ],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("keepdims", int(1))],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("name", string("m"))],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![],
+                vec![kw("input_tensor", t2()), kw("axis", int(1))],
+            ),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t1()], vec![kw("axis", int(1))]),
+            "RXTP-TENSORFLOW-004",
+        ),
+        (
+            tf("reduce_mean", vec![t1()], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-022",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![l64()],
+                vec![kw("axis", int(0)), kw("keepdims", boolean(true))],
+            ),
+            "RXTP-TENSORFLOW-022",
+        ),
+        (
+            tf("reduce_sum", vec![t2()], vec![kw("axis", int(2))]),
+            "RXTP-TENSORFLOW-011",
+        ),
+        (tf("reduce_sum", vec![t2()], vec![]), "RXTP-TENSORFLOW-011"),
+        (
+            tf(
+                "math.reduce_sum",
+                vec![t2(), int(1), boolean(false)],
+                vec![],
+            ),
+            "RXTP-TENSORFLOW-011",
+        ),
+        (
+            tf("reduce_sum", vec![t1()], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-023",
+        ),
+        (
+            tf("reduce_sum", vec![flt(1.0)], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-010",
+        ),
+        // --- softmax ---
+        (tf("nn.softmax", vec![t2()], vec![]), "RXTP-TENSORFLOW-007"),
+        (
+            tf("nn.softmax", vec![t2()], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-007",
+        ),
+        (
+            tf("nn.softmax", vec![t2(), int(-1)], vec![]),
+            "RXTP-TENSORFLOW-007",
+        ),
+        (
+            tf(
+                "nn.softmax",
+                vec![t2()],
+                vec![kw("axis", Operand::typed(ValueType::Int))],
+            ),
+            "RXTP-TENSORFLOW-007",
+        ),
+        (
+            tf(
+                "nn.softmax",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("name", string("s"))],
+            ),
+            "RXTP-TENSORFLOW-007",
+        ),
+        (
+            tf("nn.softmax", vec![t2(), int(1)], vec![kw("axis", int(1))]),
+            "RXTP-TENSORFLOW-007",
+        ),
+        (
+            tf("nn.softmax", vec![t1()], vec![kw("axis", int(1))]),
+            "RXTP-TENSORFLOW-025",
+        ),
+        (
+            tf("nn.softmax", vec![t1(), int(-1)], vec![]),
+            "RXTP-TENSORFLOW-025",
+        ),
+        (
+            tf("nn.softmax", vec![t1()], vec![kw("axis", none())]),
+            "RXTP-TENSORFLOW-025",
+        ),
+        (tf("nn.softmax", vec![l64()], vec![]), "RXTP-TENSORFLOW-007"),
+        // --- argmax: output_type rejected whatever the host offers for `tf.int32` ---
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("output_type", unknown())],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![
+                    kw("axis", int(1)),
+                    kw("output_type", dotted("tensorflow.int32")),
+                ],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![
+                    kw("axis", int(1)),
+                    kw("output_type", dotted("tensorflow.int64")),
+                ],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![kw("output_type", unknown()), kw("axis", int(0))],
+            ),
+            "RXTP-TENSORFLOW-024",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![unknown()],
+                vec![kw("axis", int(1)), kw("output_type", unknown())],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf("argmax", vec![t2(), int(1), unknown()], vec![]),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (tf("argmax", vec![t2()], vec![]), "RXTP-TENSORFLOW-008"),
+        (
+            tf("argmax", vec![t2()], vec![kw("axis", int(2))]),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![kw("axis", Operand::typed(ValueType::Int))],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("name", string("a"))],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf(
+                "argmax",
+                vec![t2()],
+                vec![kw("axis", int(1)), kw("keepdims", boolean(true))],
+            ),
+            "RXTP-TENSORFLOW-008",
+        ),
+        (
+            tf("argmax", vec![t1()], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-024",
+        ),
+        (
+            tf("argmax", vec![l64(), int(1)], vec![]),
+            "RXTP-TENSORFLOW-008",
+        ),
+        // --- transpose ---
+        (
+            tf("transpose", vec![t2()], vec![kw("perm", unknown())]),
+            "RXTP-TENSORFLOW-039",
+        ),
+        (
+            tf(
+                "transpose",
+                vec![t2()],
+                vec![kw("conjugate", boolean(false))],
+            ),
+            "RXTP-TENSORFLOW-039",
+        ),
+        (
+            tf("transpose", vec![t2()], vec![kw("name", string("t"))]),
+            "RXTP-TENSORFLOW-039",
+        ),
+        (
+            tf("transpose", vec![t2(), unknown()], vec![]),
+            "RXTP-TENSORFLOW-039",
+        ),
+        (tf("transpose", vec![t1()], vec![]), "RXTP-TENSORFLOW-039"),
+        (tf("transpose", vec![l64()], vec![]), "RXTP-TENSORFLOW-039"),
+        // --- bias_add ---
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![kw("data_format", string("NCHW"))],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![kw("data_format", unknown())],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![kw("data_format", none())],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![kw("data_format", Operand::typed(ValueType::Str))],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf("nn.bias_add", vec![t2(), t1(), string("NHWC")], vec![]),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![kw("name", string("b"))],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf("nn.bias_add", vec![t2()], vec![kw("bias", t1())]),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![],
+                vec![kw("value", t2()), kw("bias", t1())],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf("nn.bias_add", vec![t1(), t2()], vec![]),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf("nn.bias_add", vec![t2(), t2()], vec![]),
+            "RXTP-TENSORFLOW-021",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![t2(), t1()],
+                vec![
+                    kw("data_format", string("NHWC")),
+                    kw("data_format", string("NHWC")),
+                ],
+            ),
+            "RXTP-TENSORFLOW-021",
+        ),
+        // --- comparisons ---
+        (
+            ClaimSite {
+                kind: SiteKind::Compare,
+                target: "<".into(),
+                receiver: None,
+                args: vec![t1(), t1()],
+                keywords: vec![],
+            },
+            "RXTP-TENSORFLOW-010",
+        ),
+        // --- not covered: unknown symbols, inferred aliases, receivers, untyped operands ---
+        (tf("cos", vec![t2()], vec![]), "not-covered"),
+        (tf("math.maximum", vec![t2(), t2()], vec![]), "not-covered"),
+        (tf("math.minimum", vec![t1(), t1()], vec![]), "not-covered"),
+        (tf("math.abs", vec![t2()], vec![]), "not-covered"),
+        (tf("math.truediv", vec![t2(), t2()], vec![]), "not-covered"),
+        (
+            tf("raw_ops.MatMul", vec![], vec![kw("a", t2()), kw("b", t2())]),
+            "not-covered",
+        ),
+        (tf("log", vec![t2()], vec![]), "not-covered"),
+        (method(t2(), "numpy", vec![]), "not-covered"),
+        (method(t2(), "__add__", vec![t2()]), "not-covered"),
+        (tf("nn.relu", vec![unknown()], vec![]), "not-covered"),
+        (tf("matmul", vec![unknown(), t2()], vec![]), "not-covered"),
+        (binop("+", t2(), unknown()), "not-covered"),
+        (
+            binop(
+                "+",
+                Operand::typed(ValueType::Int),
+                Operand::typed(ValueType::Int),
+            ),
+            "not-covered",
+        ),
+        (call("torch.relu", vec![t2()], vec![]), "not-covered"),
+        (call("numpy.dot", vec![t2(), t2()], vec![]), "not-covered"),
+        (call("tf.matmul", vec![t2(), t2()], vec![]), "not-covered"),
+    ]
+}
+
+#[test]
+fn rejected_and_uncovered_forms() {
+    for (site, want) in rejected() {
+        let got = outcome(&site);
+        let want = if want.starts_with("RXTP") {
+            format!("rejected {want}")
+        } else {
+            want.to_owned()
+        };
+        assert_eq!(got, want, "{site:?}");
+    }
+}
+
+#[test]
+fn rejections_carry_a_message_and_suggestion_naming_the_plugin() {
+    for (site, _) in rejected() {
+        if let ClaimOutcome::Rejected(d) = claim(&site) {
+            assert!(
+                d.message.starts_with("rextio-tensorflow: "),
+                "{}",
+                d.message
+            );
+            assert!(d.suggestion.as_deref().is_some_and(|s| !s.is_empty()));
+            assert!(d.span.is_none(), "claims never depend on positions");
+            assert!(
+                crate::codes::CODES.iter().any(|c| c.code == d.code),
+                "undocumented {}",
+                d.code
+            );
+        }
+    }
+}
+
+#[test]
+fn output_type_attribute_message_is_specific() {
+    let site = tf(
+        "argmax",
+        vec![t2()],
+        vec![kw("axis", int(1)), kw("output_type", unknown())],
+    );
+    let ClaimOutcome::Rejected(d) = claim(&site) else {
+        panic!()
+    };
+    assert!(d.message.contains("output_type"), "{}", d.message);
+}
+
+mod purity {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn operand() -> impl Strategy<Value = Operand> {
+        prop_oneof![
+            Just(t1()),
+            Just(t2()),
+            Just(l64()),
+            Just(torch2()),
+            Just(Operand::unknown()),
+            Just(Operand::typed(ValueType::Int)),
+            Just(Operand::typed(ValueType::Float)),
+            any::<i64>().prop_map(|v| Operand::literal(Literal::Int(v))),
+            (0i64..3).prop_map(|v| Operand::literal(Literal::Int(v))),
+            any::<bool>().prop_map(|v| Operand::literal(Literal::Bool(v))),
+            Just(none()),
+            Just(string("NHWC")),
+            Just(string("tensorflow.int32")),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn claim_is_a_pure_function_of_the_site_and_never_invents_types(
+            kind in prop_oneof![Just(SiteKind::Call), Just(SiteKind::MethodCall), Just(SiteKind::BinOp), Just(SiteKind::Compare)],
+            target in prop_oneof![
+                Just("tensorflow.matmul"), Just("tensorflow.nn.relu"), Just("tensorflow.nn.softmax"),
+                Just("tensorflow.argmax"), Just("tensorflow.reduce_sum"), Just("tensorflow.math.reduce_mean"),
+                Just("tensorflow.add"), Just("tensorflow.maximum"), Just("tensorflow.transpose"),
+                Just("tensorflow.nn.bias_add"), Just("tensorflow.math.log"), Just("+"), Just("@"), Just("/"),
+            ],
+            args in proptest::collection::vec(operand(), 0..4),
+            kws in proptest::collection::vec((prop_oneof![Just("axis"), Just("keepdims"), Just("output_type"), Just("data_format"), Just("name")], operand()), 0..3),
+        ) {
+            let site = ClaimSite { kind, target: target.to_string(), receiver: None, args, keywords: kws.into_iter().map(|(n, v)| kw(n, v)).collect() };
+            let first = claim(&site);
+            prop_assert_eq!(&first, &claim(&site.clone()));
+            match first {
+                ClaimOutcome::Claimed { result_type, rule_id } => {
+                    let ValueType::Plugin(k) = result_type else { panic!("scalar result") };
+                    prop_assert!([F32_CPU_1D, F32_CPU_2D, I64_CPU_1D].contains(&k.as_str()));
+                    prop_assert!(crate::rules::native_ids().contains(&rule_id));
+                    // Everything claimed also lowers.
+                    let claimed = rextio_plugin_api::ClaimedSite { site: site.clone(), plugin_id: crate::PLUGIN_ID.into(), rule_id, result_type: ValueType::Plugin(k) };
+                    let mut cx = rextio_plugin_api::LoweringContext::new(
+                        None,
+                        (0..site.args.len()).map(|i| rextio_plugin_api::LoweredOperand { expr: format!("v{i}"), owned_temp: false }).collect(),
+                        site.keywords.iter().map(|k| (k.name.clone(), rextio_plugin_api::LoweredOperand { expr: "k".into(), owned_temp: false })).collect(),
+                    );
+                    prop_assert!(crate::lower::lower(&claimed, &mut cx).is_ok());
+                }
+                ClaimOutcome::Rejected(d) => {
+                    prop_assert!(crate::codes::CODES.iter().any(|c| c.code == d.code));
+                }
+                ClaimOutcome::NotCovered => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Lowering: a claimed site becomes one call into `rextio_tensorflow::runtime`. The plan is
+//! recomputed from the site and must match the claim; otherwise lowering fails closed.
+
+use crate::claim::{self, Src};
+use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweringContext};
+
+/// The runtime module generated code calls.
+pub const RT: &str = "::rextio_tensorflow::runtime";
+
+/// Lower a site; re-validates the claim against the site first.
+pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
+    let rule = site.rule_id.as_str();
+    let drift = |reason: &str| LowerError::new(rule, reason);
+    if site.plugin_id != crate::PLUGIN_ID {
+        return Err(drift("the site was claimed by another plugin"));
+    }
+    if site.site.receiver.is_some() || cx.receiver.is_some() {
+        return Err(drift(
+            "method-style receivers are never lowered (functional TensorFlow calls only)",
+        ));
+    }
+    if cx.target != "cpu" {
+        return Err(drift(
+            "only the CPU:0 lane is lowered; accelerator targets are not part of this surface",
+        ));
+    }
+    let plan = claim::plan(&site.site).map_err(|_| drift("the site no longer matches any rule"))?;
+    if plan.rule_id != rule || plan.result != site.result_type {
+        return Err(drift(
+            "the site now plans to a different rule or result type",
+        ));
+    }
+    if cx.args.len() != site.site.args.len() || cx.keywords.len() != site.site.keywords.len() {
+        return Err(drift("operand count differs from the claimed site"));
+    }
+    let mut operands = Vec::with_capacity(plan.operands.len());
+    for src in &plan.operands {
+        let Src::Arg(i) = *src;
+        let op = cx
+            .args
+            .get(i)
+            .ok_or_else(|| drift("an operand of the plan is missing"))?;
+        // Inputs are only borrowed: TFE ops allocate their outputs and never write an input.
+        operands.push(format!("&({})", op.expr));
+    }
+    Ok(LoweredExpr {
+        expr: format!("{RT}::{}({})?", plan.f, operands.join(", ")),
+        uses: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::tests::{accepted, binop, call, kw, t1, t2};
+    use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, LoweredOperand, Operand};
+
+    fn context(site: &ClaimSite) -> LoweringContext {
+        let op = |i: usize| LoweredOperand {
+            expr: format!("v{i}"),
+            owned_temp: false,
+        };
+        LoweringContext::new(
+            None,
+            (0..site.args.len()).map(op).collect(),
+            site.keywords
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.name.clone(), op(100 + i)))
+                .collect(),
+        )
+    }
+
+    fn claimed(site: &ClaimSite) -> ClaimedSite {
+        let ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        } = claim::claim(site)
+        else {
+            panic!("not claimed: {site:?}")
+        };
+        ClaimedSite {
+            site: site.clone(),
+            plugin_id: crate::PLUGIN_ID.into(),
+            rule_id,
+            result_type,
+        }
+    }
+
+    fn lowered(site: &ClaimSite) -> String {
+        lower(&claimed(site), &mut context(site)).unwrap().expr
+    }
+
+    #[test]
+    fn every_accepted_form_lowers_to_one_runtime_call() {
+        for (site, _) in accepted() {
+            let e = lowered(&site);
+            assert!(
+                e.starts_with("::rextio_tensorflow::runtime::") && e.ends_with(")?"),
+                "{e}"
+            );
+            assert!(
+                !e.contains("v10"),
+                "keyword operands are never emitted: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn canonical_helpers_match_the_seed() {
+        let int = |v| Operand::literal(Literal::Int(v));
+        let boolean = |v| Operand::literal(Literal::Bool(v));
+        let cases: Vec<(ClaimSite, &str)> = vec![
+            (
+                call("tensorflow.matmul", vec![t2(), t2()], vec![]),
+                "matmul(&(v0), &(v1))",
+            ),
+            (
+                call("tensorflow.linalg.matmul", vec![t2(), t2()], vec![]),
+                "matmul(&(v0), &(v1))",
+            ),
+            (
+                call("tensorflow.nn.relu", vec![t1()], vec![]),
+                "relu(&(v0))",
+            ),
+            (
+                call("tensorflow.math.log", vec![t2()], vec![]),
+                "log(&(v0))",
+            ),
+            (
+                call("tensorflow.negative", vec![t2()], vec![]),
+                "negative(&(v0))",
+            ),
+            (binop("+", t2(), t1()), "add(&(v0), &(v1))"),
+            (binop("/", t1(), t2()), "div(&(v0), &(v1))"),
+            (
+                call("tensorflow.math.subtract", vec![t2(), t2()], vec![]),
+                "sub(&(v0), &(v1))",
+            ),
+            (
+                call("tensorflow.multiply", vec![t1(), t1()], vec![]),
+                "mul(&(v0), &(v1))",
+            ),
+            (
+                call("tensorflow.minimum", vec![t1(), t1()], vec![]),
+                "minimum(&(v0), &(v1))",
+            ),
+            (
+                call(
+                    "tensorflow.nn.bias_add",
+                    vec![t2(), t1()],
+                    vec![kw(
+                        "data_format",
+                        Operand::literal(Literal::Str("NHWC".into())),
+                    )],
+                ),
+                "bias_add(&(v0), &(v1))",
+            ),
+            (
+                call(
+                    "tensorflow.reduce_mean",
+                    vec![t2(), int(0)],
+                    vec![kw("keepdims", boolean(true))],
+                ),
+                "reduce_mean_axis0_keepdims(&(v0))",
+            ),
+            (
+                call(
+                    "tensorflow.reduce_sum",
+                    vec![t2()],
+                    vec![kw("axis", int(1))],
+                ),
+                "reduce_sum_axis1(&(v0))",
+            ),
+            (
+                call("tensorflow.nn.softmax", vec![t1()], vec![]),
+                "softmax_axis0(&(v0))",
+            ),
+            (
+                call("tensorflow.nn.softmax", vec![t2(), int(1)], vec![]),
+                "softmax_axis1(&(v0))",
+            ),
+            (
+                call("tensorflow.argmax", vec![t2()], vec![kw("axis", int(0))]),
+                "argmax_axis0(&(v0))",
+            ),
+            (
+                call("tensorflow.transpose", vec![t2()], vec![]),
+                "transpose(&(v0))",
+            ),
+        ];
+        for (site, want) in cases {
+            assert_eq!(
+                lowered(&site),
+                format!("::rextio_tensorflow::runtime::{want}?")
+            );
+        }
+    }
+
+    #[test]
+    fn drifted_claims_fail_closed() {
+        let site = binop("+", t2(), t1());
+        let mut c = claimed(&site);
+        c.rule_id = "rextio-tensorflow/mul-binop-f32-cpu".into();
+        assert!(lower(&c, &mut context(&site)).is_err());
+        let mut c = claimed(&site);
+        c.site.args[1] = Operand::literal(Literal::Float(1.0));
+        assert!(lower(&c, &mut context(&site)).is_err());
+        let mut c = claimed(&site);
+        c.result_type = crate::types::f32_cpu(1).unwrap();
+        assert!(lower(&c, &mut context(&site)).is_err());
+        let c = claimed(&site);
+        let mut cx = context(&site);
+        cx.args.pop();
+        assert!(lower(&c, &mut cx).is_err());
+        let mut cx = context(&site);
+        cx.receiver = Some(LoweredOperand {
+            expr: "r".into(),
+            owned_temp: false,
+        });
+        assert!(lower(&c, &mut cx).is_err());
+        let mut cx = context(&site);
+        cx.target = "cuda-tensorflow-tfe-linux-x86_64".into();
+        assert!(lower(&c, &mut cx).is_err());
+        let mut c = claimed(&site);
+        c.plugin_id = "rextio-torch".into();
+        assert!(lower(&c, &mut context(&site)).is_err());
+        let mut c = claimed(&site);
+        c.site.receiver = Some(t2());
+        assert!(lower(&c, &mut context(&site)).is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! The platform table: every Linux/macOS x {x86, x64, ARM32, ARM64} cell plus Windows, with a
+//! stable reason code. Declarative: it never probes the ambient host. The runtime compiles only
+//! for Linux GNU x86_64/aarch64 (elsewhere `compile_error!`); Linux x86_64 is certifiable here.
+
+use rextio_plugin_api::{PlatformCell, PlatformState};
+
+fn cell(
+    os: &str,
+    arch: &str,
+    status: PlatformState,
+    reason_code: &str,
+    note: &str,
+) -> PlatformCell {
+    PlatformCell {
+        os: os.into(),
+        arch: arch.into(),
+        status,
+        reason_code: reason_code.into(),
+        note: note.into(),
+    }
+}
+
+/// The table.
+pub fn table() -> Vec<PlatformCell> {
+    vec![
+        cell("linux", "x86_64", PlatformState::Certifiable, "tensorflow-evidence-required", "tensorflow 2.21.0 manylinux_2_27 CPython 3.11 wheel; `cargo xtask certify` records evidence on this host"),
+        cell("linux", "aarch64", PlatformState::Experimental, "tensorflow-not-certified-here", "the manylinux aarch64 wheel exports the same TFE and EagerTensor bridge symbols; no certification runner in this project"),
+        cell("macos", "aarch64", PlatformState::Unsupported, "tensorflow-runtime-linux-only", "the runtime module's loader profile is Linux GNU only; macOS arm64 fails closed at native build"),
+        cell("macos", "x86_64", PlatformState::Unsupported, "tensorflow-no-pinned-wheel", "tensorflow 2.21.0 publishes no macOS x86_64 wheel"),
+        cell("linux", "x86", PlatformState::Unsupported, "tensorflow-no-pinned-wheel", "tensorflow 2.21.0 publishes no i686 wheel"),
+        cell("linux", "arm32", PlatformState::Unsupported, "tensorflow-no-pinned-wheel", "tensorflow 2.21.0 publishes no ARMv7 wheel"),
+        cell("macos", "x86", PlatformState::Unsupported, "tensorflow-impossible-target", "no modern macOS runs on i686"),
+        cell("macos", "arm32", PlatformState::Unsupported, "tensorflow-impossible-target", "no modern macOS runs on ARMv7"),
+        cell("windows", "*", PlatformState::Deferred, "tensorflow-windows-deferred", "no dlopen/RTLD_NOLOAD loader contract; native build fails closed"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_cells_plus_windows() {
+        let t = table();
+        for os in ["linux", "macos"] {
+            for arch in ["x86_64", "aarch64", "x86", "arm32"] {
+                assert_eq!(
+                    t.iter().filter(|c| c.os == os && c.arch == arch).count(),
+                    1,
+                    "{os}/{arch}"
+                );
+            }
+        }
+        assert_eq!(
+            t.iter()
+                .filter(|c| c.status == PlatformState::Certifiable)
+                .count(),
+            1
+        );
+        assert!(t.iter().all(|c| c.reason_code.starts_with("tensorflow-")));
+    }
+}

@@ -1,0 +1,444 @@
+//! Rule records: the documented surface. Rule ids and their diagnostic codes follow the seed
+//! (`rextio-tensorflow/...`); every native rule names the code its rejected forms carry.
+
+use crate::codes;
+use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
+
+/// `tf.matmul(a, b)` / `tf.linalg.matmul(a, b)`, rank 2 x 2.
+pub const MATMUL: &str = "rextio-tensorflow/matmul-f32-cpu-2d";
+/// `tf.reduce_mean(x, axis=1)` (keepdims omitted or False).
+pub const MEAN_AXIS1: &str = "rextio-tensorflow/reduce-mean-axis1-f32-cpu-2d";
+/// `tf.reduce_mean` with literal axis 0, or keepdims=True.
+pub const MEAN_LITERAL_AXIS: &str = "rextio-tensorflow/reduce-mean-literal-axis-f32-cpu-2d";
+/// `tf.reduce_sum(x, axis=1)` (keepdims omitted or False).
+pub const SUM_AXIS1: &str = "rextio-tensorflow/reduce-sum-axis1-f32-cpu-2d";
+/// `tf.reduce_sum` with literal axis 0, or keepdims=True.
+pub const SUM_LITERAL_AXIS: &str = "rextio-tensorflow/reduce-sum-literal-axis-f32-cpu-2d";
+/// Rank-1 `tf.nn.softmax(x[, axis=0])`.
+pub const SOFTMAX_AXIS0_1D: &str = "rextio-tensorflow/softmax-axis0-f32-cpu-1d";
+/// Rank-2 `tf.nn.softmax(x, axis=1)`.
+pub const SOFTMAX_AXIS1_2D: &str = "rextio-tensorflow/softmax-axis1-f32-cpu-2d";
+/// `tf.argmax(x, axis=0)` to int64 rank 1.
+pub const ARGMAX_AXIS0: &str = "rextio-tensorflow/argmax-axis0-i64-cpu-2d";
+/// `tf.argmax(x, axis=1)` to int64 rank 1.
+pub const ARGMAX_AXIS1: &str = "rextio-tensorflow/argmax-axis1-i64-cpu-2d";
+/// Default `tf.transpose(x)` on rank 2.
+pub const TRANSPOSE: &str = "rextio-tensorflow/transpose-f32-cpu-2d";
+/// `tf.nn.bias_add(value, bias[, data_format="NHWC"])`.
+pub const BIAS_ADD: &str = "rextio-tensorflow/bias-add-nhwc-f32-cpu-2d";
+/// The fallback lane for covered sites outside the surface.
+pub const UNSUPPORTED: &str = "rextio-tensorflow/unsupported-tensor-surface";
+
+/// One activation: name, TFE op, runtime function, codes for rank 1 and rank 2.
+pub struct Activation {
+    /// `relu`, `sigmoid`, `tanh` (`tensorflow.nn.<name>`).
+    pub name: &'static str,
+    /// The TFE op.
+    pub tfe_op: &'static str,
+    /// Diagnostic code when the operand is rank 1.
+    pub code_1d: &'static str,
+    /// Diagnostic code otherwise.
+    pub code_2d: &'static str,
+}
+
+/// The activations of `tensorflow.nn`.
+pub const ACTIVATIONS: [Activation; 3] = [
+    Activation {
+        name: "relu",
+        tfe_op: "Relu",
+        code_1d: codes::RELU_1D,
+        code_2d: codes::RELU_2D,
+    },
+    Activation {
+        name: "sigmoid",
+        tfe_op: "Sigmoid",
+        code_1d: codes::SIGMOID_1D,
+        code_2d: codes::SIGMOID_2D,
+    },
+    Activation {
+        name: "tanh",
+        tfe_op: "Tanh",
+        code_1d: codes::TANH_1D,
+        code_2d: codes::TANH_2D,
+    },
+];
+
+/// One math unary: target (after `tensorflow.`), runtime function and rule name, TFE op, code.
+pub struct MathUnary {
+    /// Target after `tensorflow.` (`abs`, `math.log`, ...).
+    pub target: &'static str,
+    /// Runtime function and rule stem (`abs`, `log`, ...).
+    pub name: &'static str,
+    /// The TFE op.
+    pub tfe_op: &'static str,
+    /// Diagnostic code.
+    pub code: &'static str,
+}
+
+/// The math unary surface (exact targets; no inferred aliases such as `tf.math.abs`).
+pub const MATH_UNARY: [MathUnary; 6] = [
+    MathUnary {
+        target: "abs",
+        name: "abs",
+        tfe_op: "Abs",
+        code: codes::ABS,
+    },
+    MathUnary {
+        target: "negative",
+        name: "negative",
+        tfe_op: "Neg",
+        code: codes::NEGATIVE,
+    },
+    MathUnary {
+        target: "square",
+        name: "square",
+        tfe_op: "Square",
+        code: codes::SQUARE,
+    },
+    MathUnary {
+        target: "exp",
+        name: "exp",
+        tfe_op: "Exp",
+        code: codes::EXP,
+    },
+    MathUnary {
+        target: "math.log",
+        name: "log",
+        tfe_op: "Log",
+        code: codes::LOG,
+    },
+    MathUnary {
+        target: "math.sqrt",
+        name: "sqrt",
+        tfe_op: "Sqrt",
+        code: codes::SQRT,
+    },
+];
+
+/// One elementwise arithmetic op: operator, call targets, runtime name, TFE op, codes.
+pub struct Arith {
+    /// The Python operator.
+    pub op: &'static str,
+    /// Call targets after `tensorflow.`.
+    pub targets: [&'static str; 2],
+    /// Runtime function and rule stem (`add`, `mul`, `sub`, `div`).
+    pub name: &'static str,
+    /// The TFE op.
+    pub tfe_op: &'static str,
+    /// Code of the call form.
+    pub call_code: &'static str,
+    /// Code of the operator form.
+    pub binop_code: &'static str,
+}
+
+/// `+ * - /` and their functional spellings.
+pub const ARITH: [Arith; 4] = [
+    Arith {
+        op: "+",
+        targets: ["add", "math.add"],
+        name: "add",
+        tfe_op: "AddV2",
+        call_code: codes::ADD_CALL,
+        binop_code: codes::ADD_BINOP,
+    },
+    Arith {
+        op: "*",
+        targets: ["multiply", "math.multiply"],
+        name: "mul",
+        tfe_op: "Mul",
+        call_code: codes::MUL_CALL,
+        binop_code: codes::MUL_BINOP,
+    },
+    Arith {
+        op: "-",
+        targets: ["subtract", "math.subtract"],
+        name: "sub",
+        tfe_op: "Sub",
+        call_code: codes::SUB_CALL,
+        binop_code: codes::SUB_BINOP,
+    },
+    Arith {
+        op: "/",
+        targets: ["divide", "math.divide"],
+        name: "div",
+        tfe_op: "RealDiv",
+        call_code: codes::DIV_CALL,
+        binop_code: codes::DIV_BINOP,
+    },
+];
+
+/// `tf.maximum` / `tf.minimum`: (target and runtime name, TFE op, code).
+pub const EXTREMA: [(&str, &str, &str); 2] = [
+    ("maximum", "Maximum", codes::MAXIMUM),
+    ("minimum", "Minimum", codes::MINIMUM),
+];
+
+/// Activation rule of `rank`.
+pub fn activation(name: &str, rank: u8) -> String {
+    format!("rextio-tensorflow/{name}-f32-cpu-{rank}d")
+}
+
+/// Math unary rule.
+pub fn math_unary(name: &str) -> String {
+    format!("rextio-tensorflow/{name}-f32-cpu")
+}
+
+/// Elementwise arithmetic rule, call or operator form.
+pub fn arith(name: &str, binop: bool) -> String {
+    let form = if binop { "binop" } else { "call" };
+    format!("rextio-tensorflow/{name}-{form}-f32-cpu")
+}
+
+/// `tf.maximum` / `tf.minimum` rule.
+pub fn extremum(name: &str) -> String {
+    format!("rextio-tensorflow/{name}-call-f32-cpu")
+}
+
+fn native(
+    id: impl Into<String>,
+    scope: RuleScope,
+    pattern: &str,
+    constraint: &str,
+    code: &str,
+    guidance: &str,
+) -> RuleRecord {
+    RuleRecord {
+        id: id.into(),
+        scope,
+        pattern: pattern.to_owned(),
+        constraint: constraint.to_owned(),
+        outcome: RuleOutcome::Native,
+        diagnostic_code: Some(code.to_owned()),
+        guidance: guidance.to_owned(),
+        stability: Stability::Experimental,
+        verified: false,
+    }
+}
+
+const PAIRS: &str = "float32 CPU tensors of ranks 2/2, 1/1, 2/1 or 1/2 (trailing broadcast; result has the larger rank; concrete broadcast compatibility is checked by TensorFlow at run time)";
+
+/// Every rule.
+pub fn records() -> Vec<RuleRecord> {
+    use RuleScope::{BinOp, Call};
+    let mut out = vec![native(
+        MATMUL,
+        Call,
+        "tf.matmul(a, b) / tf.linalg.matmul(a, b)",
+        "two positional float32 CPU rank-2 tensors, no keywords; result rank 2 (TFE MatMul; inner dimensions checked at run time)",
+        codes::MATMUL,
+        "annotate both operands TensorF32Cpu2D and drop transpose_*/adjoint_* keywords",
+    )];
+    for a in &ACTIVATIONS {
+        for (rank, code) in [(1u8, a.code_1d), (2, a.code_2d)] {
+            out.push(native(
+                activation(a.name, rank),
+                Call,
+                &format!("tf.nn.{}(x)", a.name),
+                &format!(
+                    "one positional float32 CPU rank-{rank} tensor, no keywords; result rank {rank} (TFE {})",
+                    a.tfe_op
+                ),
+                code,
+                &format!("call tf.nn.{}(x) with one positional annotated tensor", a.name),
+            ));
+        }
+    }
+    for u in &MATH_UNARY {
+        out.push(native(
+            math_unary(u.name),
+            Call,
+            &format!("tf.{}(x)", u.target),
+            &format!(
+                "exactly one positional float32 CPU rank-1 or rank-2 tensor, no keywords; result same rank (TFE {})",
+                u.tfe_op
+            ),
+            u.code,
+            &format!("call tf.{}(x) with one positional annotated tensor", u.target),
+        ));
+    }
+    for a in &ARITH {
+        out.push(native(
+            arith(a.name, false),
+            Call,
+            &format!("tf.{}(a, b) / tf.{}(a, b)", a.targets[0], a.targets[1]),
+            &format!(
+                "exactly two positional {PAIRS}; no keywords (TFE {})",
+                a.tfe_op
+            ),
+            a.call_code,
+            &format!("call tf.{}(a, b) with two annotated tensors", a.targets[0]),
+        ));
+        out.push(native(
+            arith(a.name, true),
+            BinOp,
+            &format!("a {} b", a.op),
+            &format!("two {PAIRS}; scalar operands excluded (TFE {})", a.tfe_op),
+            a.binop_code,
+            &format!("write a {} b with two annotated tensors", a.op),
+        ));
+    }
+    for (name, op, code) in EXTREMA {
+        out.push(native(
+            extremum(name),
+            Call,
+            &format!("tf.{name}(a, b)"),
+            &format!("exactly two positional float32 CPU tensors of equal rank (1/1 or 2/2), no keywords; result same rank; same-rank broadcasting checked at run time (TFE {op})"),
+            code,
+            &format!("call top-level tf.{name}(a, b) with two tensors of the same rank"),
+        ));
+    }
+    for (id, code, name, op) in [
+        (MEAN_AXIS1, codes::MEAN, "reduce_mean", "Mean"),
+        (SUM_AXIS1, codes::SUM, "reduce_sum", "Sum"),
+    ] {
+        out.push(native(
+            id,
+            Call,
+            &format!("tf.{name}(x, axis=1) / tf.{name}(x, 1) / tf.math.{name}"),
+            &format!("one float32 CPU rank-2 tensor, literal axis 1 given once, keepdims omitted or named False; result rank 1 (TFE {op})"),
+            code,
+            &format!("write tf.{name}(x, axis=1)"),
+        ));
+    }
+    for (id, code, name, op) in [
+        (
+            MEAN_LITERAL_AXIS,
+            codes::MEAN_LITERAL_AXIS,
+            "reduce_mean",
+            "Mean",
+        ),
+        (
+            SUM_LITERAL_AXIS,
+            codes::SUM_LITERAL_AXIS,
+            "reduce_sum",
+            "Sum",
+        ),
+    ] {
+        out.push(native(
+            id,
+            Call,
+            &format!("tf.{name}(x, axis=0|1[, keepdims=b]) / tf.math.{name}"),
+            &format!("one float32 CPU rank-2 tensor, literal int axis 0 or 1 (positional or keyword, once), keepdims omitted or a named bool literal; result rank 1, or 2 with keepdims=True (TFE {op})"),
+            code,
+            &format!("write tf.{name}(x, axis=0, keepdims=True); keep keepdims named"),
+        ));
+    }
+    out.push(native(
+        SOFTMAX_AXIS0_1D,
+        Call,
+        "tf.nn.softmax(x) / tf.nn.softmax(x, axis=0)",
+        "one float32 CPU rank-1 tensor, axis omitted or literal 0 (positional or keyword); result rank 1 (TFE Softmax, last axis)",
+        codes::SOFTMAX_1D,
+        "omit axis or write axis=0 for a TensorF32Cpu1D operand",
+    ));
+    out.push(native(
+        SOFTMAX_AXIS1_2D,
+        Call,
+        "tf.nn.softmax(x, axis=1)",
+        "one float32 CPU rank-2 tensor, explicit literal axis 1 (positional or keyword); result rank 2 (TFE Softmax, last axis; no synthesized transpose)",
+        codes::SOFTMAX_2D,
+        "write tf.nn.softmax(x, axis=1) for a TensorF32Cpu2D operand",
+    ));
+    for (id, axis, code) in [
+        (ARGMAX_AXIS0, 0, codes::ARGMAX_AXIS0),
+        (ARGMAX_AXIS1, 1, codes::ARGMAX),
+    ] {
+        out.push(native(
+            id,
+            Call,
+            &format!("tf.argmax(x, axis={axis}) / tf.argmax(x, {axis})"),
+            &format!("one float32 CPU rank-2 tensor, literal axis {axis}, no other keywords (default output type); result int64 rank 1 (TFE ArgMax)"),
+            code,
+            &format!("write tf.argmax(x, axis={axis}) and omit output_type"),
+        ));
+    }
+    out.push(native(
+        TRANSPOSE,
+        Call,
+        "tf.transpose(x)",
+        "exactly one positional float32 CPU rank-2 tensor, default perm [1, 0], no keywords; result rank 2 (TFE Transpose)",
+        codes::TRANSPOSE,
+        "write tf.transpose(x) without perm/conjugate/name",
+    ));
+    out.push(native(
+        BIAS_ADD,
+        Call,
+        "tf.nn.bias_add(value, bias[, data_format=\"NHWC\"])",
+        "positional float32 CPU rank-2 value then rank-1 bias; data_format omitted or named literal \"NHWC\"; result rank 2 (TFE BiasAdd)",
+        codes::BIAS_ADD,
+        "write tf.nn.bias_add(x, b) with x TensorF32Cpu2D and b TensorF32Cpu1D",
+    ));
+    out.push(RuleRecord {
+        id: UNSUPPORTED.to_owned(),
+        scope: RuleScope::Type,
+        pattern: "covered TensorFlow sites outside the surface".to_owned(),
+        constraint: "operand types outside the float32 CPU rank-1/2 vocabulary, operators other than + - * /, comparisons".to_owned(),
+        outcome: RuleOutcome::Fallback,
+        diagnostic_code: Some(codes::UNSUPPORTED.to_owned()),
+        guidance: "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`".to_owned(),
+        stability: Stability::Experimental,
+        verified: false,
+    });
+    out
+}
+
+/// Native rule ids, in table order.
+pub fn native_ids() -> Vec<String> {
+    records()
+        .into_iter()
+        .filter(|r| r.outcome == RuleOutcome::Native)
+        .map(|r| r.id)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_rule_ids_are_all_declared() {
+        let ids = native_ids();
+        let want = [
+            "matmul-f32-cpu-2d",
+            "relu-f32-cpu-1d",
+            "relu-f32-cpu-2d",
+            "sigmoid-f32-cpu-1d",
+            "sigmoid-f32-cpu-2d",
+            "tanh-f32-cpu-1d",
+            "tanh-f32-cpu-2d",
+            "abs-f32-cpu",
+            "negative-f32-cpu",
+            "square-f32-cpu",
+            "exp-f32-cpu",
+            "log-f32-cpu",
+            "sqrt-f32-cpu",
+            "add-call-f32-cpu",
+            "add-binop-f32-cpu",
+            "mul-call-f32-cpu",
+            "mul-binop-f32-cpu",
+            "sub-call-f32-cpu",
+            "sub-binop-f32-cpu",
+            "div-call-f32-cpu",
+            "div-binop-f32-cpu",
+            "maximum-call-f32-cpu",
+            "minimum-call-f32-cpu",
+            "reduce-mean-axis1-f32-cpu-2d",
+            "reduce-sum-axis1-f32-cpu-2d",
+            "reduce-mean-literal-axis-f32-cpu-2d",
+            "reduce-sum-literal-axis-f32-cpu-2d",
+            "softmax-axis0-f32-cpu-1d",
+            "softmax-axis1-f32-cpu-2d",
+            "argmax-axis0-i64-cpu-2d",
+            "argmax-axis1-i64-cpu-2d",
+            "transpose-f32-cpu-2d",
+            "bias-add-nhwc-f32-cpu-2d",
+        ];
+        assert_eq!(ids.len(), want.len());
+        for w in want {
+            assert!(
+                ids.contains(&format!("rextio-tensorflow/{w}")),
+                "missing {w}"
+            );
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! RAII over the TFE C API: one `TF_Status` per operation, owned tensor handles, ops, the
+//! borrowed Python eager context. Everything here is `!Send` (it holds `Rc`s): TFE handles are
+//! used on the thread, and under the GIL, that created them.
+
+use super::loader::{Api, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyCapsuleMethods};
+use std::ffi::{CStr, CString};
+use std::os::raw::c_int;
+use std::rc::Rc;
+
+/// A `RuntimeError` with the plugin prefix.
+pub(crate) fn runtime_error(message: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(format!("rextio-tensorflow: {message}"))
+}
+
+/// A `ValueError` with the plugin prefix.
+pub(crate) fn value_error(message: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("rextio-tensorflow: {message}"))
+}
+
+fn c_string(s: &str) -> PyResult<CString> {
+    CString::new(s).map_err(|_| runtime_error(format!("{s:?} contains NUL")))
+}
+
+/// TensorFlow status code names (`tensorflow/c/tf_status.h`).
+fn code_name(code: c_int) -> &'static str {
+    match code {
+        1 => "CANCELLED",
+        2 => "UNKNOWN",
+        3 => "INVALID_ARGUMENT",
+        4 => "DEADLINE_EXCEEDED",
+        5 => "NOT_FOUND",
+        6 => "ALREADY_EXISTS",
+        7 => "PERMISSION_DENIED",
+        8 => "RESOURCE_EXHAUSTED",
+        9 => "FAILED_PRECONDITION",
+        10 => "ABORTED",
+        11 => "OUT_OF_RANGE",
+        12 => "UNIMPLEMENTED",
+        13 => "INTERNAL",
+        14 => "UNAVAILABLE",
+        15 => "DATA_LOSS",
+        16 => "UNAUTHENTICATED",
+        _ => "UNKNOWN_CODE",
+    }
+}
+
+/// One `TF_Status`, deleted on drop. A fresh one per operation (TF 2.21.0 has no public reset).
+pub(crate) struct Status {
+    api: &'static Api,
+    raw: *mut TfStatus,
+}
+
+impl Status {
+    /// A new status.
+    pub fn new(api: &'static Api) -> PyResult<Self> {
+        // SAFETY: TF_NewStatus takes nothing and returns an owned status or null.
+        let raw = unsafe { (api.tf_new_status)() };
+        if raw.is_null() {
+            return Err(runtime_error("TF_NewStatus returned null"));
+        }
+        Ok(Self { api, raw })
+    }
+
+    /// The raw pointer for an out-parameter.
+    pub fn ptr(&self) -> *mut TfStatus {
+        self.raw
+    }
+
+    /// `Ok` when the status is OK; otherwise a `RuntimeError` naming the step and TF's message.
+    pub fn check(&self, step: &str) -> PyResult<()> {
+        // SAFETY: `raw` is a live status.
+        let code = unsafe { (self.api.tf_get_code)(self.raw) };
+        if code == 0 {
+            return Ok(());
+        }
+        // SAFETY: TF_Message returns a string owned by the status (valid while it lives).
+        let m = unsafe { (self.api.tf_message)(self.raw) };
+        let message = if m.is_null() {
+            String::new()
+        } else {
+            // SAFETY: non-null status message is NUL-terminated.
+            unsafe { CStr::from_ptr(m) }.to_string_lossy().into_owned()
+        };
+        Err(runtime_error(format!(
+            "{step} failed ({}): {message}",
+            code_name(code)
+        )))
+    }
+}
+
+impl Drop for Status {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tf_delete_status)(self.raw) }
+    }
+}
+
+/// The Python eager context, borrowed: the raw `TFE_Context*` of its null-named capsule, kept
+/// alive by strong references to the Python `Context` and the capsule. Never `TFE_NewContext`.
+pub(crate) struct Context {
+    pub api: &'static Api,
+    pub raw: *mut TfeContext,
+    _context: Py<PyAny>,
+    _capsule: Py<PyAny>,
+}
+
+impl Context {
+    /// Borrow the existing synchronous eager context of `tensorflow.python.eager.context`.
+    pub fn from_python(py: Python<'_>, api: &'static Api) -> PyResult<Rc<Self>> {
+        let module = py.import("tensorflow.python.eager.context")?;
+        let context = module.call_method0("context")?;
+        context.call_method0("ensure_initialized")?;
+        let is_async: bool = context.call_method0("is_async")?.extract()?;
+        if is_async {
+            return Err(runtime_error(
+                "the Python eager context is asynchronous; only the synchronous context is supported",
+            ));
+        }
+        let handle = context.getattr("_handle")?;
+        let capsule = handle
+            .cast::<PyCapsule>()
+            .map_err(|_| runtime_error("eager context `_handle` is not a capsule"))?;
+        if let Some(name) = capsule.name()? {
+            // SAFETY: a capsule name is a NUL-terminated string owned by the capsule.
+            let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            return Err(runtime_error(format!(
+                "unexpected named eager context capsule {name:?}"
+            )));
+        }
+        let raw = capsule.pointer_checked(None)?.as_ptr().cast::<TfeContext>();
+        Ok(Rc::new(Self {
+            api,
+            raw,
+            _context: context.unbind(),
+            _capsule: handle.unbind(),
+        }))
+    }
+}
+
+/// What is known of a validated handle: dtype, rank and its CPU device name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Facts {
+    pub dtype: c_int,
+    pub rank: c_int,
+    pub device: Rc<CString>,
+}
+
+/// An owned `TFE_TensorHandle*`, deleted on drop, keeping its context alive.
+pub(crate) struct Handle {
+    pub api: &'static Api,
+    raw: *mut TfeTensorHandle,
+    pub context: Rc<Context>,
+}
+
+impl Handle {
+    /// Take ownership of `raw` (null is an error; a non-null handle is owned even then).
+    pub fn own(
+        api: &'static Api,
+        raw: *mut TfeTensorHandle,
+        context: Rc<Context>,
+        what: &str,
+    ) -> PyResult<Self> {
+        if raw.is_null() {
+            return Err(runtime_error(format!(
+                "{what} returned a null tensor handle"
+            )));
+        }
+        Ok(Self { api, raw, context })
+    }
+
+    /// The raw handle, borrowed.
+    pub fn ptr(&self) -> *mut TfeTensorHandle {
+        self.raw
+    }
+
+    /// Give up ownership (for a consumer that takes it, such as `EagerTensorFromHandle`).
+    pub fn into_raw(self) -> *mut TfeTensorHandle {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the context reference is moved out exactly once
+        // and released here; only the handle itself changes owner.
+        drop(unsafe { std::ptr::read(&this.context) });
+        this.raw
+    }
+
+    /// A new owned handle sharing this handle's tensor buffer.
+    pub fn copy_sharing(&self) -> PyResult<Self> {
+        let status = Status::new(self.api)?;
+        // SAFETY: `raw` is live; the status is a valid out-parameter.
+        let raw = unsafe { (self.api.tfe_copy_sharing)(self.raw, status.ptr()) };
+        // Own whatever came back before looking at the status.
+        let copy = Handle::own(
+            self.api,
+            raw,
+            Rc::clone(&self.context),
+            "TFE_TensorHandleCopySharingTensor",
+        );
+        status.check("TFE_TensorHandleCopySharingTensor")?;
+        copy
+    }
+
+    /// Dtype, rank, concrete dims and CPU device, read from TensorFlow.
+    pub fn facts(&self) -> PyResult<Facts> {
+        // SAFETY: `raw` is live for every call below; each status is a valid out-parameter.
+        let dtype = unsafe { (self.api.tfe_data_type)(self.raw) };
+        let status = Status::new(self.api)?;
+        let rank = unsafe { (self.api.tfe_num_dims)(self.raw, status.ptr()) };
+        status.check("TFE_TensorHandleNumDims")?;
+        let device = unsafe { (self.api.tfe_backing_device)(self.raw, status.ptr()) };
+        status.check("TFE_TensorHandleBackingDeviceName")?;
+        if device.is_null() {
+            return Err(value_error("expected a CPU tensor"));
+        }
+        // SAFETY: non-null device name is NUL-terminated and owned by the handle.
+        let device = unsafe { CStr::from_ptr(device) }.to_owned();
+        Ok(Facts {
+            dtype,
+            rank,
+            device: Rc::new(device),
+        })
+    }
+
+    /// Every dim of a validated rank is concrete (eager tensors always are; fail closed).
+    pub fn check_dims(&self, rank: c_int) -> PyResult<()> {
+        let status = Status::new(self.api)?;
+        for i in 0..rank {
+            // SAFETY: `raw` is live and `i` < rank.
+            let d = unsafe { (self.api.tfe_dim)(self.raw, i, status.ptr()) };
+            status.check("TFE_TensorHandleDim")?;
+            if d < 0 {
+                return Err(value_error(format!(
+                    "expected concrete dimensions, got dim[{i}] = {d}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tfe_delete_tensor_handle)(self.raw) }
+    }
+}
+
+/// Whether a device name is this process's `CPU:0`.
+pub(crate) fn is_cpu0(device: &CStr) -> bool {
+    device.to_bytes().ends_with(b"/device:CPU:0")
+}
+
+/// An owned `TF_Tensor*`, deleted on drop.
+struct HostTensor {
+    api: &'static Api,
+    raw: *mut TfTensor,
+}
+
+impl Drop for HostTensor {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tf_delete_tensor)(self.raw) }
+    }
+}
+
+/// An int32 constant handle (`values` as a scalar when `scalar`, else rank 1): the axis of
+/// Mean/Sum/ArgMax and the perm of Transpose.
+pub(crate) fn int32_handle(
+    context: &Rc<Context>,
+    values: &[i32],
+    scalar: bool,
+) -> PyResult<Handle> {
+    let api = context.api;
+    if scalar && values.len() != 1 {
+        return Err(runtime_error(
+            "a scalar int32 constant has exactly one value",
+        ));
+    }
+    let dims = [values.len() as i64];
+    let (dims_ptr, ndims) = if scalar {
+        (std::ptr::null(), 0)
+    } else {
+        (dims.as_ptr(), 1)
+    };
+    let bytes = std::mem::size_of_val(values);
+    // SAFETY: dims_ptr points to `ndims` dims (or is unused when 0); bytes matches them.
+    let raw = unsafe { (api.tf_allocate_tensor)(TF_INT32, dims_ptr, ndims, bytes) };
+    if raw.is_null() {
+        return Err(runtime_error("TF_AllocateTensor returned null"));
+    }
+    let tensor = HostTensor { api, raw };
+    // SAFETY: `raw` is a live tensor.
+    let (data, size) = unsafe {
+        (
+            (api.tf_tensor_data)(tensor.raw),
+            (api.tf_tensor_byte_size)(tensor.raw),
+        )
+    };
+    if data.is_null() || size != bytes {
+        return Err(runtime_error(
+            "TF_AllocateTensor returned an unexpected buffer",
+        ));
+    }
+    // SAFETY: `data` holds `bytes` writable bytes, suitably aligned for int32 (TF aligns to 64).
+    unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), data.cast::<i32>(), values.len()) };
+    let status = Status::new(api)?;
+    // SAFETY: `tensor` is live; the handle takes its own reference to the buffer.
+    let h = unsafe { (api.tfe_new_tensor_handle)(tensor.raw, status.ptr()) };
+    let handle = Handle::own(api, h, Rc::clone(context), "TFE_NewTensorHandle");
+    status.check("TFE_NewTensorHandle")?;
+    handle
+}
+
+/// An attribute of an op.
+pub(crate) enum Attr {
+    /// A type attribute.
+    Type(&'static str, c_int),
+    /// A bool attribute.
+    Bool(&'static str, bool),
+    /// A string attribute.
+    Str(&'static str, &'static str),
+}
+
+/// An owned `TFE_Op*`, deleted on drop.
+pub(crate) struct Op {
+    api: &'static Api,
+    raw: *mut TfeOp,
+    name: &'static str,
+    _context: Rc<Context>,
+}
+
+impl Op {
+    /// `TFE_NewOp` in the borrowed context, placed on `device`.
+    pub fn new(
+        context: &Rc<Context>,
+        name: &'static str,
+        device: &CStr,
+        status: &Status,
+    ) -> PyResult<Self> {
+        let api = context.api;
+        let c_name = c_string(name)?;
+        // SAFETY: the context pointer is kept alive by `context`; the name is NUL-terminated.
+        let raw = unsafe { (api.tfe_new_op)(context.raw, c_name.as_ptr(), status.ptr()) };
+        let op = if raw.is_null() {
+            None
+        } else {
+            Some(Self {
+                api,
+                raw,
+                name,
+                _context: Rc::clone(context),
+            })
+        };
+        status.check(&format!("TFE_NewOp({name})"))?;
+        let op = op.ok_or_else(|| runtime_error(format!("TFE_NewOp({name}) returned null")))?;
+        // SAFETY: `op.raw` is live; the device name is NUL-terminated.
+        unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
+        status.check(&format!("{name}: TFE_OpSetDevice"))?;
+        Ok(op)
+    }
+
+    /// Add an input (borrowed: TFE takes its own reference).
+    pub fn input(&self, h: *mut TfeTensorHandle, status: &Status) -> PyResult<()> {
+        // SAFETY: `self.raw` and `h` are live.
+        unsafe { (self.api.tfe_op_add_input)(self.raw, h, status.ptr()) };
+        status.check(&format!("{}: TFE_OpAddInput", self.name))
+    }
+
+    /// Set an attribute.
+    pub fn attr(&self, attr: &Attr) -> PyResult<()> {
+        match attr {
+            Attr::Type(n, v) => {
+                let n = c_string(n)?;
+                // SAFETY: live op, NUL-terminated name.
+                unsafe { (self.api.tfe_op_set_attr_type)(self.raw, n.as_ptr(), *v) }
+            }
+            Attr::Bool(n, v) => {
+                let n = c_string(n)?;
+                // SAFETY: live op, NUL-terminated name.
+                unsafe { (self.api.tfe_op_set_attr_bool)(self.raw, n.as_ptr(), u8::from(*v)) }
+            }
+            Attr::Str(n, v) => {
+                let n = c_string(n)?;
+                // SAFETY: live op; TFE copies `v.len()` bytes from `v`.
+                unsafe {
+                    (self.api.tfe_op_set_attr_string)(
+                        self.raw,
+                        n.as_ptr(),
+                        v.as_ptr().cast(),
+                        v.len(),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `TFE_Execute` with exactly one output, owned before the status is read.
+    pub fn execute(&self, context: &Rc<Context>, status: &Status) -> PyResult<Handle> {
+        let mut out: [*mut TfeTensorHandle; 1] = [std::ptr::null_mut()];
+        let mut n: c_int = 1;
+        // SAFETY: `out` has room for `n` handles; the op and status are live.
+        unsafe { (self.api.tfe_execute)(self.raw, out.as_mut_ptr(), &mut n, status.ptr()) };
+        let result = if n >= 1 && !out[0].is_null() {
+            Some(Handle::own(self.api, out[0], Rc::clone(context), self.name))
+        } else {
+            None
+        };
+        status.check(self.name)?;
+        if n != 1 {
+            return Err(runtime_error(format!(
+                "{} returned {n} outputs, expected 1",
+                self.name
+            )));
+        }
+        result.unwrap_or_else(|| Err(runtime_error(format!("{} returned no output", self.name))))
+    }
+}
+
+impl Drop for Op {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tfe_delete_op)(self.raw) }
+    }
+}

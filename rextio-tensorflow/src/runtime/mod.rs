@@ -1,0 +1,415 @@
+//! The runtime module linked into generated crates (feature `runtime`).
+//!
+//! It drives the TFE C API of the tensorflow 2.21.0 wheel the Python process imported, and
+//! nothing else: the wheel's images are bound with `dlopen(RTLD_NOW | RTLD_LOCAL |
+//! RTLD_NOLOAD)` (never a second TensorFlow, never `RTLD_DEFAULT`), every symbol is resolved from
+//! its owning image and checked with `dladdr`, `tf.__version__` and `TF_Version()` must both be
+//! 2.21.0, and ops run in the existing Python eager context (never `TFE_NewContext`).
+//!
+//! Values cross the Python boundary through TensorFlow's private EagerTensor bridge:
+//! `EagerTensor_CheckExact` (exact EagerTensor only: no `tf.Variable`, no numpy),
+//! `EagerTensor_Handle` (a borrowed handle, immediately copied with
+//! `TFE_TensorHandleCopySharingTensor`) and `EagerTensorFromHandle(handle, false)`, which takes
+//! ownership of the handle it is given. Every handle, op, status and constant is an RAII value;
+//! [`RxtTfTensor`] is `!Send`. Every TensorFlow error becomes a Python exception; nothing here
+//! panics.
+
+#[cfg(not(all(
+    target_os = "linux",
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+compile_error!(
+    "rextio-tensorflow runtime: unsupported target. It binds the tensorflow 2.21.0 manylinux wheel \
+     with dlopen(RTLD_NOLOAD) and the private EagerTensor bridge, which this crate supports only on \
+     Linux GNU (glibc) x86_64 and aarch64; Windows, macOS, musl and 32-bit targets are not supported."
+);
+
+mod eager;
+mod loader;
+
+use eager::{
+    int32_handle, is_cpu0, runtime_error, value_error, Attr, Context, Facts, Handle, Op, Status,
+};
+use loader::{TF_FLOAT, TF_INT32, TF_INT64};
+use pyo3::exceptions::{PyImportError, PyTypeError};
+use pyo3::prelude::*;
+use std::os::raw::c_int;
+use std::rc::Rc;
+
+pub use loader::BindError;
+
+/// A TensorFlow tensor inside generated code: an owned `TFE_TensorHandle` (RAII) with its
+/// validated dtype, rank and CPU device. `Clone` shares the owner; it is `!Send`.
+#[derive(Clone)]
+pub struct RxtTfTensor {
+    inner: Rc<Handle>,
+    facts: Facts,
+}
+
+impl std::fmt::Debug for RxtTfTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxtTfTensor")
+            .field("dtype", &dtype_name(self.facts.dtype))
+            .field("rank", &self.facts.rank)
+            .field("device", &self.facts.device)
+            .finish()
+    }
+}
+
+impl RxtTfTensor {
+    /// The rank.
+    pub fn rank(&self) -> usize {
+        usize::try_from(self.facts.rank).unwrap_or(0)
+    }
+    /// The dtype name (`float32` or `int64`).
+    pub fn dtype(&self) -> &'static str {
+        dtype_name(self.facts.dtype)
+    }
+}
+
+fn dtype_name(dtype: c_int) -> &'static str {
+    match dtype {
+        TF_FLOAT => "float32",
+        TF_INT64 => "int64",
+        TF_INT32 => "int32",
+        _ => "another dtype",
+    }
+}
+
+/// Bind the imported tensorflow wheel and check the eager context; called from the generated
+/// module's init so that any binding failure raises `ImportError` when the extension is imported.
+/// Idempotent: later calls only re-check the eager context.
+pub fn load(py: Python<'_>) -> PyResult<()> {
+    let api = loader::api(py).map_err(|e| PyImportError::new_err(e.to_string()))?;
+    Context::from_python(py, api)
+        .map(drop)
+        .map_err(|e| PyImportError::new_err(format!("rextio-tensorflow: {e}")))
+}
+
+/// Whether the wheel is bound (after [`load`] or a first boundary conversion).
+pub fn is_loaded() -> bool {
+    loader::bound().is_some()
+}
+
+/// The canonical directory of the tensorflow package the runtime bound, once bound.
+pub fn tensorflow_root() -> Option<&'static std::path::Path> {
+    loader::bound().map(|a| a.root.as_path())
+}
+
+/// The platform profile of this build (`linux-x86_64` or `linux-aarch64`).
+pub fn platform_profile() -> &'static str {
+    loader::PROFILE.id
+}
+
+fn api(py: Python<'_>) -> PyResult<&'static loader::Api> {
+    loader::api(py).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
+}
+
+fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfTensor> {
+    let py = obj.py();
+    let api = api(py)?;
+    let ptr = obj.as_ptr();
+    // SAFETY: the GIL is held (`obj` is bound) and `obj` is live for both bridge calls.
+    if !unsafe { (api.eager_tensor_check_exact)(ptr) } {
+        return Err(PyTypeError::new_err(
+            "rextio-tensorflow: expected a TensorFlow EagerTensor",
+        ));
+    }
+    // SAFETY: as above; the handle is borrowed from `obj` and copied before `obj` is released.
+    let borrowed = unsafe { (api.eager_tensor_handle)(ptr) };
+    if borrowed.is_null() {
+        return Err(
+            PyErr::take(py).unwrap_or_else(|| runtime_error("EagerTensor_Handle returned null"))
+        );
+    }
+    let context = Context::from_python(py, api)?;
+    let status = Status::new(api)?;
+    // SAFETY: `borrowed` is live while `obj` is; the status is a valid out-parameter.
+    let raw = unsafe { (api.tfe_copy_sharing)(borrowed, status.ptr()) };
+    let handle = Handle::own(api, raw, context, "TFE_TensorHandleCopySharingTensor");
+    status.check("TFE_TensorHandleCopySharingTensor")?;
+    let handle = handle?;
+    let facts = handle.facts()?;
+    if !is_cpu0(&facts.device) {
+        return Err(value_error("expected a CPU tensor"));
+    }
+    if facts.dtype != dtype {
+        return Err(value_error(if dtype == TF_INT64 {
+            "expected an int64 tensor"
+        } else {
+            "expected a float32 tensor"
+        }));
+    }
+    if facts.rank != rank {
+        return Err(value_error(format!(
+            "expected rank-{rank} tensor, got rank {}",
+            facts.rank
+        )));
+    }
+    handle.check_dims(rank)?;
+    Ok(RxtTfTensor {
+        inner: Rc::new(handle),
+        facts,
+    })
+}
+
+/// Boundary check for `TensorF32Cpu1D`.
+pub fn extract_f32_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTfTensor> {
+    extract(obj, TF_FLOAT, 1)
+}
+
+/// Boundary check for `TensorF32Cpu2D`.
+pub fn extract_f32_cpu_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTfTensor> {
+    extract(obj, TF_FLOAT, 2)
+}
+
+/// Boundary check for `TensorI64Cpu1D`.
+pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTfTensor> {
+    extract(obj, TF_INT64, 1)
+}
+
+/// Hand a tensor back to Python as an EagerTensor (no copy of the buffer). The handle given to
+/// `EagerTensorFromHandle` is owned by it from then on, also when it fails.
+pub fn materialize_tensor(py: Python<'_>, t: RxtTfTensor) -> PyResult<Py<PyAny>> {
+    let handle = match Rc::try_unwrap(t.inner) {
+        Ok(h) => h,
+        Err(shared) => shared.copy_sharing()?,
+    };
+    let api = handle.api;
+    let raw = handle.into_raw();
+    // SAFETY: the GIL is held; `raw` is an owned handle whose ownership passes to the callee.
+    let obj = unsafe { (api.eager_tensor_from_handle)(raw, false) };
+    if obj.is_null() {
+        return Err(
+            PyErr::take(py).unwrap_or_else(|| runtime_error("EagerTensorFromHandle returned null"))
+        );
+    }
+    // SAFETY: a non-null result is a new reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, obj) }.unbind())
+}
+
+/// A constant second input of an op: int32 values, scalar or rank 1.
+struct Const(&'static [i32], bool);
+
+fn require(t: &RxtTfTensor, rank: c_int, what: &str) -> PyResult<()> {
+    if t.facts.dtype != TF_FLOAT {
+        return Err(value_error(format!("{what}: expected a float32 tensor")));
+    }
+    if t.facts.rank != rank {
+        return Err(value_error(format!(
+            "{what}: expected rank-{rank} tensor, got rank {}",
+            t.facts.rank
+        )));
+    }
+    Ok(())
+}
+
+fn require_f32(t: &RxtTfTensor, what: &str) -> PyResult<()> {
+    require(t, t.facts.rank, what)
+}
+
+fn execute(
+    name: &'static str,
+    inputs: &[&RxtTfTensor],
+    konst: Option<Const>,
+    attrs: &[Attr],
+    out: (c_int, c_int),
+) -> PyResult<RxtTfTensor> {
+    let Some(first) = inputs.first() else {
+        return Err(runtime_error(format!("{name} needs an input")));
+    };
+    let context = &first.inner.context;
+    let device = Rc::clone(&first.facts.device);
+    for t in inputs {
+        if t.inner.context.raw != context.raw {
+            return Err(runtime_error(format!(
+                "{name}: operands belong to different eager contexts"
+            )));
+        }
+        if t.facts.device != device {
+            return Err(value_error(format!(
+                "{name}: operands are on different devices ({} and {})",
+                device.to_string_lossy(),
+                t.facts.device.to_string_lossy()
+            )));
+        }
+    }
+    let status = Status::new(context.api)?;
+    let op = Op::new(context, name, &device, &status)?;
+    for t in inputs {
+        op.input(t.inner.ptr(), &status)?;
+    }
+    let konst = match konst {
+        Some(Const(values, scalar)) => Some(int32_handle(context, values, scalar)?),
+        None => None,
+    };
+    if let Some(k) = &konst {
+        op.input(k.ptr(), &status)?;
+    }
+    for a in attrs {
+        op.attr(a)?;
+    }
+    let result = op.execute(context, &status)?;
+    let facts = result.facts()?;
+    let (dtype, rank) = out;
+    if !is_cpu0(&facts.device) || facts.dtype != dtype || facts.rank != rank {
+        return Err(runtime_error(format!(
+            "{name} produced a {} rank-{} tensor on {}, expected {} rank {rank} on CPU:0",
+            dtype_name(facts.dtype),
+            facts.rank,
+            facts.device.to_string_lossy(),
+            dtype_name(dtype)
+        )));
+    }
+    Ok(RxtTfTensor {
+        inner: Rc::new(result),
+        facts,
+    })
+}
+
+const T_FLOAT: Attr = Attr::Type("T", TF_FLOAT);
+
+/// `tf.matmul(a, b)` on rank-2 tensors (TFE MatMul).
+pub fn matmul(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    require(a, 2, "MatMul")?;
+    require(b, 2, "MatMul")?;
+    let attrs = [
+        T_FLOAT,
+        Attr::Bool("transpose_a", false),
+        Attr::Bool("transpose_b", false),
+    ];
+    execute("MatMul", &[a, b], None, &attrs, (TF_FLOAT, 2))
+}
+
+macro_rules! unary {
+    ($name:ident, $op:literal, $py:literal) => {
+        #[doc = concat!("`", $py, "(x)` on a rank-1 or rank-2 float32 tensor (TFE ", $op, ").")]
+        pub fn $name(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+            require_f32(x, $op)?;
+            execute($op, &[x], None, &[T_FLOAT], (TF_FLOAT, x.facts.rank))
+        }
+    };
+}
+
+unary!(relu, "Relu", "tf.nn.relu");
+unary!(sigmoid, "Sigmoid", "tf.nn.sigmoid");
+unary!(tanh, "Tanh", "tf.nn.tanh");
+unary!(abs, "Abs", "tf.abs");
+unary!(negative, "Neg", "tf.negative");
+unary!(square, "Square", "tf.square");
+unary!(exp, "Exp", "tf.exp");
+unary!(log, "Log", "tf.math.log");
+unary!(sqrt, "Sqrt", "tf.math.sqrt");
+
+macro_rules! binary {
+    ($name:ident, $op:literal, $py:literal) => {
+        #[doc = concat!("`", $py, "` on float32 tensors of ranks 2/2, 1/1, 2/1 or 1/2 (TFE ", $op, "; TensorFlow broadcasting).")]
+        pub fn $name(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+            require_f32(a, $op)?;
+            require_f32(b, $op)?;
+            let rank = a.facts.rank.max(b.facts.rank);
+            execute($op, &[a, b], None, &[T_FLOAT], (TF_FLOAT, rank))
+        }
+    };
+}
+
+binary!(add, "AddV2", "a + b / tf.add(a, b)");
+binary!(sub, "Sub", "a - b / tf.subtract(a, b)");
+binary!(mul, "Mul", "a * b / tf.multiply(a, b)");
+binary!(div, "RealDiv", "a / b / tf.divide(a, b)");
+binary!(maximum, "Maximum", "tf.maximum(a, b)");
+binary!(minimum, "Minimum", "tf.minimum(a, b)");
+
+/// `tf.nn.bias_add(value, bias)` in NHWC: rank-2 value, rank-1 bias (TFE BiasAdd).
+pub fn bias_add(value: &RxtTfTensor, bias: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    require(value, 2, "BiasAdd")?;
+    require(bias, 1, "BiasAdd")?;
+    let attrs = [T_FLOAT, Attr::Str("data_format", "NHWC")];
+    execute("BiasAdd", &[value, bias], None, &attrs, (TF_FLOAT, 2))
+}
+
+fn reduce(
+    op: &'static str,
+    x: &RxtTfTensor,
+    axis: &'static [i32],
+    keepdims: bool,
+) -> PyResult<RxtTfTensor> {
+    require(x, 2, op)?;
+    let attrs = [
+        T_FLOAT,
+        Attr::Type("Tidx", TF_INT32),
+        Attr::Bool("keep_dims", keepdims),
+    ];
+    let rank = if keepdims { 2 } else { 1 };
+    execute(op, &[x], Some(Const(axis, true)), &attrs, (TF_FLOAT, rank))
+}
+
+macro_rules! reduction {
+    ($name:ident, $op:literal, $py:literal, $axis:literal, $keep:literal) => {
+        #[doc = concat!("`tf.", $py, "(x, axis=", stringify!($axis), ", keepdims=", stringify!($keep), ")` on a rank-2 float32 tensor (TFE ", $op, ").")]
+        pub fn $name(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+            reduce($op, x, &[$axis], $keep)
+        }
+    };
+}
+
+reduction!(reduce_mean_axis0, "Mean", "reduce_mean", 0, false);
+reduction!(reduce_mean_axis0_keepdims, "Mean", "reduce_mean", 0, true);
+reduction!(reduce_mean_axis1, "Mean", "reduce_mean", 1, false);
+reduction!(reduce_mean_axis1_keepdims, "Mean", "reduce_mean", 1, true);
+reduction!(reduce_sum_axis0, "Sum", "reduce_sum", 0, false);
+reduction!(reduce_sum_axis0_keepdims, "Sum", "reduce_sum", 0, true);
+reduction!(reduce_sum_axis1, "Sum", "reduce_sum", 1, false);
+reduction!(reduce_sum_axis1_keepdims, "Sum", "reduce_sum", 1, true);
+
+/// `tf.nn.softmax(x)` / `axis=0` on a rank-1 float32 tensor (TFE Softmax, last axis).
+pub fn softmax_axis0(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    require(x, 1, "Softmax")?;
+    execute("Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 1))
+}
+
+/// `tf.nn.softmax(x, axis=1)` on a rank-2 float32 tensor (TFE Softmax, last axis).
+pub fn softmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    require(x, 2, "Softmax")?;
+    execute("Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 2))
+}
+
+fn argmax(x: &RxtTfTensor, axis: &'static [i32]) -> PyResult<RxtTfTensor> {
+    require(x, 2, "ArgMax")?;
+    let attrs = [
+        T_FLOAT,
+        Attr::Type("Tidx", TF_INT32),
+        Attr::Type("output_type", TF_INT64),
+    ];
+    execute(
+        "ArgMax",
+        &[x],
+        Some(Const(axis, true)),
+        &attrs,
+        (TF_INT64, 1),
+    )
+}
+
+/// `tf.argmax(x, axis=0)` on a rank-2 float32 tensor: int64 rank 1 (TFE ArgMax).
+pub fn argmax_axis0(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    argmax(x, &[0])
+}
+
+/// `tf.argmax(x, axis=1)` on a rank-2 float32 tensor: int64 rank 1 (TFE ArgMax).
+pub fn argmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    argmax(x, &[1])
+}
+
+/// `tf.transpose(x)` with the default perm `[1, 0]` on a rank-2 float32 tensor (TFE Transpose).
+pub fn transpose(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
+    require(x, 2, "Transpose")?;
+    let attrs = [T_FLOAT, Attr::Type("Tperm", TF_INT32)];
+    execute(
+        "Transpose",
+        &[x],
+        Some(Const(&[1, 0], false)),
+        &attrs,
+        (TF_FLOAT, 2),
+    )
+}
