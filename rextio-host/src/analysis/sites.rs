@@ -39,6 +39,7 @@ impl Fx<'_> {
             }
         }
         let mut keywords = Vec::new();
+        let mut opaque = Vec::new();
         for k in c.arguments.keywords.iter() {
             let Some(name) = &k.arg else {
                 return Err(self.error(
@@ -48,6 +49,15 @@ impl Fx<'_> {
                     None,
                 ));
             };
+            // A keyword whose value names a module-level object (`output_type=tf.int32`) is
+            // offered as an operand of unknown type, so the plugin can reject the form with its
+            // own code; such a site is never lowered.
+            if let ast::Expr::Attribute(_) = &k.value {
+                if let Some(path) = self.dotted_global(&k.value) {
+                    opaque.push((name.as_str().to_owned(), path));
+                    continue;
+                }
+            }
             match self.expr(&k.value) {
                 Ok(v) => keywords.push((name.as_str().to_owned(), v)),
                 Err(_) => failed = true,
@@ -56,7 +66,7 @@ impl Fx<'_> {
         if failed {
             return Err(Failed);
         }
-        self.site(kind, target, receiver, args, keywords, at)
+        self.site_with(kind, target, receiver, args, keywords, &opaque, at)
     }
 
     pub(super) fn operand(e: &Expr) -> Operand {
@@ -75,6 +85,22 @@ impl Fx<'_> {
         keywords: Vec<(String, Expr)>,
         at: Span,
     ) -> R<Expr> {
+        self.site_with(kind, target, receiver, args, keywords, &[], at)
+    }
+
+    /// [`Fx::site`] with keywords whose values are references to module-level objects
+    /// (`(name, dotted path)`), offered with an unknown type and never lowered.
+    #[allow(clippy::too_many_arguments)]
+    fn site_with(
+        &mut self,
+        kind: SiteKind,
+        target: String,
+        receiver: Option<Expr>,
+        args: Vec<Expr>,
+        keywords: Vec<(String, Expr)>,
+        opaque: &[(String, String)],
+        at: Span,
+    ) -> R<Expr> {
         let site = ClaimSite {
             kind,
             target: target.clone(),
@@ -86,9 +112,27 @@ impl Fx<'_> {
                     name: n.clone(),
                     value: Self::operand(e),
                 })
+                .chain(opaque.iter().map(|(n, _)| Keyword {
+                    name: n.clone(),
+                    value: Operand {
+                        ty: None,
+                        literal: None,
+                    },
+                }))
                 .collect(),
         };
-        match self.registry.offer(&site, self.enabled) {
+        let resolution = self.registry.offer(&site, self.enabled);
+        if let (Some((name, path)), false) = (
+            opaque.first(),
+            matches!(resolution, SiteResolution::Rejected { .. }),
+        ) {
+            // Only the plugin's own rejection is worth more than the host's reason.
+            let msg = format!(
+                "keyword `{name}={path}` refers to a module-level object, which is not lowered"
+            );
+            return Err(self.error(codes::UNSUPPORTED_EXPRESSION, at, msg, None));
+        }
+        match resolution {
             SiteResolution::Claimed {
                 plugin_id,
                 rule_id,

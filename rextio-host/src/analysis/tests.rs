@@ -89,6 +89,9 @@ impl Plugin for Tp {
         };
         match (site.kind, site.target.as_str(), site.args.as_slice()) {
             (SiteKind::BinOp, "+", [a, b]) if is_vec(a) && is_vec(b) => claimed("tp/add"),
+            (SiteKind::Call, "tp.relu", [_]) if site.keywords.iter().any(|k| k.name == "mode") => {
+                ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
+            }
             (SiteKind::Call, "tp.relu", [a]) if is_vec(a) => claimed("tp/relu"),
             (SiteKind::Call, "tp.bad", _) => {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.bad is not lowered"))
@@ -162,6 +165,21 @@ fn rejections_carry_the_plugin_code_at_the_site() {
     assert_eq!(codes(&f), vec!["RXTP-TP-001"]);
     let span = f.diagnostics[0].span.unwrap();
     assert_eq!((span.line, span.column), (4, 12));
+}
+
+#[test]
+fn keywords_naming_module_objects_reach_the_plugin_but_are_never_lowered() {
+    // The plugin recognises the form and rejects it with its own code.
+    let f = one("def f(a: tp.Vec) -> tp.Vec:\n    return tp.relu(a, mode=tp.FAST)\n");
+    assert_eq!(codes(&f), vec!["RXTP-TP-001"]);
+    // Nobody recognises it: the host says why.
+    let f = one("def f(a: tp.Vec) -> tp.Vec:\n    return tp.relu(a, other=tp.FAST)\n");
+    assert_eq!(codes(&f), vec![codes::UNSUPPORTED_EXPRESSION]);
+    assert!(
+        f.diagnostics[0].message.contains("other=tp.FAST"),
+        "{:?}",
+        f.diagnostics
+    );
 }
 
 #[test]
