@@ -41,6 +41,8 @@ pub const NATIVE_COMPILE_FAILED: &str = "RXT017";
 pub const PLUGIN_CONTRACT: &str = "RXT018";
 /// A function needs a device capability the project's target does not authorise.
 pub const DEVICE_NOT_AUTHORIZED: &str = "RXT019";
+/// A function mixes values of two plugins' types.
+pub const MIXED_BACKENDS: &str = "RXT020";
 
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
@@ -62,5 +64,6 @@ pub const CODES: &[CodeDoc] = &[
     CodeDoc { code: NOTHING_TO_LOWER, summary: "function has no plugin operations", explanation: "The function uses no operation of an enabled plugin, so there is nothing to run natively; it stays on Python. This is informational." },
     CodeDoc { code: NATIVE_COMPILE_FAILED, summary: "the function's generated Rust did not compile", explanation: "A plugin lowered every site of the function, but rustc rejected the generated code that falls inside this function. The host rebuilt the crate with the function on its Python body, so the rest of the project stays native; the diagnostic names the plugins and rules used in the function and rustc's first error. This is a plugin bug: report it to the plugin's authors. `rextio build --strict` makes it an error instead." },
     CodeDoc { code: DEVICE_NOT_AUTHORIZED, summary: "device capability not authorised", explanation: "The function uses types a plugin lowers only on an accelerator (for example CUDA tensors), and the plugin names the device capability it needs. Such code is lowered only when the project's `[target]` selects a device provider that authorised exactly that capability in its preflight on this machine. The diagnostic names the capability and the provider's status and stable reason code (for example `driver-missing` on a machine without a GPU driver). Configure `[target]` in rextio.toml (device_provider, device_capability, [target.device_options]), run on a machine where the preflight is ready, or use CPU types; the function stays on Python meanwhile." },
+    CodeDoc { code: MIXED_BACKENDS, summary: "function mixes values of two backends", explanation: "A native function runs on one backend's runtime: its tensors are, say, all libtorch tensors or all TensorFlow eager tensors. A function whose parameters, locals or results have types of two plugins (for example a `rextio_torch.types.TensorF32Cpu2D` and a `rextio_tensorflow.types.TensorF32Cpu2D`) would need a conversion no plugin proves, so it stays on Python. Split it into one function per backend; plugins without types of their own (scalar helpers) may be combined with either." },
     CodeDoc { code: PLUGIN_CONTRACT, summary: "a plugin answered outside its declared contract", explanation: "Every claim must name one of the plugin's declared native rules and every rejection must carry one of its documented diagnostic codes, so that reports, certification and `rextio explain` can account for it. The plugin did neither, so the registry ignored its answer; `rextio check` and `rextio build` stop with an error naming the plugin. This is a plugin bug: report it to the plugin's authors, or disable the plugin in rextio.toml." },
 ];

@@ -677,11 +677,15 @@ fn cargo_toml(package: &str, lib_name: &str, deps: &[CrateDependency]) -> String
     )
 }
 
-/// Generate the crate for a project.
+/// A plugin's step of the module init: `(plugin id, Rust expression of type PyResult<()>)`.
+pub type InitStep = (String, String);
+
+/// Generate the crate for a project. `inits` run, in order, when the module is imported.
 pub fn generate_crate(
     lib_name: &str,
     placed: &[Placed],
     deps: &[CrateDependency],
+    inits: &[InitStep],
 ) -> Result<GeneratedCrate, Diagnostic> {
     let lib_name = lib_name.to_owned();
     let package = lib_name.trim_start_matches('_').replace('_', "-");
@@ -703,10 +707,35 @@ pub fn generate_crate(
         let f = Ident::new(&p.function.rust_fn, PmSpan::call_site());
         quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;)
     });
+    let mut steps = Vec::new();
+    for (plugin, text) in inits {
+        let e: syn::Expr =
+            parse("module init", text).map_err(|m| fail(format!("plugin `{plugin}`: {m}")))?;
+        let what = str_lit(&format!(
+            "rextio: plugin `{plugin}` could not initialise: {{}}"
+        ));
+        steps.push(quote! {
+            {
+                let py = m.py();
+                let step: ::pyo3::PyResult<()> = #e;
+                if let Err(err) = step {
+                    // Python sees an ImportError whatever the plugin raised, so the wrapper's
+                    // REXTIO_NATIVE_MODE handling applies.
+                    let msg = if err.is_instance_of::<::pyo3::exceptions::PyImportError>(py) {
+                        err.to_string()
+                    } else {
+                        format!(#what, err)
+                    };
+                    return Err(::pyo3::exceptions::PyImportError::new_err(msg));
+                }
+            }
+        });
+    }
     lib.push_str(&render(quote! {
         #[::pyo3::pymodule]
         fn #module(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
             use ::pyo3::types::PyModuleMethods as _;
+            #(#steps)*
             #(#adds)*
             Ok(())
         }

@@ -146,6 +146,8 @@ pub struct Generated {
     pub crate_: Option<emit::GeneratedCrate>,
     /// Runtime crates of the plugins used.
     pub deps: Vec<CrateDependency>,
+    /// Python requirements of the plugins used (the wheel's `Requires-Dist`).
+    pub requires_dist: Vec<String>,
     /// `.rextio/build/python`.
     pub python_dir: PathBuf,
     /// `.rextio/build/crate`.
@@ -348,10 +350,22 @@ impl Project {
 
         let mut deps: Vec<CrateDependency> = Vec::new();
         let mut preload: Vec<String> = Vec::new();
+        let mut inits: Vec<emit::InitStep> = Vec::new();
+        let mut requires_dist: Vec<String> = Vec::new();
         for id in &used_plugins {
             let Some(reg) = registry.plugin(id) else {
                 continue;
             };
+            if reg.negotiated.module_init {
+                if let Some(init) = reg.plugin.module_init() {
+                    inits.push((id.clone(), init.expr));
+                }
+                for r in reg.plugin.python_requirements() {
+                    if !requires_dist.contains(&r.requirement) {
+                        requires_dist.push(r.requirement);
+                    }
+                }
+            }
             if let Some(dep) = reg.plugin.runtime_crate() {
                 if !deps.iter().any(|d| d.name == dep.name) {
                     deps.push(dep);
@@ -377,7 +391,7 @@ impl Project {
             None
         } else {
             Some(
-                emit::generate_crate(&ext_name, &placed, &deps)
+                emit::generate_crate(&ext_name, &placed, &deps, &inits)
                     .map_err(|d| ProjectError::Emit(d.message))?,
             )
         };
@@ -392,6 +406,7 @@ impl Project {
             check,
             crate_: generated,
             deps,
+            requires_dist,
             python_dir,
             crate_dir,
             t_check,
@@ -480,6 +495,7 @@ impl Project {
         let Generated {
             check,
             crate_: generated,
+            requires_dist,
             python_dir,
             crate_dir,
             t_check,
@@ -510,6 +526,7 @@ impl Project {
                 abi_tag,
                 platform_tag,
                 requires_python,
+                requires_dist,
             };
             let dist = self.root.join("dist");
             // Older wheels of this project would shadow the new one on install.

@@ -90,6 +90,11 @@ impl RegistryBuilder {
             self.plugins
                 .push(Box::new(rextio_torch::TorchPlugin::new()));
         }
+        #[cfg(feature = "tensorflow")]
+        {
+            self.plugins
+                .push(Box::new(rextio_tensorflow::TensorflowPlugin::new()));
+        }
         #[cfg(feature = "device-cuda")]
         {
             self.providers

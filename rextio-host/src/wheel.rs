@@ -21,6 +21,8 @@ pub struct WheelInfo {
     pub platform_tag: String,
     /// `Requires-Python`.
     pub requires_python: Option<String>,
+    /// `Requires-Dist`, one per requirement (from the plugins the project uses).
+    pub requires_dist: Vec<String>,
 }
 
 /// Writing the wheel failed.
@@ -114,6 +116,9 @@ pub fn write_wheel(
     );
     if let Some(rp) = &info.requires_python {
         metadata.push_str(&format!("Requires-Python: {rp}\n"));
+    }
+    for r in &info.requires_dist {
+        metadata.push_str(&format!("Requires-Dist: {r}\n"));
     }
     let wheel = format!(
         "Wheel-Version: 1.0\nGenerator: rextio {}\nRoot-Is-Purelib: {}\nTag: {}-{}-{}\n",

@@ -46,9 +46,15 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let (ok, out, _) = rextio(&["capabilities", "--format", "json"]);
     assert!(ok);
     let caps: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(caps["host_api_version"], "1.7.0");
-    let torch = &caps["plugins"][0];
-    assert_eq!(torch["id"], "rextio-torch");
+    assert_eq!(caps["host_api_version"], "1.8.0");
+    let ids: Vec<&str> = caps["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["rextio-tensorflow", "rextio-torch"]);
+    let torch = &caps["plugins"][1];
     let rules = torch["rules"].as_array().unwrap();
     assert_eq!(
         rules.iter().filter(|r| r["outcome"] == "native").count(),
@@ -60,6 +66,28 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     );
     assert_eq!(torch["platforms"].as_array().unwrap().len(), 9);
     assert_eq!(torch["types"].as_array().unwrap().len(), 3);
+    assert_eq!(caps["plugins"][0]["types"].as_array().unwrap().len(), 3);
+
+    // The device provider with its capabilities (Device Provider API 1.1).
+    assert_eq!(caps["device_provider_api_version"], "1.1.0");
+    let cuda = &caps["device_providers"][0];
+    assert_eq!(cuda["id"], "rextio-device-cuda");
+    let capabilities: Vec<&str> = cuda["manifest"]["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for c in [
+        "cuda-linux-x86_64",
+        "cuda-linux-aarch64",
+        "cuda-windows-x86_64",
+        "cuda-libtorch-linux-x86_64",
+        "cuda-tensorflow-tfe-linux-x86_64",
+    ] {
+        assert!(capabilities.contains(&c), "{capabilities:?}");
+    }
+    assert_eq!(cuda["manifest"]["support_claim"], false);
 }
 
 #[test]

@@ -5,15 +5,29 @@
 use rextio_host::{Project, Registry};
 use rextio_plugin_api::*;
 
-/// Lowers `textlib.good(n)` to valid Rust and `textlib.bad(n)` to text that does not parse.
-struct Text(Vec<RuleRecord>);
+/// Lowers `textlib.good(n)` to valid Rust and `textlib.bad(n)` to text that does not parse;
+/// declares a module-init step and Python requirements (API 1.8 hooks) under the API version
+/// in its second field.
+struct Text(Vec<RuleRecord>, &'static str);
 
 impl Plugin for Text {
     fn id(&self) -> &str {
         "text"
     }
     fn api_version(&self) -> &str {
-        "1.7.0"
+        self.1
+    }
+    fn module_init(&self) -> Option<ModuleInit> {
+        Some(ModuleInit {
+            expr: "textrt::init(py)".into(),
+        })
+    }
+    fn python_requirements(&self) -> Vec<PythonRequirement> {
+        vec![PythonRequirement {
+            requirement: "textlib==1.0".into(),
+            distribution: "textlib".into(),
+            editable_path: None,
+        }]
     }
     fn coverage(&self) -> Coverage {
         Coverage {
@@ -71,7 +85,7 @@ fn plugin() -> Text {
         stability: Stability::Experimental,
         verified: false,
     };
-    Text(vec![rule("text/good"), rule("text/bad")])
+    Text(vec![rule("text/good"), rule("text/bad")], "1.8.0")
 }
 
 #[test]
@@ -128,4 +142,46 @@ fn an_expression_that_does_not_parse_demotes_only_its_function() {
     assert!(lines[*a as usize - 1..*b as usize]
         .join("\n")
         .contains("fn __rx_fn_0"));
+}
+
+#[test]
+fn module_init_and_requirements_are_used_only_from_plugins_that_negotiated_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"text\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/m.py"),
+        "import textlib\n\n\ndef good(n: int) -> int:\n    return textlib.good(n)\n",
+    )
+    .unwrap();
+    for (version, expected) in [("1.8.0", true), ("1.7.0", false)] {
+        let mut p = plugin();
+        p.1 = version;
+        let registry = Registry::builder().plugin(p).build().unwrap();
+        let g = Project::open(dir.path())
+            .unwrap()
+            .generate(&registry)
+            .unwrap();
+        let lib = g.crate_.expect("native").lib_rs;
+        assert_eq!(
+            lib.contains("textrt::init(py)"),
+            expected,
+            "{version}: {lib}"
+        );
+        assert_eq!(
+            g.requires_dist == vec!["textlib==1.0".to_owned()],
+            expected,
+            "{version}"
+        );
+        if expected {
+            // The step runs before any function is added, and its failure is an ImportError.
+            let init = lib.find("textrt::init(py)").unwrap();
+            assert!(init < lib.find("m.add(").unwrap());
+            assert!(lib.contains("PyImportError::new_err"));
+        }
+    }
 }

@@ -146,6 +146,40 @@ pub trait Plugin: Send + Sync {
     fn device_requirements(&self, _used: &[TypeKey]) -> Vec<DeviceRequirement> {
         Vec::new()
     }
+    /// Code run when the extension module is imported, before any function is bound (API >=
+    /// 1.8): for example binding a C library the imported framework already loaded. A failure
+    /// becomes an `ImportError`, so `REXTIO_NATIVE_MODE=auto` falls back with a warning and
+    /// `native` raises.
+    fn module_init(&self) -> Option<ModuleInit> {
+        None
+    }
+    /// The Python distributions a project using this plugin needs at run time (API >= 1.8):
+    /// the pinned framework and the marker-types package. Used for the development
+    /// environment, a built wheel's `Requires-Dist`, and `rextio init`.
+    fn python_requirements(&self) -> Vec<PythonRequirement> {
+        Vec::new()
+    }
+}
+
+/// A plugin's module-init step (see [`Plugin::module_init`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleInit {
+    /// A Rust expression of type `PyResult<()>`, evaluated inside the `#[pymodule]` function
+    /// with `py: Python<'_>` in scope.
+    pub expr: String,
+}
+
+/// One Python distribution a plugin needs (see [`Plugin::python_requirements`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonRequirement {
+    /// The PEP 508 requirement, pinned exactly for frameworks (`torch==2.13.0`).
+    pub requirement: String,
+    /// The distribution's import-independent name, for checking what is installed
+    /// (`torch`, `tensorflow-cpu`).
+    pub distribution: String,
+    /// In a development checkout, the absolute path of the package's source to install in
+    /// editable mode instead of the requirement (marker-types packages).
+    pub editable_path: Option<String>,
 }
 
 /// An accelerator device provider (Device Provider API 1.0).

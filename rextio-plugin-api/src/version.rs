@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 7, 0);
+pub const API_VERSION: Version = Version::new(1, 8, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 1, 0);
@@ -16,6 +16,8 @@ pub const PROVIDER_DETAILS_SINCE_MINOR: u64 = 1;
 pub const DEVICE_REQUIREMENTS_SINCE_MINOR: u64 = 6;
 /// Minor version of the plugin API that introduced `function_scope_guard`.
 pub const FUNCTION_SCOPE_GUARD_SINCE_MINOR: u64 = 7;
+/// Minor version of the plugin API that introduced `module_init` and `python_requirements`.
+pub const MODULE_INIT_SINCE_MINOR: u64 = 8;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -73,6 +75,8 @@ pub struct Negotiated {
     pub device_requirements: bool,
     /// Whether `function_scope_guard` may be consulted.
     pub function_scope_guard: bool,
+    /// Whether `module_init` and `python_requirements` may be consulted.
+    pub module_init: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -114,6 +118,7 @@ pub fn negotiate(
     Ok(Negotiated {
         device_requirements: version.minor >= DEVICE_REQUIREMENTS_SINCE_MINOR,
         function_scope_guard: version.minor >= FUNCTION_SCOPE_GUARD_SINCE_MINOR,
+        module_init: version.minor >= MODULE_INIT_SINCE_MINOR,
         declared: version,
     })
 }
@@ -128,12 +133,15 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.7.0", &host()).unwrap();
-        assert!(n.function_scope_guard && n.device_requirements);
+        let n = negotiate("p", "1.8.0", &host()).unwrap();
+        assert!(n.function_scope_guard && n.device_requirements && n.module_init);
     }
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.7.2", &host()).unwrap();
+        assert!(n.device_requirements && n.function_scope_guard);
+        assert!(!n.module_init);
         let n = negotiate("p", "1.6.3", &host()).unwrap();
         assert!(n.device_requirements);
         assert!(!n.function_scope_guard);
@@ -143,10 +151,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.8.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.9.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.8.0") && msg.contains("1.7.0"), "{msg}");
+        assert!(msg.contains("1.9.0") && msg.contains("1.8.0"), "{msg}");
     }
 
     #[test]

@@ -87,7 +87,28 @@ impl Plugin for TensorflowPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.7.0"
+        "1.8.0"
+    }
+    fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
+        // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
+        // an ImportError, so REXTIO_NATIVE_MODE=auto falls back and `native` raises.
+        Some(rextio_plugin_api::ModuleInit {
+            expr: "::rextio_tensorflow::runtime::load(py)".into(),
+        })
+    }
+    fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
+        vec![
+            rextio_plugin_api::PythonRequirement {
+                requirement: "tensorflow-cpu==2.21.0".into(),
+                distribution: "tensorflow-cpu".into(),
+                editable_path: None,
+            },
+            rextio_plugin_api::PythonRequirement {
+                requirement: "rextio-tensorflow-types==0.1.0".into(),
+                distribution: "rextio-tensorflow-types".into(),
+                editable_path: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/python").into()),
+            },
+        ]
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")

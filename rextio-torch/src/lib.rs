@@ -94,7 +94,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.7.0"
+        "1.8.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -150,6 +150,21 @@ impl Plugin for TorchPlugin {
                 "LIBTORCH_INCLUDE".into(),
             ],
         })
+    }
+    fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
+        vec![
+            // tch 0.26.0 links exactly this libtorch.
+            rextio_plugin_api::PythonRequirement {
+                requirement: "torch==2.13.0".into(),
+                distribution: "torch".into(),
+                editable_path: None,
+            },
+            rextio_plugin_api::PythonRequirement {
+                requirement: "rextio-torch-types==0.1.0".into(),
+                distribution: "rextio-torch-types".into(),
+                editable_path: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/python").into()),
+            },
+        ]
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {

@@ -13,7 +13,8 @@ use crate::env;
 /// The Python minor version the workspace pins (README, Environment).
 const PYTHON_MINOR: &str = "3.11";
 /// The torch release tch 0.26.0 expects.
-const TORCH_VERSION: &str = "2.13.0";
+/// Where setup writes the Python requirements the workspace's plugins declare.
+const PLUGIN_REQUIREMENTS: &str = "rextio-plugin-requirements.txt";
 const STAMP_FILE: &str = ".rextio-setup-stamp";
 const VERSION_SCRIPT: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
 
@@ -21,8 +22,10 @@ const VERSION_SCRIPT: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3
 /// and verifies that the pinned torch imports.
 pub fn setup(root: &Path) -> Result<()> {
     let requirements_path = root.join("requirements.txt");
-    let requirements = fs::read_to_string(&requirements_path)
+    let tooling = fs::read_to_string(&requirements_path)
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
+    let plugins = plugin_requirements()?;
+    let requirements = format!("{tooling}\n{}", plugin_requirements_text(&plugins));
 
     let venv = env::venv_dir(root);
     let python = env::venv_python(root);
@@ -60,7 +63,13 @@ pub fn setup(root: &Path) -> Result<()> {
             fs::remove_file(&stamp_path)
                 .with_context(|| format!("cannot remove {}", stamp_path.display()))?;
         }
-        eprintln!("xtask: pip install -r requirements.txt into .venv (Python {version})");
+        let plugin_file = venv.join(PLUGIN_REQUIREMENTS);
+        fs::write(&plugin_file, plugin_requirements_text(&plugins))
+            .with_context(|| format!("cannot write {}", plugin_file.display()))?;
+        eprintln!(
+            "xtask: pip install -r requirements.txt -r {} into .venv (Python {version})",
+            plugin_file.display()
+        );
         let mut pip = env::venv_command(root, &python);
         pip.args([
             "-m",
@@ -69,11 +78,13 @@ pub fn setup(root: &Path) -> Result<()> {
             "--disable-pip-version-check",
             "-r",
             "requirements.txt",
-        ]);
+            "-r",
+        ])
+        .arg(&plugin_file);
         env::run(&mut pip, "")?;
     }
 
-    verify_torch(root).inspect_err(|_| {
+    verify_pins(root, &plugins).inspect_err(|_| {
         // Force a reinstall next time.
         let _ = fs::remove_file(&stamp_path);
     })?;
@@ -158,6 +169,7 @@ fn stamp_digest(root: &Path, requirements: &str, python_version: &str) -> String
             continue;
         };
         let dir = root.join(path.trim());
+        // Absolute paths (the plugins' marker packages) are hashed as given.
         for meta in ["pyproject.toml", "setup.cfg", "setup.py"] {
             if let Ok(bytes) = fs::read(dir.join(meta)) {
                 hasher.update(b"\0");
@@ -178,23 +190,71 @@ fn stamp_digest(root: &Path, requirements: &str, python_version: &str) -> String
         })
 }
 
-/// Imports torch from the venv and checks it is exactly the pinned release.
-fn verify_torch(root: &Path) -> Result<()> {
+/// The Python requirements of the plugins this workspace builds (each plugin declares its own:
+/// the pinned framework and its marker-types package, installed editable from the checkout).
+fn plugin_requirements() -> Result<Vec<rextio_plugin_api::PythonRequirement>> {
+    let registry = rextio_host::Registry::builder()
+        .with_default_plugins()
+        .build()
+        .context("the workspace's plugins do not register")?;
+    let mut out: Vec<rextio_plugin_api::PythonRequirement> = Vec::new();
+    for r in registry.plugins() {
+        if !r.negotiated.module_init {
+            continue;
+        }
+        for req in r.plugin.python_requirements() {
+            if !out.iter().any(|o| o.distribution == req.distribution) {
+                out.push(req);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// pip's requirement-file lines for the plugins' requirements.
+fn plugin_requirements_text(reqs: &[rextio_plugin_api::PythonRequirement]) -> String {
+    let mut text =
+        String::from("# Declared by the workspace's plugins (written by cargo xtask setup).\n");
+    for r in reqs {
+        match &r.editable_path {
+            Some(path) => {
+                let _ = writeln!(text, "-e {path}");
+            }
+            None => {
+                let _ = writeln!(text, "{}", r.requirement);
+            }
+        }
+    }
+    text
+}
+
+/// Checks that every exactly pinned plugin requirement is what the venv has installed (tch
+/// needs exactly its torch release; `LIBTORCH_BYPASS_VERSION_CHECK` is never used).
+fn verify_pins(root: &Path, reqs: &[rextio_plugin_api::PythonRequirement]) -> Result<()> {
     let python = env::venv_python(root);
-    let script = format!("import torch; assert torch.__version__.split('+')[0]=='{TORCH_VERSION}'");
-    let mut cmd = env::venv_command(root, &python);
-    cmd.args(["-c", &script]);
-    let status = cmd
-        .status()
-        .with_context(|| format!("failed to start {}", python.display()))?;
-    if !status.success() {
-        bail!(
-            "torch=={TORCH_VERSION} is not importable from {} (tch 0.26.0 needs exactly this \
-             release; LIBTORCH_BYPASS_VERSION_CHECK is never used). Check requirements.txt and \
-             rerun `cargo xtask setup`; if the venv is broken, remove {} first",
-            python.display(),
-            env::venv_dir(root).display()
+    for r in reqs.iter().filter(|r| r.editable_path.is_none()) {
+        let Some((_, version)) = r.requirement.split_once("==") else {
+            continue;
+        };
+        let script = format!(
+            "import importlib.metadata as m; v = m.version({:?}).split('+')[0]; assert v == {:?}, v",
+            r.distribution,
+            version.trim()
         );
+        let mut cmd = env::venv_command(root, &python);
+        cmd.args(["-c", &script]);
+        let status = cmd
+            .status()
+            .with_context(|| format!("failed to start {}", python.display()))?;
+        if !status.success() {
+            bail!(
+                "{} is not what {} has installed; rerun `cargo xtask setup`; if the venv is \
+                 broken, remove {} first",
+                r.requirement,
+                python.display(),
+                env::venv_dir(root).display()
+            );
+        }
     }
     Ok(())
 }
@@ -210,6 +270,19 @@ mod tests {
         assert!(!is_pinned_minor("3.110.1"));
         assert!(!is_pinned_minor("3.12.1"));
         assert!(!is_pinned_minor(""));
+    }
+
+    #[test]
+    fn every_plugin_declares_a_pinned_framework_and_its_marker_package() {
+        let reqs = plugin_requirements().unwrap();
+        let text = plugin_requirements_text(&reqs);
+        assert!(text.contains("torch==2.13.0"), "{text}");
+        assert!(text.contains("tensorflow-cpu==2.21.0"), "{text}");
+        assert!(
+            text.contains("-e /") && text.contains("rextio-torch/python"),
+            "{text}"
+        );
+        assert!(text.contains("rextio-tensorflow/python"), "{text}");
     }
 
     #[test]

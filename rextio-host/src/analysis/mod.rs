@@ -178,6 +178,28 @@ fn analyse_function(
     };
     let span = module.span(f.range().start());
     let ir = fx.function(f, &qualname, &name);
+    if let Some(ir) = &ir {
+        // One function, one backend's values: types of two plugins would need a conversion
+        // nobody proves.
+        let owners: BTreeSet<String> = crate::target::used_types(ir)
+            .iter()
+            .map(|k| k.namespace().to_owned())
+            .collect();
+        if owners.len() > 1 {
+            let names: Vec<String> = owners.iter().map(|o| format!("`{o}`")).collect();
+            fx.diags.push(
+                Diagnostic::error(
+                    codes::MIXED_BACKENDS,
+                    format!(
+                        "`{name}` mixes values of {}; a native function uses one backend",
+                        names.join(" and ")
+                    ),
+                )
+                .with_suggestion("split it into one function per backend")
+                .at(span),
+            );
+        }
+    }
     let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
     let (route, ir, claims) = match ir {
         Some(ir) if !fatal && !fx.plugins.is_empty() => (

@@ -1,0 +1,95 @@
+"""TensorFlow model: parity with eager TF (values, NaN/inf masks, signed zero, dtype, shape,
+device), boundary rejects with the seed's messages, inputs unchanged, output lifetime."""
+
+import gc
+
+import numpy as np
+import tensorflow as tf
+
+tf.config.threading.set_intra_op_parallelism_threads(1)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+
+from rxcheck import is_native, load_eager, raises  # noqa: E402
+from tfmodel import net  # noqa: E402
+
+eager = load_eager("tfmodel.net")
+NATIVE = ["encode", "score", "label", "stats", "flipped", "vector"]
+PYTHON = ["typed_argmax", "transposed_matmul", "softmax_axis0", "method_style"]
+for name in NATIVE:
+    assert is_native(getattr(net, name)), f"{name} is not native"
+for name in PYTHON:
+    assert not is_native(getattr(net, name)), f"{name} should stay on Python"
+
+rng = np.random.default_rng(7)
+
+
+def t(*shape, special=False):
+    a = rng.standard_normal(shape).astype(np.float32)
+    if special and a.size >= 4:
+        flat = a.reshape(-1)
+        flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    return tf.constant(a)
+
+
+def same(native, expected, what):
+    assert isinstance(native, type(expected)), f"{what}: {type(native)} != {type(expected)}"
+    assert native.dtype == expected.dtype, f"{what}: dtype {native.dtype} != {expected.dtype}"
+    assert native.shape == expected.shape, f"{what}: shape {native.shape} != {expected.shape}"
+    assert native.device == expected.device, f"{what}: device {native.device} != {expected.device}"
+    n, e = native.numpy(), expected.numpy()
+    if n.dtype.kind == "f":
+        assert np.array_equal(np.isnan(n), np.isnan(e)), f"{what}: NaN mask"
+        assert np.array_equal(np.isinf(n) & (n > 0), np.isinf(e) & (e > 0)), f"{what}: +inf mask"
+        assert np.array_equal(np.isinf(n) & (n < 0), np.isinf(e) & (e < 0)), f"{what}: -inf mask"
+        zero = (e == 0) & ~np.isnan(e)
+        assert np.array_equal(np.signbit(n[zero]), np.signbit(e[zero])), f"{what}: signed zero"
+        ok = np.isclose(n, e, rtol=1e-5, atol=1e-6, equal_nan=True)
+        assert ok.all(), f"{what}: max diff {np.nanmax(np.abs(n - e))}"
+    else:
+        assert np.array_equal(n, e), f"{what}: values"
+
+
+for batch in (1, 5, 64):
+    for special in (False, True):
+        x, w, b = t(batch, 12, special=special), t(12, 12), t(12)
+        for depth in (0, 1, 4, 7):
+            same(net.encode(x, w, b, depth), eager.encode(x, w, b, depth), f"encode b={batch} d={depth}")
+        scale = tf.abs(t(12)) + 0.5
+        same(net.score(x, w, b, scale), eager.score(x, w, b, scale), f"score b={batch}")
+        w8, b8 = t(12, 8), t(8)
+        same(net.label(x, w8, b8), eager.label(x, w8, b8), f"label b={batch}")
+        same(net.stats(x), eager.stats(x), f"stats b={batch}")
+        y = t(12, batch, special=special)
+        same(net.flipped(x, y), eager.flipped(x, y), f"flipped b={batch}")
+    v, u = t(batch), t(batch)
+    same(net.vector(v, u), eager.vector(v, u), f"vector b={batch}")
+
+# Inputs are unchanged, outputs outlive them, repeated calls agree.
+x, w, b = t(3, 12), t(12, 12), t(12)
+before = [a.numpy().copy() for a in (x, w, b)]
+first = net.encode(x, w, b, 3)
+for _ in range(50):
+    same(net.encode(x, w, b, 3), first, "repeat")
+for a, c in zip((x, w, b), before):
+    assert np.array_equal(a.numpy(), c, equal_nan=True), "input mutated"
+expected = eager.encode(x, w, b, 3).numpy()
+del x, w, b
+gc.collect()
+assert np.allclose(first.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+# Boundary rejects with the seed's messages.
+x, w, b = t(2, 12), t(12, 12), t(12)
+raises(TypeError, net.encode, x.numpy(), w, b, 1, match="expected a TensorFlow EagerTensor")
+raises(ValueError, net.encode, tf.cast(x, tf.float64), w, b, 1, match="float32")
+raises(ValueError, net.encode, b, w, b, 1, match="rank")
+raises(TypeError, net.encode, tf.Variable(x), w, b, 1, match="expected a TensorFlow EagerTensor")
+# Shape errors from TensorFlow arrive as exceptions, as in eager.
+try:
+    eager.encode(x, t(7, 3), b, 1)
+except Exception as e:  # noqa: BLE001
+    eager_type = type(e)
+else:
+    raise AssertionError("eager accepted mismatched shapes")
+raises(Exception, net.encode, x, t(7, 3), b, 1)
+
+print("tf_model ok")
