@@ -16,6 +16,9 @@ pub enum SiteKind {
     BinOp,
     /// `left <cmp> right`.
     Compare,
+    /// `receiver.name`, an attribute read (no call); target is the name (`T`, `ndim`,
+    /// `shape`). API >= 1.8.
+    Attribute,
 }
 
 /// A static literal value.

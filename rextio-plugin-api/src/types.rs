@@ -43,6 +43,9 @@ pub enum ValueType {
     NoneType,
     /// A plugin-owned type.
     Plugin(TypeKey),
+    /// A fixed-length tuple (`tuple[int, int]`, `(values, indices)`); in generated code a Rust
+    /// tuple of the elements' Rust types. API >= 1.8.
+    Tuple(Vec<ValueType>),
 }
 
 impl ValueType {
@@ -64,6 +67,16 @@ impl fmt::Display for ValueType {
             ValueType::Str => f.write_str("str"),
             ValueType::NoneType => f.write_str("None"),
             ValueType::Plugin(k) => write!(f, "{k}"),
+            ValueType::Tuple(items) => {
+                f.write_str("tuple[")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str("]")
+            }
         }
     }
 }

@@ -229,5 +229,9 @@ pub fn describe_site(site: &ClaimSite) -> String {
             let r = site.args.get(1).map(op).unwrap_or_default();
             format!("{l} {} {r}", site.target)
         }
+        SiteKind::Attribute => {
+            let recv = site.receiver.as_ref().map(op).unwrap_or_default();
+            format!("({recv}).{}", site.target)
+        }
     }
 }

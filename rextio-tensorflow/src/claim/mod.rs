@@ -83,8 +83,9 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 }
             }
         }
-        // Method-style receivers (`x.numpy()`, `x.__add__(y)`) are outside the functional surface.
-        SiteKind::MethodCall => Err(ClaimOutcome::NotCovered),
+        // Method-style receivers (`x.numpy()`, `x.__add__(y)`) and attribute reads (`x.shape`)
+        // are outside the functional surface.
+        SiteKind::MethodCall | SiteKind::Attribute => Err(ClaimOutcome::NotCovered),
         SiteKind::BinOp => {
             if !site.args.iter().any(is_ours) {
                 return Err(ClaimOutcome::NotCovered);

@@ -168,6 +168,7 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
             }
             binops::plan_binop(site)
         }
+        SiteKind::Attribute => Err(ClaimOutcome::NotCovered),
         SiteKind::Compare => {
             if !site.args.iter().any(is_ours) {
                 return Err(ClaimOutcome::NotCovered);
