@@ -17,7 +17,7 @@ use rextio_plugin_api::{
     CrateDependency, CrateSource, DeviceAuthorization, Diagnostic, FunctionScope, Literal,
     LoweredOperand, LoweringContext, ValueType,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// PyO3 version of generated crates: the exact version this host was built and tested with, read
 /// from the workspace lock file (the one source of that pin).
@@ -153,6 +153,7 @@ fn fail(message: impl Into<String>) -> Diagnostic {
 
 struct Lx<'a> {
     registry: &'a Registry,
+    callees: &'a BTreeMap<String, usize>,
     authorization: Option<DeviceAuthorization>,
     guard_active: BTreeSet<String>,
     loop_var: u32,
@@ -182,6 +183,13 @@ impl Lx<'_> {
                 }
                 None => return Err(fail(format!("type `{k}` has no registered Rust type"))),
             },
+            ValueType::Tuple(items) => {
+                let tys = items
+                    .iter()
+                    .map(|t| self.rust_type(t))
+                    .collect::<LResult<Vec<_>>>()?;
+                quote!((#(#tys,)*))
+            }
             other => {
                 return Err(fail(format!(
                     "values of type {other} cannot be native locals"
@@ -194,7 +202,7 @@ impl Lx<'_> {
     /// (a shallow handle copy) so both names stay usable.
     fn value(&mut self, e: &Expr) -> LResult<TokenStream> {
         match (&e.kind, &e.ty) {
-            (ExprKind::Local(n), ValueType::Plugin(_)) => {
+            (ExprKind::Local(n), ValueType::Plugin(_) | ValueType::Tuple(_)) => {
                 let id = local_ident(n);
                 Ok(quote!(#id.clone()))
             }
@@ -211,7 +219,12 @@ impl Lx<'_> {
             | ScalarOp::BoolToInt
             | ScalarOp::IntTruthy
             | ScalarOp::FloatTruthy
-            | ScalarOp::Not => 1,
+            | ScalarOp::Not
+            | ScalarOp::IntAbs
+            | ScalarOp::FloatAbs
+            | ScalarOp::FloatSqrt
+            | ScalarOp::FloatExp
+            | ScalarOp::FloatLog => 1,
             _ => 2,
         };
         let [x, y] = match (arity, a.as_slice()) {
@@ -236,9 +249,27 @@ impl Lx<'_> {
             ScalarOp::IntMod => checked("int_mod"),
             ScalarOp::IntTrueDiv => checked("int_truediv"),
             ScalarOp::FloatDiv => checked("float_div"),
-            ScalarOp::IntNeg => {
-                let f = runtime_fn("int_neg");
+            ScalarOp::IntNeg
+            | ScalarOp::IntAbs
+            | ScalarOp::FloatSqrt
+            | ScalarOp::FloatExp
+            | ScalarOp::FloatLog => {
+                let f = runtime_fn(match op {
+                    ScalarOp::IntNeg => "int_neg",
+                    ScalarOp::IntAbs => "int_abs",
+                    ScalarOp::FloatSqrt => "float_sqrt",
+                    ScalarOp::FloatExp => "float_exp",
+                    _ => "float_log",
+                });
                 quote!(#f(#x)?)
+            }
+            ScalarOp::FloatAbs => quote!((#x).abs()),
+            // Python keeps the first operand unless the second compares strictly better.
+            ScalarOp::IntMin | ScalarOp::FloatMin => {
+                quote!({ let (__rx_a, __rx_b) = (#x, #y); if __rx_b < __rx_a { __rx_b } else { __rx_a } })
+            }
+            ScalarOp::IntMax | ScalarOp::FloatMax => {
+                quote!({ let (__rx_a, __rx_b) = (#x, #y); if __rx_b > __rx_a { __rx_b } else { __rx_a } })
             }
             ScalarOp::FloatAdd => quote!((#x + #y)),
             ScalarOp::FloatSub => quote!((#x - #y)),
@@ -270,6 +301,36 @@ impl Lx<'_> {
             }
             ExprKind::Lit(l) => literal(l),
             ExprKind::Scalar(op, xs) => self.scalar(*op, xs)?,
+            ExprKind::Tuple(xs) => {
+                let items = xs
+                    .iter()
+                    .map(|x| self.value(x))
+                    .collect::<LResult<Vec<_>>>()?;
+                quote!((#(#items,)*))
+            }
+            ExprKind::TupleGet(t, i) => {
+                let inner = self.expr(t)?;
+                let idx = proc_macro2::Literal::usize_unsuffixed(*i);
+                if matches!(e.ty, ValueType::Plugin(_) | ValueType::Tuple(_)) {
+                    quote!((#inner).#idx.clone())
+                } else {
+                    quote!((#inner).#idx)
+                }
+            }
+            ExprKind::Call { callee, args } => {
+                let Some(index) = self.callees.get(callee) else {
+                    return Err(
+                        fail(format!("`{callee}` is not a native function of this build"))
+                            .at(e.span),
+                    );
+                };
+                let f = format_ident!("__rx_body_{}", index);
+                let args = args
+                    .iter()
+                    .map(|a| self.value(a))
+                    .collect::<LResult<Vec<_>>>()?;
+                quote!(#f(#(#args),*)?)
+            }
             ExprKind::Site {
                 claimed,
                 receiver,
@@ -393,6 +454,38 @@ impl Lx<'_> {
     }
 }
 
+/// Code converting the native result `value` of type `ty` to a Python object
+/// (`PyResult<Py<PyAny>>`): the plugin's wrapper for its types, PyO3 for scalars, and a Python
+/// tuple of converted elements for tuples.
+fn boundary_out(registry: &Registry, ty: &ValueType, value: TokenStream) -> LResult<TokenStream> {
+    Ok(match ty {
+        ValueType::Plugin(k) => match registry.plugin_type(k) {
+            Some(t) => {
+                let w: syn::Path = parse("boundary wrapper", &t.wrap_fn).map_err(fail)?;
+                quote!(#w(__rx_py, #value))
+            }
+            None => return Err(fail(format!("type `{k}` has no boundary"))),
+        },
+        ValueType::Tuple(items) => {
+            let names: Vec<Ident> = (0..items.len())
+                .map(|i| format_ident!("__rx_item_{}", i))
+                .collect();
+            let converted = items
+                .iter()
+                .zip(&names)
+                .map(|(t, n)| boundary_out(registry, t, quote!(#n)))
+                .collect::<LResult<Vec<_>>>()?;
+            quote!({
+                let (#(#names,)*) = #value;
+                let __rx_items: ::std::vec::Vec<::pyo3::Py<::pyo3::PyAny>> = ::std::vec![#(#converted?),*];
+                ::pyo3::types::PyTuple::new(__rx_py, __rx_items)
+                    .map(|t| ::pyo3::IntoPyObjectExt::into_py_any(t, __rx_py))?
+            })
+        }
+        _ => quote!(::pyo3::IntoPyObjectExt::into_py_any(#value, __rx_py)),
+    })
+}
+
 /// Pretty-print items as Rust source.
 fn render(items: TokenStream) -> LResult<String> {
     let file: syn::File = syn::parse2(items)
@@ -400,12 +493,14 @@ fn render(items: TokenStream) -> LResult<String> {
     Ok(prettyplease::unparse(&file))
 }
 
-/// Lower one native function. `index` makes its Rust identifiers unique in the crate.
+/// Lower one native function. `index` makes its Rust identifiers unique in the crate;
+/// `callees` gives the index of every native function it may call.
 pub fn lower_function(
     ir: &FnIr,
     route_plugins: &[String],
     registry: &Registry,
     authorization: Option<&DeviceAuthorization>,
+    callees: &BTreeMap<String, usize>,
     index: usize,
 ) -> Result<LoweredFunction, Diagnostic> {
     let mut moved = ir.clone();
@@ -433,6 +528,7 @@ pub fn lower_function(
     }
     let mut lx = Lx {
         registry,
+        callees,
         authorization: authorization.cloned(),
         guard_active,
         loop_var: 0,
@@ -497,16 +593,7 @@ pub fn lower_function(
             }
         }
     }
-    let wrap = match &ir.ret {
-        ValueType::Plugin(k) => match registry.plugin_type(k) {
-            Some(t) => {
-                let w: syn::Path = parse("boundary wrapper", &t.wrap_fn).map_err(fail)?;
-                quote!(#w(__rx_py, __rx_out))
-            }
-            None => return Err(fail(format!("type `{k}` has no boundary"))),
-        },
-        _ => quote!(::pyo3::IntoPyObjectExt::into_py_any(__rx_out, __rx_py)),
-    };
+    let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
     let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))

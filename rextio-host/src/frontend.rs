@@ -21,6 +21,8 @@ pub struct SourceModule {
     pub ast: ModModule,
     /// Module-level import bindings: local name -> dotted path.
     pub imports: BTreeMap<String, String>,
+    /// Module constants native functions may read.
+    pub constants: crate::constants::ModuleConstants,
     line_index: LineIndex,
 }
 
@@ -165,12 +167,14 @@ pub fn parse_module(
     let ast = parsed.into_syntax();
     let is_package = rel_path.file_name().is_some_and(|f| f == "__init__.py");
     let imports = resolve_imports(name, is_package, &ast.body);
+    let constants = crate::constants::module_constants(&ast.body);
     Ok(SourceModule {
         name: name.to_owned(),
         rel_path,
         source,
         ast,
         imports,
+        constants,
         line_index,
     })
 }

@@ -119,6 +119,24 @@ pub enum ScalarOp {
     Or,
     /// Comparison of two values of the same scalar type.
     Cmp(CmpKind),
+    /// `abs(int)` (checked).
+    IntAbs,
+    /// `abs(float)`.
+    FloatAbs,
+    /// `min(int, int)` (the first operand unless the second is smaller, as Python).
+    IntMin,
+    /// `max(int, int)`.
+    IntMax,
+    /// `min(float, float)` (the first unless the second is smaller: NaN handling as Python).
+    FloatMin,
+    /// `max(float, float)`.
+    FloatMax,
+    /// `math.sqrt` (domain errors raise).
+    FloatSqrt,
+    /// `math.exp` (overflow raises).
+    FloatExp,
+    /// `math.log` (domain errors raise).
+    FloatLog,
 }
 
 /// A comparison operator.
@@ -175,6 +193,19 @@ pub enum ExprKind {
     Lit(Literal),
     /// A host scalar operation.
     Scalar(ScalarOp, Vec<Expr>),
+    /// A tuple built from its elements (`return a, b`, `(1, 2.0)`, a tuple constant).
+    Tuple(Vec<Expr>),
+    /// Element `index` of a tuple-typed expression (unpacking, `x.shape[0]`); the index is
+    /// already normalised (non-negative, in range).
+    TupleGet(Box<Expr>, usize),
+    /// A call of another native function of the project, by qualified name, with its
+    /// parameters in declaration order.
+    Call {
+        /// The callee's qualified name.
+        callee: String,
+        /// One argument per parameter.
+        args: Vec<Expr>,
+    },
     /// A plugin site, with its operands (post-order: operands are themselves expressions).
     Site {
         /// The claim.
@@ -202,7 +233,10 @@ impl Expr {
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {
             ExprKind::Local(_) | ExprKind::Move(_) | ExprKind::Lit(_) => Vec::new(),
-            ExprKind::Scalar(_, xs) => xs.iter().collect(),
+            ExprKind::Scalar(_, xs) | ExprKind::Tuple(xs) | ExprKind::Call { args: xs, .. } => {
+                xs.iter().collect()
+            }
+            ExprKind::TupleGet(t, _) => vec![t.as_ref()],
             ExprKind::Site {
                 receiver,
                 args,
@@ -221,7 +255,10 @@ impl Expr {
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
         match &mut self.kind {
             ExprKind::Local(_) | ExprKind::Move(_) | ExprKind::Lit(_) => Vec::new(),
-            ExprKind::Scalar(_, xs) => xs.iter_mut().collect(),
+            ExprKind::Scalar(_, xs) | ExprKind::Tuple(xs) | ExprKind::Call { args: xs, .. } => {
+                xs.iter_mut().collect()
+            }
+            ExprKind::TupleGet(t, _) => vec![t.as_mut()],
             ExprKind::Site {
                 receiver,
                 args,

@@ -38,6 +38,7 @@ pub mod cargo_driver;
 pub mod certify;
 pub mod codes;
 pub mod config;
+pub mod constants;
 pub mod emit;
 pub mod explain;
 pub mod frontend;

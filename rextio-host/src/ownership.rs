@@ -33,7 +33,23 @@ pub fn mark_moves(ir: &mut FnIr) {
     pass.block(&mut ir.body, Live::new());
 }
 
-/// Remove locals assigned from anything but a site, or copied into another name.
+/// Remove locals that escape an expression as a whole value: an element of a tuple or an
+/// argument of a project function holds another handle to the same memory.
+fn escapes(e: &Expr, exclusive: &mut BTreeSet<String>) {
+    if let ExprKind::Tuple(xs) | ExprKind::Call { args: xs, .. } = &e.kind {
+        for x in xs {
+            if let ExprKind::Local(n) | ExprKind::Move(n) = &x.kind {
+                exclusive.remove(n);
+            }
+        }
+    }
+    for c in e.children() {
+        escapes(c, exclusive);
+    }
+}
+
+/// Remove locals assigned from anything but a site, copied into another name, or escaping
+/// into a tuple or a call.
 fn disqualify(body: &[Stmt], exclusive: &mut BTreeSet<String>) {
     for s in body {
         match s {
@@ -44,13 +60,20 @@ fn disqualify(body: &[Stmt], exclusive: &mut BTreeSet<String>) {
                 if !matches!(value.kind, ExprKind::Site { .. }) {
                     exclusive.remove(name);
                 }
+                escapes(value, exclusive);
             }
-            Stmt::If { then, orelse, .. } => {
+            Stmt::If { cond, then, orelse } => {
+                escapes(cond, exclusive);
                 disqualify(then, exclusive);
                 disqualify(orelse, exclusive);
             }
-            Stmt::While { body, .. } | Stmt::ForRange { body, .. } => disqualify(body, exclusive),
-            Stmt::Break | Stmt::Continue | Stmt::Return(_) => {}
+            Stmt::While { cond, body } => {
+                escapes(cond, exclusive);
+                disqualify(body, exclusive);
+            }
+            Stmt::ForRange { body, .. } => disqualify(body, exclusive),
+            Stmt::Return(v) => escapes(v, exclusive),
+            Stmt::Break | Stmt::Continue => {}
         }
     }
 }

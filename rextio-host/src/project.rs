@@ -253,12 +253,14 @@ impl Project {
     pub fn check(&self, registry: &Registry) -> Result<CheckOutput, ProjectError> {
         let enabled = self.enabled(registry)?;
         let modules = frontend::parse_project(&self.root)?;
+        let index = crate::analysis::index_project(&modules, registry, enabled);
         let mut analyses: Vec<ModuleAnalysis> = modules
             .iter()
-            .map(|m| analyse_module(m, registry, enabled))
+            .map(|m| analyse_module(m, registry, enabled, &index))
             .collect();
         let preflight = crate::target::preflight(registry, self.config.target.as_ref());
         crate::target::gate(&mut analyses, registry, preflight.as_ref());
+        crate::analysis::propagate_routes(&mut analyses);
         let mut report = CheckReport::new(&analyses);
         report.target = preflight.as_ref().map(|p| p.report.clone());
         write(
@@ -302,44 +304,71 @@ impl Project {
         let mut check = self.check(registry)?;
         let t_check = t0.elapsed().as_millis();
 
-        // Lowering: a function whose lowering fails stays on Python with RXT014.
+        // Functions whose generated Rust did not compile in an earlier round stay on Python,
+        // and so do their callers.
         let t1 = Instant::now();
-        let mut placed = Vec::new();
-        let mut used_plugins = std::collections::BTreeSet::new();
-        for (mi, m) in check.analyses.iter_mut().enumerate() {
-            for f in &mut m.functions {
-                let (Some(ir), Route::Native(ids)) = (&f.ir, &f.route) else {
-                    continue;
-                };
-                if let Some(d) = demoted.get(&f.qualname) {
-                    f.diagnostics.push(d.clone().at(f.span));
-                    f.route = Route::Fallback;
-                    f.claims.clear();
-                    f.ir = None;
-                    continue;
+        let demote = |f: &mut crate::analysis::FunctionAnalysis, d: Diagnostic| {
+            f.diagnostics.push(d.at(f.span));
+            f.route = Route::Fallback;
+            f.claims.clear();
+            f.ir = None;
+            f.callees.clear();
+        };
+        for f in check
+            .analyses
+            .iter_mut()
+            .flat_map(|m| m.functions.iter_mut())
+        {
+            if let (Some(d), Route::Native(_)) = (demoted.get(&f.qualname), &f.route) {
+                demote(f, d.clone());
+            }
+        }
+        crate::analysis::propagate_routes(&mut check.analyses);
+
+        // Lowering: a function whose lowering fails stays on Python with RXT014, and its callers
+        // follow; lowering is repeated until every remaining native function lowers.
+        let auth = check
+            .preflight
+            .as_ref()
+            .and_then(|p| p.authorization.as_ref());
+        let (placed, used_plugins) = loop {
+            let mut callees: BTreeMap<String, usize> = BTreeMap::new();
+            for f in check.analyses.iter().flat_map(|m| &m.functions) {
+                if matches!(f.route, Route::Native(_)) && f.ir.is_some() {
+                    let next = callees.len();
+                    callees.insert(f.qualname.clone(), next);
                 }
-                let auth = check
-                    .preflight
-                    .as_ref()
-                    .and_then(|p| p.authorization.as_ref());
-                match lower_function(ir, ids, registry, auth, placed.len()) {
-                    Ok(lowered) => {
-                        used_plugins.extend(ids.iter().cloned());
-                        placed.push(Placed {
-                            module: m.module.clone(),
-                            key: format!("m{mi}_{}", lowered.name),
-                            function: lowered,
-                        });
-                    }
-                    Err(d) => {
-                        f.diagnostics.push(d.at(f.span));
-                        f.route = Route::Fallback;
-                        f.claims.clear();
-                        f.ir = None;
+            }
+            let mut placed = Vec::new();
+            let mut used_plugins = std::collections::BTreeSet::new();
+            let mut failed = false;
+            for (mi, m) in check.analyses.iter_mut().enumerate() {
+                for f in &mut m.functions {
+                    let (Some(ir), Route::Native(ids)) = (&f.ir, &f.route) else {
+                        continue;
+                    };
+                    let index = callees.get(&f.qualname).copied().unwrap_or(0);
+                    match lower_function(ir, ids, registry, auth, &callees, index) {
+                        Ok(lowered) => {
+                            used_plugins.extend(ids.iter().cloned());
+                            placed.push(Placed {
+                                module: m.module.clone(),
+                                key: format!("m{mi}_{}", lowered.name),
+                                function: lowered,
+                            });
+                        }
+                        Err(d) => {
+                            demote(f, d);
+                            failed = true;
+                        }
                     }
                 }
             }
-        }
+            if !failed {
+                break (placed, used_plugins);
+            }
+            crate::analysis::propagate_routes(&mut check.analyses);
+        };
         let target = check.report.target.take();
         check.report = CheckReport::new(&check.analyses);
         check.report.target = target;

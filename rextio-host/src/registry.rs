@@ -301,6 +301,36 @@ impl Registry {
             .find(|t| &t.key == key)
     }
 
+    /// The enabled plugin (covering the decorator's package, API >= 1.8) that takes the
+    /// decorator `@path` / `@path()`, with its rule: `Ok(None)` when none does, `Err` when a
+    /// plugin answers with a rule it did not declare native.
+    pub fn decorator(
+        &self,
+        path: &str,
+        called: bool,
+        enabled: &[String],
+    ) -> Result<Option<(String, String)>, String> {
+        let top = path.split('.').next().unwrap_or("");
+        for r in &self.plugins {
+            let id = r.plugin.id();
+            if !enabled.iter().any(|e| e == id)
+                || !r.negotiated.module_init
+                || !r.plugin.coverage().packages.iter().any(|p| p == top)
+            {
+                continue;
+            }
+            if let Some(rule) = r.plugin.native_decorator(path, called) {
+                if !r.native_rules.contains(&rule) {
+                    return Err(format!(
+                        "plugin `{id}` took decorator `@{path}` with rule `{rule}`, which is not one of its declared native rules"
+                    ));
+                }
+                return Ok(Some((id.to_owned(), rule)));
+            }
+        }
+        Ok(None)
+    }
+
     /// Offer a site to every enabled plugin that covers its target's package or owns one of its
     /// operand types, in id order.
     pub fn offer(&self, site: &ClaimSite, enabled: &[String]) -> SiteResolution {

@@ -153,6 +153,14 @@ pub trait Plugin: Send + Sync {
     fn module_init(&self) -> Option<ModuleInit> {
         None
     }
+    /// Whether a decorator leaves a native function's meaning to this plugin (API >= 1.8): for
+    /// `@path` (`called` false) or `@path()` (`called` true), the id of a declared native rule
+    /// proving that the function's native lowering already has the decorator's contract (for
+    /// example a grad-mode decorator when the plugin's function-scope guard disables grad).
+    /// `None` keeps a decorated function on Python.
+    fn native_decorator(&self, _path: &str, _called: bool) -> Option<String> {
+        None
+    }
     /// The Python distributions a project using this plugin needs at run time (API >= 1.8):
     /// the pinned framework and the marker-types package. Used for the development
     /// environment, a built wheel's `Requires-Dist`, and `rextio init`.

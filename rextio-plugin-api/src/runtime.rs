@@ -3,7 +3,7 @@
 //! Python ints are unbounded; native code uses `i64` and raises `OverflowError` where Python
 //! would have produced a value outside it, so a native function never returns a wrong number.
 
-use pyo3::exceptions::{PyOverflowError, PyZeroDivisionError};
+use pyo3::exceptions::{PyOverflowError, PyValueError, PyZeroDivisionError};
 use pyo3::PyResult;
 
 fn overflow(op: &str) -> pyo3::PyErr {
@@ -25,6 +25,40 @@ pub fn int_sub(a: i64, b: i64) -> PyResult<i64> {
 /// `a * b`.
 pub fn int_mul(a: i64, b: i64) -> PyResult<i64> {
     a.checked_mul(b).ok_or_else(|| overflow("multiplication"))
+}
+
+/// `abs(a)`.
+pub fn int_abs(a: i64) -> PyResult<i64> {
+    a.checked_abs().ok_or_else(|| overflow("abs"))
+}
+
+fn domain() -> pyo3::PyErr {
+    PyValueError::new_err("math domain error")
+}
+
+/// `math.sqrt(x)`: `ValueError` below zero, as CPython.
+pub fn float_sqrt(x: f64) -> PyResult<f64> {
+    if x < 0.0 {
+        return Err(domain());
+    }
+    Ok(x.sqrt())
+}
+
+/// `math.log(x)`: `ValueError` at zero and below, as CPython.
+pub fn float_log(x: f64) -> PyResult<f64> {
+    if x <= 0.0 {
+        return Err(domain());
+    }
+    Ok(x.ln())
+}
+
+/// `math.exp(x)`: `OverflowError` when a finite argument overflows, as CPython.
+pub fn float_exp(x: f64) -> PyResult<f64> {
+    let r = x.exp();
+    if r.is_infinite() && x.is_finite() {
+        return Err(PyOverflowError::new_err("math range error"));
+    }
+    Ok(r)
 }
 
 /// `-a`.

@@ -88,11 +88,28 @@ impl Fx<'_> {
                 )),
             };
         }
+        if let Some(v) = self.module.constants.values.get(id) {
+            return Ok(const_expr(v, at));
+        }
+        let why = match self.module.constants.refused.get(id) {
+            Some(crate::constants::NotConstant::Rebound) => {
+                format!("`{id}` is bound more than once at module level, so it may change at run time")
+            }
+            Some(crate::constants::NotConstant::DeclaredGlobal(f)) => {
+                format!("`{id}` is declared `global` in `{f}`, so it may change at run time")
+            }
+            Some(crate::constants::NotConstant::NotConstantExpr) => format!(
+                "`{id}` is a module global whose value is not a constant expression of int, float, bool or str literals"
+            ),
+            None => format!(
+                "`{id}` is a global or builtin name; native functions read only their parameters, locals and module constants"
+            ),
+        };
         Err(self.error(
             codes::UNBOUND_NAME,
             at,
-            format!("`{id}` is a global or builtin name; native functions read only their parameters and locals"),
-            Some("pass the value as a parameter"),
+            why,
+            Some("pass the value as a parameter, or bind it once at module level to a constant"),
         ))
     }
 
@@ -200,18 +217,34 @@ impl Fx<'_> {
             }
             ast::Expr::Compare(c) => self.compare(c, at),
             ast::Expr::Call(c) => self.call(c, at),
-            ast::Expr::Attribute(a) => Err(self.error(
-                codes::UNSUPPORTED_EXPRESSION,
-                at,
-                format!("attribute read `.{}` is not lowered", a.attr.as_str()),
-                None,
-            )),
-            ast::Expr::Subscript(_) => Err(self.error(
-                codes::UNSUPPORTED_EXPRESSION,
-                at,
-                "subscripts are not lowered",
-                None,
-            )),
+            ast::Expr::Attribute(a) => self.attribute(a, at),
+            ast::Expr::Subscript(sub) => self.subscript(sub, at),
+            ast::Expr::Tuple(t) => {
+                let mut items = Vec::new();
+                let mut failed = false;
+                for x in &t.elts {
+                    if matches!(x, ast::Expr::Starred(_)) {
+                        return Err(self.error(
+                            codes::UNSUPPORTED_EXPRESSION,
+                            at,
+                            "starred tuple elements are not lowered",
+                            None,
+                        ));
+                    }
+                    match self.expr(x) {
+                        Ok(v) => items.push(v),
+                        Err(_) => failed = true,
+                    }
+                }
+                if failed {
+                    return Err(Failed);
+                }
+                Ok(Expr {
+                    ty: ValueType::Tuple(items.iter().map(|i| i.ty.clone()).collect()),
+                    kind: ExprKind::Tuple(items),
+                    span: at,
+                })
+            }
             _ => Err(self.error(
                 codes::UNSUPPORTED_EXPRESSION,
                 at,
@@ -353,5 +386,106 @@ impl Fx<'_> {
             });
         }
         out.ok_or(Failed)
+    }
+}
+
+/// The expression of a module constant.
+pub(super) fn const_expr(v: &crate::constants::ConstValue, at: Span) -> Expr {
+    let lit = |l: &Literal| Expr {
+        ty: lit_type(l),
+        kind: ExprKind::Lit(l.clone()),
+        span: at,
+    };
+    match v {
+        crate::constants::ConstValue::Scalar(l) => lit(l),
+        crate::constants::ConstValue::Tuple(items) => Expr {
+            ty: ValueType::Tuple(items.iter().map(lit_type).collect()),
+            kind: ExprKind::Tuple(items.iter().map(lit).collect()),
+            span: at,
+        },
+    }
+}
+
+impl Fx<'_> {
+    /// `value.name`: on a plugin value, an attribute site offered to the plugins.
+    pub(super) fn attribute(&mut self, a: &ast::ExprAttribute, at: Span) -> R<Expr> {
+        if let Some(path) = self.dotted_global(&ast::Expr::Attribute(a.clone())) {
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!("reading the module attribute `{path}` is not lowered"),
+                Some("bind the value to a module constant, or pass it as a parameter"),
+            ));
+        }
+        let recv = self.expr(&a.value)?;
+        if !matches!(recv.ty, ValueType::Plugin(_)) {
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!(
+                    "attribute read `.{}` on a {} value is not lowered",
+                    a.attr.as_str(),
+                    recv.ty
+                ),
+                None,
+            ));
+        }
+        self.site(
+            SiteKind::Attribute,
+            a.attr.as_str().to_owned(),
+            Some(recv),
+            Vec::new(),
+            Vec::new(),
+            at,
+        )
+    }
+
+    /// `value[index]` on a tuple with a static int index (negative counts from the end).
+    pub(super) fn subscript(&mut self, sub: &ast::ExprSubscript, at: Span) -> R<Expr> {
+        let value = self.expr(&sub.value)?;
+        let ValueType::Tuple(items) = &value.ty else {
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!("subscripts of {} values are not lowered", value.ty),
+                Some("only tuples with a constant index (`x.shape[0]`, `pair[-1]`) are"),
+            ));
+        };
+        let index = match self.expr(&sub.slice)? {
+            Expr {
+                kind: ExprKind::Lit(Literal::Int(i)),
+                ..
+            } => i,
+            other => {
+                return Err(self.error(
+                    codes::UNSUPPORTED_EXPRESSION,
+                    at,
+                    format!(
+                        "a tuple index must be an int literal or constant, found {}",
+                        other.ty
+                    ),
+                    None,
+                ))
+            }
+        };
+        let len = items.len() as i64;
+        let norm = if index < 0 { index + len } else { index };
+        if !(0..len).contains(&norm) {
+            // Python raises IndexError here; a native function never does.
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!(
+                    "index {index} is out of range for a tuple of {len} (Python raises IndexError)"
+                ),
+                None,
+            ));
+        }
+        let ty = items[norm as usize].clone();
+        Ok(Expr {
+            ty,
+            kind: ExprKind::TupleGet(Box::new(value), norm as usize),
+            span: at,
+        })
     }
 }

@@ -96,6 +96,8 @@ pub struct FunctionAnalysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The typed IR of a native function.
     pub ir: Option<FnIr>,
+    /// Project functions it calls natively (its route depends on theirs).
+    pub callees: BTreeSet<String>,
 }
 
 /// The analysis of one module.
@@ -109,18 +111,89 @@ pub struct ModuleAnalysis {
     pub functions: Vec<FunctionAnalysis>,
 }
 
+/// A project function's signature, from its annotations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signature {
+    /// Parameters in order.
+    pub params: Vec<(String, ValueType)>,
+    /// Return type.
+    pub ret: ValueType,
+}
+
+/// Every module-level function of the project that has a fully supported signature, by
+/// qualified name: what a native caller may call directly.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectIndex {
+    /// Qualified name -> signature.
+    pub signatures: BTreeMap<String, Signature>,
+    /// Qualified names of every module-level function (signature or not).
+    pub functions: BTreeSet<String>,
+}
+
+fn qualname_of(module: &SourceModule, name: &str) -> String {
+    if module.name.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{}.{name}", module.name)
+    }
+}
+
+/// Index the project's module-level functions and their signatures.
+pub fn index_project(
+    modules: &[SourceModule],
+    registry: &Registry,
+    enabled: &[String],
+) -> ProjectIndex {
+    let mut index = ProjectIndex::default();
+    let empty = ProjectIndex::default();
+    for module in modules {
+        for s in &module.ast.body {
+            let ast::Stmt::FunctionDef(f) = s else {
+                continue;
+            };
+            let q = qualname_of(module, f.name.as_str());
+            index.functions.insert(q.clone());
+            let fx = Fx::new(module, registry, enabled, &empty);
+            let p = &f.parameters;
+            if p.vararg.is_some() || p.kwarg.is_some() || !p.kwonlyargs.is_empty() {
+                continue;
+            }
+            let params: Option<Vec<(String, ValueType)>> = p
+                .posonlyargs
+                .iter()
+                .chain(p.args.iter())
+                .map(|pd| {
+                    if pd.default.is_some() {
+                        return None;
+                    }
+                    let t = fx.annotation(pd.parameter.annotation.as_deref()?)?;
+                    Some((pd.parameter.name.as_str().to_owned(), t))
+                })
+                .collect();
+            let ret = f.returns.as_deref().and_then(|r| fx.annotation(r));
+            if let (Some(params), Some(ret)) = (params, ret) {
+                index.signatures.insert(q, Signature { params, ret });
+            }
+        }
+    }
+    index
+}
+
 /// Analyse every module-level function of a module.
 pub fn analyse_module(
     module: &SourceModule,
     registry: &Registry,
     enabled: &[String],
+    index: &ProjectIndex,
 ) -> ModuleAnalysis {
     let functions = module
         .ast
         .body
         .iter()
         .filter_map(|s| match s {
-            ast::Stmt::FunctionDef(f) => Some(analyse_function(module, registry, enabled, f)),
+            ast::Stmt::FunctionDef(f) => {
+                Some(analyse_function(module, registry, enabled, index, f))
+            }
             _ => None,
         })
         .collect();
@@ -135,6 +208,9 @@ struct Fx<'a> {
     module: &'a SourceModule,
     registry: &'a Registry,
     enabled: &'a [String],
+    index: &'a ProjectIndex,
+    /// Project functions this one calls natively.
+    callees: BTreeSet<String>,
     diags: Vec<Diagnostic>,
     claims: Vec<ClaimRecord>,
     local_names: BTreeSet<String>,
@@ -143,6 +219,8 @@ struct Fx<'a> {
     params: BTreeSet<String>,
     poisoned: BTreeSet<String>,
     plugins: BTreeSet<String>,
+    /// Hidden tuple locals made for unpacking assignments.
+    unpack_count: u32,
 }
 
 /// Marker for an expression that failed (its diagnostic is already recorded).
@@ -155,27 +233,12 @@ fn analyse_function(
     module: &SourceModule,
     registry: &Registry,
     enabled: &[String],
+    index: &ProjectIndex,
     f: &ast::StmtFunctionDef,
 ) -> FunctionAnalysis {
     let name = f.name.as_str().to_owned();
-    let qualname = if module.name.is_empty() {
-        name.clone()
-    } else {
-        format!("{}.{name}", module.name)
-    };
-    let mut fx = Fx {
-        module,
-        registry,
-        enabled,
-        diags: Vec::new(),
-        claims: Vec::new(),
-        local_names: BTreeSet::new(),
-        types: BTreeMap::new(),
-        order: Vec::new(),
-        params: BTreeSet::new(),
-        poisoned: BTreeSet::new(),
-        plugins: BTreeSet::new(),
-    };
+    let qualname = qualname_of(module, &name);
+    let mut fx = Fx::new(module, registry, enabled, index);
     let span = module.span(f.range().start());
     let ir = fx.function(f, &qualname, &name);
     if let Some(ir) = &ir {
@@ -202,7 +265,7 @@ fn analyse_function(
     }
     let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
     let (route, ir, claims) = match ir {
-        Some(ir) if !fatal && !fx.plugins.is_empty() => (
+        Some(ir) if !fatal && (!fx.plugins.is_empty() || !fx.callees.is_empty()) => (
             Route::Native(fx.plugins.iter().cloned().collect()),
             Some(ir),
             fx.claims,
@@ -224,6 +287,11 @@ fn analyse_function(
         }
         _ => (Route::Fallback, None, Vec::new()),
     };
+    let callees = if matches!(route, Route::Native(_)) {
+        fx.callees
+    } else {
+        BTreeSet::new()
+    };
     FunctionAnalysis {
         qualname,
         name,
@@ -232,6 +300,123 @@ fn analyse_function(
         claims,
         diagnostics: fx.diags,
         ir,
+        callees,
+    }
+}
+
+/// Make routes agree across calls, to a fixed point: a native function that calls a function
+/// staying on Python stays on Python too (RXT021, naming the callee and why), recursion stays on
+/// Python (RXT022), and a native caller's route includes its callees' plugins (their guards and
+/// runtime crates).
+pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
+    fn demote(f: &mut FunctionAnalysis, d: Diagnostic) {
+        f.diagnostics.push(d.at(f.span));
+        f.route = Route::Fallback;
+        f.claims.clear();
+        f.ir = None;
+        f.callees.clear();
+    }
+    // Recursion: a native function that can reach itself through native calls.
+    let graph: BTreeMap<String, BTreeSet<String>> = analyses
+        .iter()
+        .flat_map(|m| &m.functions)
+        .filter(|f| matches!(f.route, Route::Native(_)))
+        .map(|f| (f.qualname.clone(), f.callees.clone()))
+        .collect();
+    let reaches_itself = |start: &str| {
+        let mut stack: Vec<&str> = graph
+            .get(start)
+            .map(|c| c.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == start {
+                return true;
+            }
+            if seen.insert(n) {
+                if let Some(c) = graph.get(n) {
+                    stack.extend(c.iter().map(String::as_str));
+                }
+            }
+        }
+        false
+    };
+    let recursive: BTreeSet<String> = graph
+        .keys()
+        .filter(|q| reaches_itself(q))
+        .cloned()
+        .collect();
+    for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+        if recursive.contains(&f.qualname) {
+            let d = Diagnostic::error(
+                codes::RECURSION,
+                format!(
+                    "`{}` is recursive (it can call itself through native calls); recursion stays on Python",
+                    f.name
+                ),
+            );
+            demote(f, d);
+        }
+    }
+    loop {
+        let state: BTreeMap<String, (Option<Vec<String>>, Option<String>)> = analyses
+            .iter()
+            .flat_map(|m| &m.functions)
+            .map(|f| {
+                let ids = match &f.route {
+                    Route::Native(ids) => Some(ids.clone()),
+                    Route::Fallback => None,
+                };
+                let why = f
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.severity == Severity::Error || d.code == codes::NOTHING_TO_LOWER)
+                    .map(|d| format!("{}: {}", d.code, d.message));
+                (f.qualname.clone(), (ids, why))
+            })
+            .collect();
+        let mut changed = false;
+        for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+            let Route::Native(ids) = &f.route else {
+                continue;
+            };
+            let mut ids: BTreeSet<String> = ids.iter().cloned().collect();
+            let mut blocked = None;
+            for c in &f.callees {
+                match state.get(c) {
+                    Some((Some(cids), _)) => ids.extend(cids.iter().cloned()),
+                    Some((None, why)) => {
+                        blocked = Some((c.clone(), why.clone().unwrap_or_default()));
+                        break;
+                    }
+                    None => {
+                        blocked = Some((c.clone(), "it is not a function of this project".into()));
+                        break;
+                    }
+                }
+            }
+            if let Some((callee, why)) = blocked {
+                let d = Diagnostic::error(
+                    codes::CALLEE_NOT_NATIVE,
+                    format!(
+                        "`{}` calls `{callee}`, which stays on Python ({why})",
+                        f.name
+                    ),
+                )
+                .with_suggestion("make the callee native, or keep the caller in Python");
+                demote(f, d);
+                changed = true;
+                continue;
+            }
+            let ids: Vec<String> = ids.into_iter().collect();
+            if Route::Native(ids.clone()) != f.route {
+                f.route = Route::Native(ids);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
 }
 
@@ -240,8 +425,19 @@ fn collect_targets(body: &[ast::Stmt], out: &mut BTreeSet<String>) {
         match s {
             ast::Stmt::Assign(a) => {
                 for t in &a.targets {
-                    if let ast::Expr::Name(n) = t {
-                        out.insert(n.id.as_str().to_owned());
+                    match t {
+                        ast::Expr::Name(n) => {
+                            out.insert(n.id.as_str().to_owned());
+                        }
+                        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                        | ast::Expr::List(ast::ExprList { elts, .. }) => {
+                            for e in elts {
+                                if let ast::Expr::Name(n) = e {
+                                    out.insert(n.id.as_str().to_owned());
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -291,6 +487,32 @@ fn is_scalar(t: &ValueType) -> bool {
     matches!(t, ValueType::Int | ValueType::Float | ValueType::Bool)
 }
 
+impl<'a> Fx<'a> {
+    fn new(
+        module: &'a SourceModule,
+        registry: &'a Registry,
+        enabled: &'a [String],
+        index: &'a ProjectIndex,
+    ) -> Self {
+        Fx {
+            module,
+            registry,
+            enabled,
+            index,
+            callees: BTreeSet::new(),
+            diags: Vec::new(),
+            claims: Vec::new(),
+            local_names: BTreeSet::new(),
+            types: BTreeMap::new(),
+            order: Vec::new(),
+            params: BTreeSet::new(),
+            poisoned: BTreeSet::new(),
+            plugins: BTreeSet::new(),
+            unpack_count: 0,
+        }
+    }
+}
+
 impl Fx<'_> {
     fn span(&self, node: &impl Ranged) -> Span {
         self.module.span(node.range().start())
@@ -311,14 +533,8 @@ impl Fx<'_> {
 
     fn function(&mut self, f: &ast::StmtFunctionDef, qualname: &str, name: &str) -> Option<FnIr> {
         let at = self.span(f);
-        if !f.decorator_list.is_empty() || f.is_async || f.type_params.is_some() {
-            let what = if f.is_async {
-                "async"
-            } else if f.type_params.is_some() {
-                "generic"
-            } else {
-                "decorated"
-            };
+        if f.is_async || f.type_params.is_some() {
+            let what = if f.is_async { "async" } else { "generic" };
             self.error(
                 codes::FUNCTION_KIND,
                 at,
@@ -326,6 +542,49 @@ impl Fx<'_> {
                 None,
             );
             return None;
+        }
+        for d in &f.decorator_list {
+            let dat = self.span(&d.expression);
+            let (target, called) = match &d.expression {
+                ast::Expr::Call(c)
+                    if c.arguments.args.is_empty() && c.arguments.keywords.is_empty() =>
+                {
+                    (self.dotted_global(&c.func), true)
+                }
+                ast::Expr::Call(_) => (None, true),
+                other => (self.dotted_global(other), false),
+            };
+            let taken = match &target {
+                Some(path) => match self.registry.decorator(path, called, self.enabled) {
+                    Ok(t) => t,
+                    Err(msg) => {
+                        self.error(codes::PLUGIN_CONTRACT, dat, msg, None);
+                        return None;
+                    }
+                },
+                None => None,
+            };
+            match taken {
+                Some((plugin_id, rule_id)) => {
+                    self.claims.push(ClaimRecord {
+                        rule_id,
+                        plugin_id: plugin_id.clone(),
+                        span: dat,
+                    });
+                    self.plugins.insert(plugin_id);
+                }
+                None => {
+                    let shown =
+                        target.map_or_else(|| "this decorator".to_owned(), |p| format!("`@{p}`"));
+                    self.error(
+                        codes::FUNCTION_KIND,
+                        dat,
+                        format!("`{name}` is decorated with {shown}, which may replace the function; it stays on Python"),
+                        Some("only decorators an enabled plugin proves harmless (such as torch's grad-mode decorators) keep a function native"),
+                    );
+                    return None;
+                }
+            }
         }
         let p = &f.parameters;
         if p.vararg.is_some() || p.kwarg.is_some() || !p.kwonlyargs.is_empty() {
@@ -460,6 +719,36 @@ impl Fx<'_> {
                     _ => {}
                 }
             }
+        }
+        // `tuple[A, B]` / `typing.Tuple[A, B]`: a fixed-length tuple of supported types.
+        if let ast::Expr::Subscript(sub) = e {
+            let is_tuple = match sub.value.as_ref() {
+                ast::Expr::Name(n) if n.id.as_str() == "tuple" => {
+                    !self.module.imports.contains_key("tuple")
+                }
+                other => self.dotted_global(other).as_deref() == Some("typing.Tuple"),
+            };
+            if !is_tuple {
+                return None;
+            }
+            let items: Vec<&ast::Expr> = match sub.slice.as_ref() {
+                ast::Expr::Tuple(t) => t.elts.iter().collect(),
+                one => vec![one],
+            };
+            if items
+                .iter()
+                .any(|i| matches!(i, ast::Expr::EllipsisLiteral(_)))
+            {
+                return None;
+            }
+            let tys = items
+                .into_iter()
+                .map(|i| self.annotation(i))
+                .collect::<Option<Vec<_>>>()?;
+            if tys.iter().any(|t| matches!(t, ValueType::Tuple(_))) {
+                return None;
+            }
+            return Some(ValueType::Tuple(tys));
         }
         let path = self.dotted_global(e)?;
         let (_, ty) = self.registry.annotation(&path, self.enabled)?;

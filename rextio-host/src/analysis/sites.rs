@@ -5,6 +5,12 @@ use super::*;
 
 impl Fx<'_> {
     pub(super) fn call(&mut self, c: &ast::ExprCall, at: Span) -> R<Expr> {
+        if let Some(q) = self.project_callee(&c.func) {
+            return self.project_call(&q, c, at);
+        }
+        if let Some(e) = self.builtin_call(c, at) {
+            return e;
+        }
         let (kind, target, receiver) = if let Some(path) = self.dotted_global(&c.func) {
             (SiteKind::Call, path, None)
         } else if let ast::Expr::Attribute(a) = c.func.as_ref() {
@@ -233,5 +239,271 @@ pub fn describe_site(site: &ClaimSite) -> String {
             let recv = site.receiver.as_ref().map(op).unwrap_or_default();
             format!("({recv}).{}", site.target)
         }
+    }
+}
+
+/// Python builtins the host understands (when the name is not shadowed in the module).
+const BUILTINS: [&str; 4] = ["len", "abs", "min", "max"];
+
+impl Fx<'_> {
+    /// `len`, `abs`, `min`, `max` and `math.sqrt/exp/log`: on Python scalars the host lowers them
+    /// with Python's semantics; `len(t)` / `abs(t)` on a plugin value become a site
+    /// (`builtins.len`) offered to the plugin owning the type. `None` when the call is none of
+    /// these.
+    fn builtin_call(&mut self, c: &ast::ExprCall, at: Span) -> Option<R<Expr>> {
+        let name = match c.func.as_ref() {
+            ast::Expr::Name(n)
+                if BUILTINS.contains(&n.id.as_str())
+                    && !self.local_names.contains(n.id.as_str())
+                    && !self.module.imports.contains_key(n.id.as_str())
+                    && !self.module_defines(n.id.as_str()) =>
+            {
+                n.id.as_str().to_owned()
+            }
+            other => match self.dotted_global(other).as_deref() {
+                Some(p @ ("math.sqrt" | "math.exp" | "math.log")) => p.to_owned(),
+                _ => return None,
+            },
+        };
+        Some(self.builtin(&name, c, at))
+    }
+
+    /// Whether the module binds `name` itself (a def, class or assignment shadows a builtin).
+    fn module_defines(&self, name: &str) -> bool {
+        self.module.ast.body.iter().any(|s| match s {
+            ast::Stmt::FunctionDef(f) => f.name.as_str() == name,
+            ast::Stmt::ClassDef(c) => c.name.as_str() == name,
+            ast::Stmt::Assign(a) => a
+                .targets
+                .iter()
+                .any(|t| matches!(t, ast::Expr::Name(n) if n.id.as_str() == name)),
+            ast::Stmt::AnnAssign(a) => {
+                matches!(a.target.as_ref(), ast::Expr::Name(n) if n.id.as_str() == name)
+            }
+            _ => false,
+        })
+    }
+
+    fn builtin(&mut self, name: &str, c: &ast::ExprCall, at: Span) -> R<Expr> {
+        if !c.arguments.keywords.is_empty()
+            || c.arguments
+                .args
+                .iter()
+                .any(|a| matches!(a, ast::Expr::Starred(_)))
+        {
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!("`{name}` with keyword or starred arguments is not lowered"),
+                None,
+            ));
+        }
+        let mut args = Vec::new();
+        for a in c.arguments.args.iter() {
+            args.push(self.expr(a)?);
+        }
+        let arity = if matches!(name, "min" | "max") { 2 } else { 1 };
+        if args.len() != arity {
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!("`{name}` is lowered with exactly {arity} argument(s)"),
+                None,
+            ));
+        }
+        if args.iter().any(|a| matches!(a.ty, ValueType::Plugin(_))) {
+            if matches!(name, "len" | "abs") {
+                return self.site(
+                    SiteKind::Call,
+                    format!("builtins.{name}"),
+                    None,
+                    args,
+                    Vec::new(),
+                    at,
+                );
+            }
+            return Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                format!("`{name}` of tensors compares tensor data and is not lowered"),
+                Some("use the plugin's elementwise maximum/minimum"),
+            ));
+        }
+        let tys: Vec<ValueType> = args.iter().map(|a| a.ty.clone()).collect();
+        let (op, ty) = match (name, tys.as_slice()) {
+            ("abs", [ValueType::Int | ValueType::Bool]) => (ScalarOp::IntAbs, ValueType::Int),
+            ("abs", [ValueType::Float]) => (ScalarOp::FloatAbs, ValueType::Float),
+            ("min", [ValueType::Int, ValueType::Int]) => (ScalarOp::IntMin, ValueType::Int),
+            ("max", [ValueType::Int, ValueType::Int]) => (ScalarOp::IntMax, ValueType::Int),
+            ("min", [ValueType::Float, ValueType::Float]) => (ScalarOp::FloatMin, ValueType::Float),
+            ("max", [ValueType::Float, ValueType::Float]) => (ScalarOp::FloatMax, ValueType::Float),
+            (
+                "math.sqrt" | "math.exp" | "math.log",
+                [ValueType::Int | ValueType::Bool | ValueType::Float],
+            ) => (
+                match name {
+                    "math.sqrt" => ScalarOp::FloatSqrt,
+                    "math.exp" => ScalarOp::FloatExp,
+                    _ => ScalarOp::FloatLog,
+                },
+                ValueType::Float,
+            ),
+            _ => {
+                let shown: Vec<String> = tys.iter().map(ToString::to_string).collect();
+                return Err(self.error(
+                    codes::SCALAR_OPERATION,
+                    at,
+                    format!(
+                        "`{name}` of ({}) is not lowered (min/max need two ints or two floats: with mixed operands Python returns whichever operand wins, so the type depends on the values)",
+                        shown.join(", ")
+                    ),
+                    None,
+                ));
+            }
+        };
+        let args = match op {
+            ScalarOp::IntAbs => vec![self.coerce_int(args.remove(0))?],
+            ScalarOp::FloatSqrt | ScalarOp::FloatExp | ScalarOp::FloatLog => {
+                vec![self.coerce_float(args.remove(0))?]
+            }
+            _ => args,
+        };
+        Ok(Expr::scalar(ty, op, args, at))
+    }
+}
+
+impl Fx<'_> {
+    /// The qualified name of the project function a call's target names, if any: a function
+    /// of this module, or one imported from another module of the project.
+    fn project_callee(&self, func: &ast::Expr) -> Option<String> {
+        if let ast::Expr::Name(n) = func {
+            let id = n.id.as_str();
+            if self.local_names.contains(id) {
+                return None;
+            }
+            let own = super::qualname_of(self.module, id);
+            let defined_here = self
+                .module
+                .ast
+                .body
+                .iter()
+                .any(|s| matches!(s, ast::Stmt::FunctionDef(f) if f.name.as_str() == id));
+            if defined_here && !self.module.imports.contains_key(id) {
+                return Some(own);
+            }
+        }
+        let path = self.dotted_global(func)?;
+        self.index.functions.contains(&path).then_some(path)
+    }
+
+    /// A call of another function of the project, bound to its parameters by position and
+    /// name; the argument types must equal the annotated parameter types.
+    fn project_call(&mut self, callee: &str, c: &ast::ExprCall, at: Span) -> R<Expr> {
+        let Some(sig) = self.index.signatures.get(callee).cloned() else {
+            return Err(self.error(
+                codes::CALLEE_NOT_NATIVE,
+                at,
+                format!("`{callee}` cannot be called natively: its parameters and return are not all annotated with supported types (or it has defaults, *args or **kwargs)"),
+                None,
+            ));
+        };
+        let mut slots: Vec<Option<Expr>> = vec![None; sig.params.len()];
+        let mut failed = false;
+        if c.arguments.args.len() > sig.params.len() {
+            return Err(self.error(
+                codes::CALLEE_NOT_NATIVE,
+                at,
+                format!(
+                    "`{callee}` takes {} arguments, {} given (Python raises TypeError)",
+                    sig.params.len(),
+                    c.arguments.args.len()
+                ),
+                None,
+            ));
+        }
+        for (i, a) in c.arguments.args.iter().enumerate() {
+            if matches!(a, ast::Expr::Starred(_)) {
+                return Err(self.error(
+                    codes::UNSUPPORTED_EXPRESSION,
+                    at,
+                    "starred arguments are not lowered",
+                    None,
+                ));
+            }
+            match self.expr(a) {
+                Ok(v) => slots[i] = Some(v),
+                Err(_) => failed = true,
+            }
+        }
+        for k in c.arguments.keywords.iter() {
+            let Some(name) = &k.arg else {
+                return Err(self.error(
+                    codes::UNSUPPORTED_EXPRESSION,
+                    at,
+                    "`**` arguments are not lowered",
+                    None,
+                ));
+            };
+            let Some(i) = sig.params.iter().position(|(p, _)| p == name.as_str()) else {
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    at,
+                    format!(
+                        "`{callee}` has no parameter `{}` (Python raises TypeError)",
+                        name.as_str()
+                    ),
+                    None,
+                ));
+            };
+            if slots[i].is_some() {
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    at,
+                    format!(
+                        "`{callee}` got parameter `{}` twice (Python raises TypeError)",
+                        name.as_str()
+                    ),
+                    None,
+                ));
+            }
+            match self.expr(&k.value) {
+                Ok(v) => slots[i] = Some(v),
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            return Err(Failed);
+        }
+        let mut args = Vec::new();
+        for ((pname, pty), slot) in sig.params.iter().zip(slots) {
+            let Some(v) = slot else {
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    at,
+                    format!("`{callee}` is called without parameter `{pname}` (Python raises TypeError)"),
+                    None,
+                ));
+            };
+            if &v.ty != pty {
+                // Python would pass the value as it is: an int where a float is annotated stays
+                // an int inside the callee, which the native callee would not reproduce.
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    v.span,
+                    format!("argument `{pname}` of `{callee}` is {} but the parameter is annotated {pty}", v.ty),
+                    Some("pass a value of exactly the annotated type"),
+                ));
+            }
+            args.push(v);
+        }
+        self.callees.insert(callee.to_owned());
+        Ok(Expr {
+            ty: sig.ret.clone(),
+            kind: ExprKind::Call {
+                callee: callee.to_owned(),
+                args,
+            },
+            span: at,
+        })
     }
 }

@@ -7,11 +7,101 @@ impl Fx<'_> {
     pub(super) fn block(&mut self, body: &[ast::Stmt]) -> Vec<Stmt> {
         let mut out = Vec::new();
         for s in body {
+            if let ast::Stmt::Assign(a) = s {
+                if let [ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                | ast::Expr::List(ast::ExprList { elts, .. })] = a.targets.as_slice()
+                {
+                    let at = self.span(s);
+                    if let Ok(sts) = self.unpack(elts, &a.value, at) {
+                        out.extend(sts);
+                    }
+                    continue;
+                }
+            }
             if let Ok(Some(st)) = self.stmt(s) {
                 out.push(st);
             }
         }
         out
+    }
+
+    /// `a, b = value`: the whole right side is evaluated first (so `a, b = b, a` swaps) into a
+    /// hidden tuple local, then each name takes its element.
+    fn unpack(&mut self, targets: &[ast::Expr], value: &ast::Expr, at: Span) -> R<Vec<Stmt>> {
+        let mut names = Vec::new();
+        for t in targets {
+            let ast::Expr::Name(n) = t else {
+                for t in targets {
+                    if let ast::Expr::Name(n) = t {
+                        self.poisoned.insert(n.id.as_str().to_owned());
+                    }
+                }
+                return Err(self.error(
+                    codes::UNSUPPORTED_STATEMENT,
+                    at,
+                    "tuple unpacking into anything but plain names is not lowered",
+                    None,
+                ));
+            };
+            names.push(n.id.as_str().to_owned());
+        }
+        let poison = |fx: &mut Self| {
+            for n in &names {
+                if !fx.types.contains_key(n) {
+                    fx.poisoned.insert(n.clone());
+                }
+            }
+        };
+        let v = match self.expr(value) {
+            Ok(v) => v,
+            Err(f) => {
+                poison(self);
+                return Err(f);
+            }
+        };
+        let ValueType::Tuple(items) = v.ty.clone() else {
+            poison(self);
+            let msg = format!("cannot unpack a {} value into {} names", v.ty, names.len());
+            return Err(self.error(codes::UNSUPPORTED_STATEMENT, at, msg, None));
+        };
+        if items.len() != names.len() {
+            poison(self);
+            let msg = format!(
+                "unpacking {} values into {} names raises ValueError in Python",
+                items.len(),
+                names.len()
+            );
+            return Err(self.error(codes::UNSUPPORTED_STATEMENT, at, msg, None));
+        }
+        self.unpack_count += 1;
+        let tmp = format!("#tuple{}", self.unpack_count);
+        self.bind(&tmp, &v.ty, at)?;
+        let mut out = vec![Stmt::Assign {
+            name: tmp.clone(),
+            value: v.clone(),
+        }];
+        for (i, (name, ty)) in names.iter().zip(items).enumerate() {
+            if self.bind(name, &ty, at).is_err() {
+                poison(self);
+                return Err(Failed);
+            }
+            out.push(Stmt::Assign {
+                name: name.clone(),
+                value: Expr {
+                    ty: ty.clone(),
+                    kind: ExprKind::TupleGet(
+                        Box::new(Expr {
+                            ty: v.ty.clone(),
+                            kind: ExprKind::Local(tmp.clone()),
+                            span: at,
+                        }),
+                        i,
+                    ),
+                    span: at,
+                },
+            });
+        }
+        Ok(out)
     }
 
     pub(super) fn bind(&mut self, name: &str, ty: &ValueType, at: Span) -> R<()> {

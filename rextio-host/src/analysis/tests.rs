@@ -43,6 +43,8 @@ fn tp() -> Tp {
             rule("tp/add", None),
             rule("tp/relu", None),
             rule("tp/bad", Some("RXTP-TP-001")),
+            rule("tp/decorator", None),
+            rule("tp/shape", None),
         ],
         types: vec![PluginType {
             annotation: "tp.Vec".into(),
@@ -64,7 +66,10 @@ impl Plugin for Tp {
         "tp"
     }
     fn api_version(&self) -> &str {
-        "1.7.0"
+        "1.8.0"
+    }
+    fn native_decorator(&self, path: &str, _called: bool) -> Option<String> {
+        (path == "tp.harmless").then(|| "tp/decorator".to_owned())
     }
     fn coverage(&self) -> Coverage {
         Coverage {
@@ -93,6 +98,10 @@ impl Plugin for Tp {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
             }
             (SiteKind::Call, "tp.relu", [a]) if is_vec(a) => claimed("tp/relu"),
+            (SiteKind::Attribute, "shape", _) => ClaimOutcome::Claimed {
+                rule_id: "tp/shape".into(),
+                result_type: ValueType::Tuple(vec![ValueType::Int, ValueType::Int]),
+            },
             (SiteKind::Call, "tp.bad", _) => {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.bad is not lowered"))
             }
@@ -118,7 +127,38 @@ fn analyse(body: &str) -> ModuleAnalysis {
     let registry = Registry::builder().plugin(tp()).build().unwrap();
     let src = format!("import tp\n\n{body}");
     let module = parse_module("m", "src/m.py".into(), src).unwrap();
-    analyse_module(&module, &registry, &["tp".to_owned()])
+    let enabled = ["tp".to_owned()];
+    let index = index_project(std::slice::from_ref(&module), &registry, &enabled);
+    let mut analyses = vec![analyse_module(&module, &registry, &enabled, &index)];
+    propagate_routes(&mut analyses);
+    analyses.remove(0)
+}
+
+fn analyse_many(files: &[(&str, &str)]) -> Vec<ModuleAnalysis> {
+    let registry = Registry::builder().plugin(tp()).build().unwrap();
+    let modules: Vec<crate::frontend::SourceModule> = files
+        .iter()
+        .map(|(name, src)| {
+            let rel = format!("src/{}.py", name.replace('.', "/"));
+            parse_module(name, rel.into(), (*src).to_owned()).unwrap()
+        })
+        .collect();
+    let enabled = ["tp".to_owned()];
+    let index = index_project(&modules, &registry, &enabled);
+    let mut analyses: Vec<ModuleAnalysis> = modules
+        .iter()
+        .map(|m| analyse_module(m, &registry, &enabled, &index))
+        .collect();
+    propagate_routes(&mut analyses);
+    analyses
+}
+
+fn route_of<'a>(analyses: &'a [ModuleAnalysis], q: &str) -> &'a FunctionAnalysis {
+    analyses
+        .iter()
+        .flat_map(|m| &m.functions)
+        .find(|f| f.qualname == q)
+        .unwrap_or_else(|| panic!("no {q}"))
 }
 
 fn one(body: &str) -> FunctionAnalysis {
@@ -312,5 +352,150 @@ fn last_uses_of_exclusive_locals_are_moves_and_parameters_never_are() {
             ("h".into(), false),
             ("h".into(), true),
         ]
+    );
+}
+
+#[test]
+fn module_constants_are_compile_time_values() {
+    let f = one("SCALE: float = 0.5\nDEPTH = 2 * 3\nPAIR = (1, 2.5)\n\ndef f(a: tp.Vec, n: int) -> tp.Vec:\n    k = n * DEPTH + PAIR[0]\n    s = SCALE * PAIR[-1]\n    return a + a\n");
+    assert_eq!(
+        f.route,
+        Route::Native(vec!["tp".into()]),
+        "{:?}",
+        f.diagnostics
+    );
+    let f = one("LIMIT = 3\nLIMIT = 4\n\ndef f(a: tp.Vec, n: int) -> tp.Vec:\n    k = n + LIMIT\n    return a + a\n");
+    assert_eq!(codes(&f), vec![codes::UNBOUND_NAME]);
+    assert!(
+        f.diagnostics[0].message.contains("more than once"),
+        "{:?}",
+        f.diagnostics
+    );
+    let f = one("G = 1\n\ndef bump() -> int:\n    global G\n    G = 2\n    return G\n\n");
+    assert_eq!(f.route, Route::Fallback);
+}
+
+#[test]
+fn tuples_unpack_index_and_return() {
+    let f = one("def f(a: tp.Vec, n: int) -> tuple[tp.Vec, int]:\n    rows, cols = a.shape\n    x, y = n, rows\n    x, y = y, x\n    return a + a, x * cols + a.shape[-1]\n");
+    assert_eq!(
+        f.route,
+        Route::Native(vec!["tp".into()]),
+        "{:?}",
+        f.diagnostics
+    );
+    let ir = f.ir.unwrap();
+    assert_eq!(
+        ir.ret,
+        ValueType::Tuple(vec![ValueType::Plugin(TypeKey::new(VEC)), ValueType::Int])
+    );
+    for bad in [
+        "def f(a: tp.Vec) -> int:\n    x, y, z = a.shape\n    return x\n",
+        "def f(a: tp.Vec) -> int:\n    return a.shape[2]\n",
+        "def f(a: tp.Vec, i: int) -> int:\n    return a.shape[i]\n",
+    ] {
+        let f = one(bad);
+        assert_eq!(f.route, Route::Fallback, "{bad}");
+    }
+}
+
+#[test]
+fn builtins_on_scalars_follow_python() {
+    let f = one("import math\n\ndef f(a: tp.Vec, n: int, x: float) -> tp.Vec:\n    k = abs(n) + max(n, 3) + min(1, n)\n    y = math.sqrt(x) + math.exp(n) + math.log(abs(x)) + max(x, 0.5)\n    return a + a\n");
+    assert_eq!(
+        f.route,
+        Route::Native(vec!["tp".into()]),
+        "{:?}",
+        f.diagnostics
+    );
+    // Mixed int/float min/max return whichever operand wins: the type depends on the values.
+    let f =
+        one("def f(a: tp.Vec, n: int, x: float) -> tp.Vec:\n    y = max(n, x)\n    return a + a\n");
+    assert_eq!(codes(&f), vec![codes::SCALAR_OPERATION]);
+    // A module that defines `max` itself shadows the builtin.
+    let all = analyse_many(&[("m", "import tp\n\ndef max(a, b):\n    return a\n\ndef f(a: tp.Vec, n: int) -> tp.Vec:\n    y = max(n, 1)\n    return a + a\n")]);
+    let f = route_of(&all, "m.f");
+    assert_eq!(
+        codes(f),
+        vec![codes::CALLEE_NOT_NATIVE],
+        "{:?}",
+        f.diagnostics
+    );
+}
+
+#[test]
+fn decorators_need_a_plugin_that_proves_them_harmless() {
+    let f = one("@tp.harmless()\ndef f(a: tp.Vec) -> tp.Vec:\n    return a + a\n");
+    assert_eq!(
+        f.route,
+        Route::Native(vec!["tp".into()]),
+        "{:?}",
+        f.diagnostics
+    );
+    assert!(f.claims.iter().any(|c| c.rule_id == "tp/decorator"));
+    let f = one("@tp.other\ndef f(a: tp.Vec) -> tp.Vec:\n    return a + a\n");
+    assert_eq!(codes(&f), vec![codes::FUNCTION_KIND]);
+    assert!(
+        f.diagnostics[0].message.contains("@tp.other"),
+        "{:?}",
+        f.diagnostics
+    );
+}
+
+#[test]
+fn calls_between_project_functions_decide_routes_together() {
+    let layers = "import tp\n\ndef block(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    return tp.relu(a + b)\n\ndef python_only(a: tp.Vec) -> tp.Vec:\n    return tp.bad(a)\n";
+    let model = "import tp\nfrom .layers import block\nfrom pkg import layers as L\nimport pkg.layers\n\n\
+def twice(a: tp.Vec) -> tp.Vec:\n    return block(block(a, a), b=a)\n\n\
+def head(a: tp.Vec) -> tp.Vec:\n    return L.block(twice(a), pkg.layers.block(a, a))\n\n\
+def uses_python(a: tp.Vec) -> tp.Vec:\n    return L.python_only(a)\n\n\
+def caller_of_python(a: tp.Vec) -> tp.Vec:\n    return head(uses_python(a))\n\n\
+def ping(a: tp.Vec, n: int) -> tp.Vec:\n    if n > 0:\n        return pong(a, n - 1)\n    return a\n\n\
+def pong(a: tp.Vec, n: int) -> tp.Vec:\n    return ping(a, n)\n\n\
+def wrong_type(a: tp.Vec, n: int) -> tp.Vec:\n    return block(a, n)\n";
+    let all = analyse_many(&[("pkg.layers", layers), ("pkg.model", model)]);
+    let native = Route::Native(vec!["tp".into()]);
+    for q in ["pkg.layers.block", "pkg.model.twice", "pkg.model.head"] {
+        assert_eq!(
+            route_of(&all, q).route,
+            native,
+            "{q}: {:?}",
+            route_of(&all, q).diagnostics
+        );
+    }
+    let head = route_of(&all, "pkg.model.head");
+    assert!(head.callees.contains("pkg.model.twice") && head.callees.contains("pkg.layers.block"));
+    let expect = |q: &str, code: &str, needle: &str| {
+        let f = route_of(&all, q);
+        assert_eq!(f.route, Route::Fallback, "{q}");
+        let d = f
+            .diagnostics
+            .iter()
+            .find(|d| d.code == code)
+            .unwrap_or_else(|| panic!("{q}: {:?}", f.diagnostics));
+        assert!(d.message.contains(needle), "{q}: {}", d.message);
+    };
+    expect(
+        "pkg.model.uses_python",
+        codes::CALLEE_NOT_NATIVE,
+        "pkg.layers.python_only",
+    );
+    expect(
+        "pkg.model.uses_python",
+        codes::CALLEE_NOT_NATIVE,
+        "RXTP-TP-001",
+    );
+    // The fixed point reaches callers of callers.
+    expect(
+        "pkg.model.caller_of_python",
+        codes::CALLEE_NOT_NATIVE,
+        "pkg.model.uses_python",
+    );
+    expect("pkg.model.ping", codes::RECURSION, "recursive");
+    expect("pkg.model.pong", codes::RECURSION, "recursive");
+    expect(
+        "pkg.model.wrong_type",
+        codes::CALLEE_NOT_NATIVE,
+        "annotated",
     );
 }
