@@ -58,14 +58,14 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let rules = torch["rules"].as_array().unwrap();
     assert_eq!(
         rules.iter().filter(|r| r["outcome"] == "native").count(),
-        50
+        102
     );
     assert!(
         rules.iter().all(|r| r["verified"] == false),
         "no evidence in the test's evidence dir, so nothing is verified"
     );
     assert_eq!(torch["platforms"].as_array().unwrap().len(), 9);
-    assert_eq!(torch["types"].as_array().unwrap().len(), 3);
+    assert_eq!(torch["types"].as_array().unwrap().len(), 5);
     assert_eq!(caps["plugins"][0]["types"].as_array().unwrap().len(), 3);
 
     // The device provider with its capabilities (Device Provider API 1.1).

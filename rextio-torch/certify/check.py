@@ -33,7 +33,11 @@ N = 4
 
 def kind(annotation):
     name = getattr(annotation, "__name__", str(annotation))
-    return {"TensorF32Cpu2D": "M", "TensorF32Cpu1D": "V", "TensorI64Cpu1D": "L", "int": "int", "float": "float", "bool": "bool"}[name]
+    return {"TensorF32Cpu2D": "M", "TensorF32Cpu1D": "V", "TensorI64Cpu1D": "L", "TensorBoolCpu2D": "BM", "TensorBoolCpu1D": "BV", "int": "int", "float": "float", "bool": "bool"}[name]
+
+
+TENSOR_KINDS = ("M", "V", "BM", "BV")
+RANK = {"M": 2, "V": 1, "BM": 2, "BV": 1}
 
 
 def random_inputs(kinds, seed, n=N):
@@ -44,6 +48,10 @@ def random_inputs(kinds, seed, n=N):
             out.append(torch.randn(n, n, generator=g))
         elif k == "V":
             out.append(torch.randn(n, generator=g))
+        elif k == "BM":
+            out.append(torch.randn(n, n, generator=g) > 0)
+        elif k == "BV":
+            out.append(torch.randn(n, generator=g) > 0)
         else:
             out.append(None)
     return out
@@ -70,8 +78,30 @@ def special_inputs(kinds):
     return out
 
 
+def tensors_of(value):
+    """The tensors in a result (a tensor, or a tuple of results)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple):
+        return [t for v in value for t in tensors_of(v)]
+    return []
+
+
 def compare(native, eager):
-    """None when equal in the certified sense, else a reason."""
+    """None when equal in the certified sense, else a reason. Tuples (including eager's named
+    tuples and torch.Size) compare element by element; ints must be exact Python ints."""
+    if isinstance(eager, tuple):
+        if not isinstance(native, tuple) or len(native) != len(eager):
+            return f"native returned {type(native).__name__} of length {len(native) if isinstance(native, tuple) else '-'}, eager a tuple of {len(eager)}"
+        for i, (n, e) in enumerate(zip(native, eager)):
+            why = compare(n, e)
+            if why:
+                return f"element {i}: {why}"
+        return None
+    if isinstance(eager, int) and not isinstance(eager, bool):
+        if type(native) is not int:
+            return f"native returned {type(native).__name__}, eager int"
+        return None if native == eager else f"ints differ: {native} vs {eager}"
     if not isinstance(native, torch.Tensor):
         return f"native returned {type(native).__name__}"
     if native.dtype != eager.dtype or native.shape != eager.shape or native.device != eager.device:
@@ -111,7 +141,7 @@ def check_function(name, native, eager, kinds):
 
     if type(native).__name__ != "builtin_function_or_method":
         return {"passed": False, "counts": {}, "failures": ["function is not native"]}
-    tensor_idx = [i for i, k in enumerate(kinds) if k in ("M", "V")]
+    tensor_idx = [i for i, k in enumerate(kinds) if k in TENSOR_KINDS]
     cases = [merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in scalar_combos(kinds)]
     special = special_inputs(kinds)
     if special is not None:
@@ -134,7 +164,7 @@ def check_function(name, native, eager, kinds):
     grad_args = [a.clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in base]
     kind_, val = outcome(native, grad_args)
     if kind_ == "ok":
-        if val.requires_grad or val.grad_fn is not None:
+        if any(t.requires_grad or t.grad_fn is not None for t in tensors_of(val)):
             fail("output requires grad")
         if not torch.is_grad_enabled():
             fail("grad mode not restored")
@@ -166,7 +196,8 @@ def check_function(name, native, eager, kinds):
     # Boundary rejects on the first tensor parameter.
     if tensor_idx:
         i = tensor_idx[0]
-        rank = 2 if kinds[i] == "M" else 1
+        rank = RANK[kinds[i]]
+        is_bool = kinds[i] in ("BM", "BV")
 
         def expect(exc, message, value):
             args = list(base)
@@ -182,12 +213,17 @@ def check_function(name, native, eager, kinds):
                 fail(f"boundary accepted a bad value, expected {exc.__name__}")
 
         expect(TypeError, "rextio-torch: expected a torch.Tensor", [[1.0]])
-        expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double())
+        if is_bool:
+            expect(ValueError, "rextio-torch: expected a bool tensor", base[i].float())
+        else:
+            expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double())
         expect(ValueError, f"rextio-torch: expected rank-{rank} tensor, got rank {3 - rank}", base[i].reshape(-1) if rank == 2 else base[i].reshape(1, -1))
         count("boundary")
         # Incompatible shapes: same exception type as eager, or the same result.
         args = list(base)
         args[i] = torch.randn(N, N + 1) if rank == 2 else torch.randn(N + 1)
+        if is_bool:
+            args[i] = args[i] > 0
         e_kind, e_val = outcome(eager, args)
         n_kind, n_val = outcome(native, args)
         if e_kind != n_kind or (e_kind == "raise" and e_val is not n_val):

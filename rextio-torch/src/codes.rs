@@ -35,6 +35,27 @@ pub const INT64_ARITHMETIC: &str = "RXTP-TORCH-015";
 /// A scalar operand of an unsupported type.
 pub const SCALAR_OPERAND: &str = "RXTP-TORCH-016";
 
+/// `clamp` / `clamp_min` / `clamp_max` outside the scalar-bound contract.
+pub const CLAMP_FORM: &str = "RXTP-TORCH-017";
+/// `F.layer_norm` outside the last-dim contract.
+pub const LAYER_NORM_FORM: &str = "RXTP-TORCH-018";
+/// `t()`, `.T`, `transpose`, `unsqueeze` outside the static-dim contract.
+pub const VIEW_FORM: &str = "RXTP-TORCH-019";
+/// `squeeze`: its result rank depends on a runtime size.
+pub const SQUEEZE_RANK: &str = "RXTP-TORCH-020";
+/// A tensor comparison with operands outside the float32 surface.
+pub const COMPARE_FORM: &str = "RXTP-TORCH-021";
+/// `torch.where` outside the bool-condition contract.
+pub const WHERE_FORM: &str = "RXTP-TORCH-022";
+/// `zeros_like` / `ones_like` / `full_like` with options or a bad fill value.
+pub const LIKE_FORM: &str = "RXTP-TORCH-023";
+/// `F.silu` / `F.leaky_relu` / `F.elu` / `F.softplus` with parameters outside the lowered set.
+pub const ACTIVATION_PARAMS: &str = "RXTP-TORCH-024";
+/// `t.max(dim)` outside the (values, indices) contract.
+pub const MAX_DIM_FORM: &str = "RXTP-TORCH-025";
+/// Shape queries (`size`, `dim`, `numel`, `ndim`, `shape`, `len`) outside the static contract.
+pub const SHAPE_QUERY_FORM: &str = "RXTP-TORCH-026";
+
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
     CodeDoc {
@@ -89,7 +110,8 @@ tensors (trailing-dimension broadcast for mixed ranks; the result is rank 2).",
         code: REDUCTION_FORM,
         summary: "mean/sum outside the static reduction contract",
         explanation: "`t.mean(dim)`, `t.sum(dim)`, `torch.mean(t, dim)` and `torch.sum(t, dim)` are lowered \
-with `dim` a literal 0 or 1 given once (positionally or as `dim=`) and `keepdim` omitted or a named \
+(and `amax`/`amin` likewise) with `dim` an int literal in range given once (positionally or as \
+`dim=`; negative dims count from the end and are normalised statically) and `keepdim` omitted or a named \
 bool literal. Whole-tensor reductions, dynamic or duplicate dims, positional keepdim, and `dtype=`/\
 `out=` stay on Python.",
     },
@@ -104,8 +126,8 @@ receiver's rank do not exist; neither is lowered.",
         summary: "torch operation outside the native rextio-torch surface",
         explanation: "A torch site on annotated tensors was recognised, but its operator, method, operand \
 types or options are outside the surface rextio-torch lowers. In-place methods (`relu_`), views \
-(`transpose`, `view`, `reshape`), method arithmetic (`.add`), `%`, `//`, `**` and tensor \
-comparisons land here. The function keeps its Python body; `rextio capabilities` lists the exact \
+(`view`, `reshape`), method arithmetic (`.add`), `%`, `//`, `**` and operations on bool tensors \
+other than `torch.where` land here. The function keeps its Python body; `rextio capabilities` lists the exact \
 surface.",
     },
     CodeDoc {
@@ -117,7 +139,8 @@ string literal. `approximate=\"tanh\"`, dynamic or positional values, and `.gelu
     CodeDoc {
         code: FUNCTIONAL_OPTIONS,
         summary: "functional arithmetic with options or non-tensor operands",
-        explanation: "`torch.add/sub/mul/div(a, b)` are lowered for two positional tensors only. Options that \
+        explanation: "`torch.add/sub/mul/div(a, b)` and `torch.maximum/minimum(a, b)` (or \
+`a.maximum(b)`) are lowered for two positional tensors only. Options that \
 change the meaning (`alpha=`, `rounding_mode=`, `out=`) and scalar operands keep the call on \
 Python; use the operators (`a + 2.0`) for scalars.",
     },
@@ -125,14 +148,16 @@ Python; use the operators (`a + 2.0`) for scalars.",
         code: SOFTMAX_FORM,
         summary: "softmax outside the static contract",
         explanation: "`t.softmax(dim)`, `torch.softmax(t, dim)` and `F.softmax(t, dim)` are lowered with a \
-literal `dim` given once (rank 1: 0; rank 2: 0 or 1). `F.softmax` also accepts a literal \
+literal `dim` given once (rank 1: 0 or -1; rank 2: 0, 1, -1 or -2; normalised statically), and \
+`log_softmax` in the same three spellings. `F.softmax` / `F.log_softmax` also accept a literal \
 `dtype=None`. Implicit dims, dtype changes and other options stay on Python.",
     },
     CodeDoc {
         code: ARGMAX_FORM,
         summary: "argmax outside the static contract",
         explanation: "`t.argmax(dim)` and `torch.argmax(t, dim)` are lowered when the int64 result is rank 1: \
-rank-2 input with dim 0/1 and keepdim False, or rank-1 input with dim 0 and keepdim=True. \
+rank-2 input with dim 0/1 (or -2/-1) and keepdim False, or rank-1 input with dim 0 (or -1) and \
+keepdim=True. \
 Whole-tensor argmax (rank 0) and rank-2 keepdim=True (int64 rank 2) have no registered type.",
     },
     CodeDoc {
@@ -147,5 +172,103 @@ activations natively; elementwise arithmetic is float32 only.",
         explanation: "Tensor-scalar `+ - * /` accepts Python int and float operands (literals or int/float \
 parameters) on either side; the float32 tensor stays float32, as in eager. bool, str and None \
 operands stay on Python.",
+    },
+    CodeDoc {
+        code: CLAMP_FORM,
+        summary: "clamp outside the scalar-bound contract",
+        explanation: "`torch.clamp(t, min, max)`, `torch.clip`, `t.clamp(...)` and `t.clip(...)` are lowered \
+with scalar bounds: each of `min` and `max` (positional or keyword) a Python int or float, literal \
+or parameter, or a literal `None`, and at least one of them given and not `None` (eager raises \
+otherwise). `torch.clamp_min(t, m)` / `t.clamp_min(m)` and `clamp_max` take exactly one scalar. \
+Tensor bounds, bool bounds, `out=` and in-place `clamp_` stay on Python. The float32 tensor stays \
+float32, as in eager; `clamp(min > max)` sets every element to `max`, as in eager.",
+    },
+    CodeDoc {
+        code: LAYER_NORM_FORM,
+        summary: "layer_norm outside the last-dim contract",
+        explanation: "`F.layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5)` is lowered for \
+a rank-1 or rank-2 float32 input normalised over its last dim only: `normalized_shape` must be a \
+one-element tuple of int (`(n,)`, `(x.shape[-1],)`, a `tuple[int]` value); its value is checked by \
+libtorch at run time exactly as eager checks it (a wrong `n` raises the same RuntimeError). A \
+plain int, a list, or a tuple of two or more ints (normalising several dims) is not lowered: a \
+claim site cannot express a list, and a multi-dim normalised shape needs a rank the surface does \
+not prove. `weight` and `bias` must be rank-1 float32 tensors or `None`; `eps` a float literal or \
+float parameter.",
+    },
+    CodeDoc {
+        code: VIEW_FORM,
+        summary: "transpose / t / T / unsqueeze outside the static-dim contract",
+        explanation: "`t.t()`, `torch.t(t)` (rank 1 or 2), `t.T` (rank 2 only: on other ranks eager warns \
+that it is deprecated), `t.transpose(d0, d1)` / `torch.transpose(t, d0, d1)` with two int literal \
+dims in range (negative dims normalised against the static rank), and `t.unsqueeze(d)` / \
+`torch.unsqueeze(t, d)` of a rank-1 tensor with a literal `d` in [-2, 2) are lowered. Dims that \
+are not int literals, out of range, or results of rank 3 are not. Native results are fresh \
+tensors with the same values, dtype and shape as eager's view, not views: a native function never \
+returns memory aliasing its inputs, because later native operations may write owned temporaries \
+in place.",
+    },
+    CodeDoc {
+        code: SQUEEZE_RANK,
+        summary: "squeeze: the result rank depends on a runtime size",
+        explanation: "`t.squeeze(d)` removes dim `d` only when its size is 1; otherwise eager returns the \
+tensor unchanged, with its rank. Rextio types carry the rank statically, so a rank-2 -> rank-1 \
+claim would be wrong whenever the size is not 1, and raising at run time in that case would \
+differ from eager. `squeeze` is therefore never lowered; index the tensor or use `mean`/`sum` \
+over a size-1 dim with `keepdim=False`, whose rank is static.",
+    },
+    CodeDoc {
+        code: COMPARE_FORM,
+        summary: "tensor comparison outside the float32 surface",
+        explanation: "`a < b`, `<=`, `>`, `>=`, `==`, `!=` are lowered between two float32 tensors of ranks \
+1/1, 2/2, 2/1 or 1/2 (broadcast), or a float32 tensor and a Python int or float (literal or \
+parameter) on either side. The result is a bool tensor (TensorBoolCpu1D / TensorBoolCpu2D) of the \
+larger rank. Chained comparisons, bool/int64 tensor operands, and `is` / `in` stay on Python; \
+using the bool result as an `if` condition is tensor-data-dependent control flow and stays on \
+Python.",
+    },
+    CodeDoc {
+        code: WHERE_FORM,
+        summary: "torch.where outside the bool-condition contract",
+        explanation: "`torch.where(cond, a, b)` is lowered with three positional operands: `cond` a bool \
+tensor (rank 1 or 2, a comparison result or a TensorBoolCpu parameter), `a` and `b` each a \
+float32 tensor of rank 1 or 2 or a Python int or float. The result is float32 of the largest \
+rank, as in eager's type promotion (a float32 tensor with a Python scalar stays float32; two \
+float scalars give float32). Two int scalars would give int64 rank 1/2 values the surface does \
+not type, one-argument `torch.where(cond)` returns indices, and keywords stay on Python.",
+    },
+    CodeDoc {
+        code: LIKE_FORM,
+        summary: "zeros_like / ones_like / full_like with options",
+        explanation: "`torch.zeros_like(t)`, `torch.ones_like(t)` and `torch.full_like(t, value)` are lowered \
+for a float32 rank-1/2 tensor with no keywords (`dtype=`, `device=`, `layout=`, \
+`requires_grad=`, `memory_format=` change what is created) and, for `full_like`, a Python int or \
+float fill value (literal or parameter). The result is a fresh float32 tensor of the same shape.",
+    },
+    CodeDoc {
+        code: ACTIVATION_PARAMS,
+        summary: "parameterised activation outside the lowered parameters",
+        explanation: "`F.silu(t[, inplace=False])`, `F.leaky_relu(t[, negative_slope][, inplace=False])` with \
+`negative_slope` an int/float literal or parameter (default 0.01), `F.elu(t[, alpha=1.0][, \
+inplace=False])` with `alpha` omitted or the literal 1.0, and `F.softplus(t[, beta=1][, \
+threshold=20])` with both omitted or literally the defaults are lowered. Other `alpha`, `beta` or \
+`threshold` values, non-literal ones, and `inplace=True` stay on Python.",
+    },
+    CodeDoc {
+        code: MAX_DIM_FORM,
+        summary: "t.max(dim) outside the (values, indices) contract",
+        explanation: "`t.max(dim[, keepdim=b])` and `torch.max(t, dim[, keepdim=b])` are lowered with a literal \
+dim (negative allowed) when both results have registered types: rank-2 input with keepdim False \
+(float32 rank-1 values, int64 rank-1 indices) or rank-1 input with keepdim=True. The value is a \
+`(values, indices)` tuple; natively it is a plain Python tuple rather than \
+`torch.return_types.max`, so unpack it (`values, indices = t.max(1)`) or index it. `t.max()` \
+(rank 0) and `t.max(other)` (elementwise; use `torch.maximum`) stay on Python.",
+    },
+    CodeDoc {
+        code: SHAPE_QUERY_FORM,
+        summary: "shape query outside the static contract",
+        explanation: "`t.size()` and `t.shape` (a tuple of ints of the static rank), `t.size(d)` / \
+`t.size(dim=d)` with an int literal `d` in range (negative allowed), `t.dim()`, `t.ndimension()`, \
+`t.ndim`, `t.numel()` and `len(t)` are lowered to exact Python ints read from the tensor at run \
+time. Dynamic dims, out-of-range dims and extra arguments stay on Python.",
     },
 ];

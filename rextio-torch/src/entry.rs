@@ -89,6 +89,88 @@ entries! {
     Softmax => "softmax";
     /// `argmax(dim, keepdim)`.
     Argmax => "argmax";
+    /// `log_softmax(dim)`.
+    LogSoftmax => "log_softmax";
+    /// `amax(dim, keepdim)`.
+    AmaxDim => "amax_dim";
+    /// `amin(dim, keepdim)`.
+    AminDim => "amin_dim";
+    /// `max(dim, keepdim)` -> `(values, indices)`.
+    MaxDim => "max_dim";
+    /// `clamp(min, max)`, scalar bounds.
+    Clamp => "clamp";
+    /// `clamp_min(min)` / `clamp(min=...)`.
+    ClampMin => "clamp_min";
+    /// `clamp_max(max)` / `clamp(max=...)`.
+    ClampMax => "clamp_max";
+    /// `torch.maximum(a, b)`.
+    Maximum => "maximum";
+    /// `torch.minimum(a, b)`.
+    Minimum => "minimum";
+    /// `torch.zeros_like(t)`.
+    ZerosLike => "zeros_like";
+    /// `torch.ones_like(t)`.
+    OnesLike => "ones_like";
+    /// `torch.full_like(t, value)`.
+    FullLike => "full_like";
+    /// `F.silu`.
+    Silu => "silu";
+    /// `F.leaky_relu` with the default slope.
+    LeakyRelu => "leaky_relu";
+    /// `F.leaky_relu` with a given slope.
+    LeakyReluSlope => "leaky_relu_slope";
+    /// `F.elu` with `alpha=1.0`.
+    Elu => "elu";
+    /// `F.softplus` with `beta=1, threshold=20`.
+    Softplus => "softplus";
+    /// `F.layer_norm` over the last dim.
+    LayerNorm => "layer_norm";
+    /// `t.transpose(d0, d1)` / `t.t()` / `t.T`, materialised.
+    Transpose => "transpose";
+    /// `t.unsqueeze(d)`, materialised.
+    Unsqueeze => "unsqueeze";
+    /// `a > b` on tensors.
+    Gt => "gt";
+    /// `a < b` on tensors.
+    Lt => "lt";
+    /// `a >= b` on tensors.
+    Ge => "ge";
+    /// `a <= b` on tensors.
+    Le => "le";
+    /// `a == b` on tensors.
+    Eq => "eq";
+    /// `a != b` on tensors.
+    Ne => "ne";
+    /// `t > s`.
+    GtScalar => "gt_scalar";
+    /// `t < s`.
+    LtScalar => "lt_scalar";
+    /// `t >= s`.
+    GeScalar => "ge_scalar";
+    /// `t <= s`.
+    LeScalar => "le_scalar";
+    /// `t == s`.
+    EqScalar => "eq_scalar";
+    /// `t != s`.
+    NeScalar => "ne_scalar";
+    /// `torch.where(c, a, b)`, tensor branches.
+    WhereTensors => "where_tensors";
+    /// `torch.where(c, a, s)`.
+    WhereTensorScalar => "where_tensor_scalar";
+    /// `torch.where(c, s, b)`.
+    WhereScalarTensor => "where_scalar_tensor";
+    /// `torch.where(c, s, s)`.
+    WhereScalars => "where_scalars";
+    /// `t.size(d)` / `len(t)` (d = 0).
+    SizeDim => "size_dim";
+    /// `t.shape` / `t.size()` of a rank-1 tensor.
+    Shape1 => "shape_1d";
+    /// `t.shape` / `t.size()` of a rank-2 tensor.
+    Shape2 => "shape_2d";
+    /// `t.dim()` / `t.ndim`.
+    Ndim => "ndim";
+    /// `t.numel()`.
+    Numel => "numel";
 }
 
 impl Rt {

@@ -1,12 +1,14 @@
 //! # rextio-torch
 //!
 //! The PyTorch backend: claims a proven float32 CPU surface of PyTorch (`F.linear`, activation
-//! methods, matmul, `+`, dim-1 reductions) and lowers each site to one call into [`runtime`],
+//! methods, matmul, `+`, static-dim reductions, comparisons to bool tensors, `where`, clamp,
+//! layer_norm, materialised transposes, shape queries as ints) and lowers each site to one call into [`runtime`],
 //! which drives libtorch through `tch`'s fallible APIs. The plugin itself (claim, lower, rules)
 //! needs no libtorch; the `runtime` feature, enabled by generated crates, does.
 
 pub mod claim;
 pub mod codes;
+pub mod decorators;
 pub mod entry;
 mod lower;
 pub mod platforms;
@@ -62,6 +64,56 @@ pub const SYMBOLS: &[&str] = &[
     "torch.Tensor.sum",
     "torch.Tensor.softmax",
     "torch.Tensor.argmax",
+    "torch.nn.functional.silu",
+    "torch.nn.functional.leaky_relu",
+    "torch.nn.functional.elu",
+    "torch.nn.functional.softplus",
+    "torch.nn.functional.log_softmax",
+    "torch.nn.functional.layer_norm",
+    "torch.log_softmax",
+    "torch.amax",
+    "torch.amin",
+    "torch.max",
+    "torch.clamp",
+    "torch.clip",
+    "torch.clamp_min",
+    "torch.clamp_max",
+    "torch.maximum",
+    "torch.minimum",
+    "torch.zeros_like",
+    "torch.ones_like",
+    "torch.full_like",
+    "torch.where",
+    "torch.t",
+    "torch.transpose",
+    "torch.unsqueeze",
+    "torch.Tensor.log_softmax",
+    "torch.Tensor.amax",
+    "torch.Tensor.amin",
+    "torch.Tensor.max",
+    "torch.Tensor.clamp",
+    "torch.Tensor.clip",
+    "torch.Tensor.clamp_min",
+    "torch.Tensor.clamp_max",
+    "torch.Tensor.maximum",
+    "torch.Tensor.minimum",
+    "torch.Tensor.t",
+    "torch.Tensor.T",
+    "torch.Tensor.transpose",
+    "torch.Tensor.unsqueeze",
+    "torch.Tensor.size",
+    "torch.Tensor.dim",
+    "torch.Tensor.ndimension",
+    "torch.Tensor.ndim",
+    "torch.Tensor.numel",
+    "torch.Tensor.shape",
+    "torch.Tensor.__lt__",
+    "torch.Tensor.__le__",
+    "torch.Tensor.__gt__",
+    "torch.Tensor.__ge__",
+    "torch.Tensor.__eq__",
+    "torch.Tensor.__ne__",
+    "builtins.len",
 ];
 
 /// The plugin id.
@@ -76,7 +128,10 @@ pub struct TorchPlugin {
 impl Default for TorchPlugin {
     fn default() -> Self {
         Self {
-            rules: rules::records(),
+            rules: rules::records()
+                .into_iter()
+                .chain(decorators::records())
+                .collect(),
             types: types::vocabulary(),
         }
     }
@@ -150,6 +205,9 @@ impl Plugin for TorchPlugin {
                 "LIBTORCH_INCLUDE".into(),
             ],
         })
+    }
+    fn native_decorator(&self, path: &str, called: bool) -> Option<String> {
+        decorators::rule(path, called).map(str::to_owned)
     }
     fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
         vec![

@@ -1,7 +1,7 @@
 //! Lowering: a claimed site becomes one call into `rextio_torch::runtime`. The plan is
 //! recomputed from the site and must match the claim; otherwise lowering fails closed.
 
-use crate::claim::{self, Op, Src};
+use crate::claim::{self, Arg, Op, Src};
 use crate::entry::Rt;
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
 
@@ -17,6 +17,15 @@ fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
 
 fn by_ref(op: &LoweredOperand) -> String {
     format!("&({})", op.expr)
+}
+
+/// A Rust `f64` literal that reads back bit for bit (non-finite values through their bits).
+fn f64_literal(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:?}_f64")
+    } else {
+        format!("f64::from_bits({:#x}_u64)", v.to_bits())
+    }
 }
 
 /// Lower a site; re-validates the claim against the site first.
@@ -88,6 +97,22 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
         }
         Op::Softmax { t, dim } => {
             format!("{RT}::{}({}, {dim})?", Rt::Softmax.name(), by_ref(get(t)?))
+        }
+        Op::Call { f, args } => {
+            let mut parts = Vec::with_capacity(args.len());
+            for a in args {
+                parts.push(match a {
+                    Arg::Tensor(s) => by_ref(get(s)?),
+                    Arg::OptTensor(Some(s)) => format!("Some({})", by_ref(get(s)?)),
+                    Arg::OptTensor(None) => "None".to_owned(),
+                    Arg::Scalar(s) => format!("({})", get(s)?.expr),
+                    Arg::TupleFirst(s) => format!("({}).0", get(s)?.expr),
+                    Arg::Int(v) => format!("{v}_i64"),
+                    Arg::Bool(v) => v.to_string(),
+                    Arg::Float(v) => f64_literal(v),
+                });
+            }
+            format!("{RT}::{}({})?", f.name(), parts.join(", "))
         }
         Op::Argmax { t, dim, keepdim } => {
             format!(
@@ -172,6 +197,51 @@ mod tests {
             let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
             assert!(!e.expr.contains("_owned("), "{}", e.expr);
         }
+    }
+
+    #[test]
+    fn negative_dims_are_normalised_statically() {
+        let site = crate::claim::tests::method(
+            t2(),
+            "softmax",
+            vec![rextio_plugin_api::Operand::literal(
+                rextio_plugin_api::Literal::Int(-1),
+            )],
+            vec![],
+        );
+        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
+        assert_eq!(e.expr, "::rextio_torch::runtime::softmax(&(v99), 1)?");
+    }
+
+    #[test]
+    fn generic_calls_render_scalars_tuples_and_defaults() {
+        let site = crate::claim::tests::call(
+            "torch.nn.functional.layer_norm",
+            vec![
+                t2(),
+                rextio_plugin_api::Operand::typed(rextio_plugin_api::ValueType::Tuple(vec![
+                    rextio_plugin_api::ValueType::Int,
+                ])),
+                t1(),
+            ],
+            vec![],
+        );
+        let e = lower(&claimed(&site), &mut context(&site, true)).unwrap();
+        assert_eq!(
+            e.expr,
+            "::rextio_torch::runtime::layer_norm(&(v0), (v1).0, Some(&(v2)), None, 1e-5_f64)?"
+        );
+        let site = crate::claim::tests::compare(
+            "<",
+            rextio_plugin_api::Operand::literal(rextio_plugin_api::Literal::Float(0.5)),
+            t2(),
+        );
+        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
+        assert_eq!(e.expr, "::rextio_torch::runtime::gt_scalar(&(v1), (v0))?");
+        assert_eq!(
+            f64_literal(f64::INFINITY),
+            "f64::from_bits(0x7ff0000000000000_u64)"
+        );
     }
 
     #[test]

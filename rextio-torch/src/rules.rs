@@ -40,6 +40,48 @@ pub const F_SOFTMAX: &str = "rextio-torch/functional-softmax-f32-cpu-rank1-2";
 pub const ARGMAX_DIM1: &str = "rextio-torch/tensor-argmax-dim1-i64-cpu-2d";
 /// Static-dim argmax with a rank-1 int64 result.
 pub const ARGMAX_STATIC: &str = "rextio-torch/argmax-static-dim-i64-cpu-rank1";
+/// Static-dim amax.
+pub const AMAX_STATIC: &str = "rextio-torch/amax-static-dim-f32-cpu-rank1-2";
+/// Static-dim amin.
+pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
+/// `t.max(dim)` -> `(values, indices)`.
+pub const MAX_DIM: &str = "rextio-torch/max-dim-values-indices-f32-i64-cpu-rank1";
+/// Static-dim log_softmax, every spelling.
+pub const LOG_SOFTMAX: &str = "rextio-torch/log-softmax-static-dim-f32-cpu-rank1-2";
+/// `F.silu`.
+pub const SILU: &str = "rextio-torch/functional-silu-f32-cpu-rank1-2";
+/// `F.leaky_relu` with the default slope.
+pub const LEAKY_RELU: &str = "rextio-torch/functional-leaky-relu-f32-cpu-rank1-2";
+/// `F.leaky_relu` with a given slope.
+pub const LEAKY_RELU_SLOPE: &str = "rextio-torch/functional-leaky-relu-slope-f32-cpu-rank1-2";
+/// `F.elu` with `alpha=1.0`.
+pub const ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
+/// `F.softplus` with the default beta and threshold.
+pub const SOFTPLUS: &str = "rextio-torch/functional-softplus-f32-cpu-rank1-2";
+/// `F.layer_norm` over the last dim.
+pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
+/// `t.transpose(d0, d1)` / `torch.transpose(t, d0, d1)`.
+pub const TRANSPOSE: &str = "rextio-torch/tensor-transpose-f32-cpu-rank1-2";
+/// `t.t()` / `torch.t(t)`.
+pub const T_METHOD: &str = "rextio-torch/tensor-t-f32-cpu-rank1-2";
+/// `t.T`.
+pub const T_ATTR: &str = "rextio-torch/tensor-attribute-t-f32-cpu-2d";
+/// `t.unsqueeze(d)` rank 1 -> 2.
+pub const UNSQUEEZE: &str = "rextio-torch/tensor-unsqueeze-f32-cpu-1d-to-2d";
+/// `t.size(d)`.
+pub const SIZE_DIM: &str = "rextio-torch/tensor-size-dim-int";
+/// `t.size()`.
+pub const SIZE_TUPLE: &str = "rextio-torch/tensor-size-tuple-int";
+/// `t.shape`.
+pub const SHAPE_ATTR: &str = "rextio-torch/tensor-attribute-shape-tuple-int";
+/// `t.dim()` / `t.ndimension()`.
+pub const DIM: &str = "rextio-torch/tensor-dim-int";
+/// `t.ndim`.
+pub const NDIM_ATTR: &str = "rextio-torch/tensor-attribute-ndim-int";
+/// `t.numel()`.
+pub const NUMEL: &str = "rextio-torch/tensor-numel-int";
+/// `len(t)`.
+pub const LEN: &str = "rextio-torch/builtin-len-tensor-int";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-torch/unsupported-tensor-surface";
 
@@ -83,6 +125,41 @@ pub fn function_elementwise(name: &str) -> String {
 /// Tensor-scalar operator, either side (beyond the seed).
 pub fn scalar_elementwise(name: &str) -> String {
     format!("rextio-torch/tensor-{name}-scalar-f32-cpu-rank1-2")
+}
+
+/// Comparisons: (operator, name).
+pub const COMPARISONS: [(&str, &str); 6] = [
+    (">", "gt"),
+    ("<", "lt"),
+    (">=", "ge"),
+    ("<=", "le"),
+    ("==", "eq"),
+    ("!=", "ne"),
+];
+
+/// A comparison of `shape` (`same-rank`, `2d-1d-broadcast`, `scalar`), bool result.
+pub fn compare(name: &str, shape: &str) -> String {
+    format!("rextio-torch/compare-{name}-{shape}-f32-cpu-bool")
+}
+
+/// `torch.where` with branches of `kind` (`tensors`, `tensor-scalar`, `scalars`).
+pub fn where_rule(kind: &str) -> String {
+    format!("rextio-torch/where-bool-{kind}-f32-cpu-rank1-2")
+}
+
+/// `clamp` / `clip` / `clamp_min` / `clamp_max` with scalar bounds.
+pub fn clamp(name: &str) -> String {
+    let name = match name {
+        "clamp_min" => "clamp-min",
+        "clamp_max" => "clamp-max",
+        _ => "clamp",
+    };
+    format!("rextio-torch/{name}-scalar-f32-cpu-rank1-2")
+}
+
+/// `zeros_like` / `ones_like` / `full_like`.
+pub fn like(name: &str) -> String {
+    format!("rextio-torch/{}-f32-cpu-rank1-2", name.replace('_', "-"))
 }
 
 fn native(id: impl Into<String>, scope: RuleScope, pattern: &str, constraint: &str) -> RuleRecord {
@@ -225,7 +302,7 @@ pub fn records() -> Vec<RuleRecord> {
             id,
             Call,
             &format!("t.{name}(dim[, keepdim=b]) / torch.{name}(t, dim[, keepdim=b])"),
-            "dim literal 0/1 once; keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs dim 0 + keepdim=True",
+            "dim int literal in range once (negative normalised); keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs keepdim=True",
         ));
     }
     out.push(native(
@@ -238,13 +315,13 @@ pub fn records() -> Vec<RuleRecord> {
         SOFTMAX_STATIC,
         Call,
         "t.softmax(dim) / torch.softmax(t, dim)",
-        "dim literal once; rank 1: 0; rank 2: 0/1; result same rank",
+        "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
     ));
     out.push(native(
         F_SOFTMAX,
         Call,
         "torch.nn.functional.softmax(t, dim[, dtype=None])",
-        "dim literal once; dtype omitted or literal None; rank 1 or 2",
+        "dim int literal in range once (negative normalised); dtype omitted or literal None; rank 1 or 2",
     ));
     out.push(native(
         ARGMAX_DIM1,
@@ -256,8 +333,9 @@ pub fn records() -> Vec<RuleRecord> {
         ARGMAX_STATIC,
         Call,
         "t.argmax(dim[, keepdim=b]) / torch.argmax(t, dim[, keepdim=b])",
-        "rank 2: dim 0/1, keepdim False; rank 1: dim 0, keepdim=True; result int64 rank 1",
+        "rank 2: dim 0/1/-1/-2, keepdim False; rank 1: dim 0/-1, keepdim=True; result int64 rank 1",
     ));
+    out.extend(extended_records());
     out.push(RuleRecord {
         id: UNSUPPORTED.to_owned(),
         scope: RuleScope::Type,
@@ -269,6 +347,179 @@ pub fn records() -> Vec<RuleRecord> {
         stability: Stability::Stable,
         verified: false,
     });
+    out
+}
+
+/// Rules of the extended surface (comparisons, where, clamp, shapes, ...).
+fn extended_records() -> Vec<RuleRecord> {
+    use RuleScope::{BinOp, Call, Method};
+    let mut out = Vec::new();
+    for (id, name) in [(AMAX_STATIC, "amax"), (AMIN_STATIC, "amin")] {
+        out.push(native(
+            id,
+            Call,
+            &format!("t.{name}(dim[, keepdim=b]) / torch.{name}(t, dim[, keepdim=b])"),
+            "dim int literal in range once (negative normalised); keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs keepdim=True",
+        ));
+    }
+    out.push(native(
+        MAX_DIM,
+        Method,
+        "t.max(dim[, keepdim=b]) / torch.max(t, dim[, keepdim=b])",
+        "dim int literal in range; rank 2 with keepdim False or rank 1 with keepdim=True; result tuple (float32 rank 1, int64 rank 1)",
+    ));
+    out.push(native(
+        LOG_SOFTMAX,
+        Call,
+        "t.log_softmax(dim) / torch.log_softmax(t, dim) / torch.nn.functional.log_softmax(t, dim[, dtype=None])",
+        "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
+    ));
+    out.push(native(
+        SILU,
+        Call,
+        "torch.nn.functional.silu(t[, inplace=False])",
+        "one positional tensor; rank 1 or 2; result same rank",
+    ));
+    out.push(native(
+        LEAKY_RELU,
+        Call,
+        "torch.nn.functional.leaky_relu(t[, 0.01][, inplace=False])",
+        "negative_slope omitted or the literal 0.01; rank 1 or 2",
+    ));
+    out.push(native(
+        LEAKY_RELU_SLOPE,
+        Call,
+        "torch.nn.functional.leaky_relu(t, negative_slope[, inplace=False])",
+        "negative_slope a Python int or float, literal or parameter; rank 1 or 2",
+    ));
+    out.push(native(
+        ELU,
+        Call,
+        "torch.nn.functional.elu(t[, alpha=1.0][, inplace=False])",
+        "alpha omitted or the literal 1.0; rank 1 or 2",
+    ));
+    out.push(native(
+        SOFTPLUS,
+        Call,
+        "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
+        "beta and threshold omitted or the literal defaults; rank 1 or 2",
+    ));
+    out.push(native(
+        LAYER_NORM,
+        Call,
+        "torch.nn.functional.layer_norm(x, (n,)[, weight][, bias][, eps])",
+        "x rank 1 or 2; normalized_shape a one-element tuple[int] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
+    ));
+    for name in ["clamp", "clamp_min", "clamp_max"] {
+        out.push(native(
+            clamp(name),
+            Call,
+            &format!("torch.{name}(t, ...) / t.{name}(...)"),
+            "scalar bounds (int/float literal or parameter, or None), at least one; rank 1 or 2; result same rank",
+        ));
+    }
+    for name in ["maximum", "minimum"] {
+        out.push(native(
+            function_elementwise(name),
+            Call,
+            &format!("torch.{name}(a, b) / a.{name}(b)"),
+            "two float32 tensors, no options; ranks 1/1, 2/2, 2/1, 1/2",
+        ));
+    }
+    for (name, pattern) in [
+        ("zeros_like", "torch.zeros_like(t)"),
+        ("ones_like", "torch.ones_like(t)"),
+        ("full_like", "torch.full_like(t, value)"),
+    ] {
+        out.push(native(
+            like(name),
+            Call,
+            pattern,
+            "float32 rank 1 or 2, no keywords; value a Python int or float; result float32, same shape",
+        ));
+    }
+    for (op, name) in COMPARISONS {
+        for (shape, constraint) in [
+            ("same-rank", "two float32 tensors of equal rank 1 or 2; result bool, same rank"),
+            ("2d-1d-broadcast", "float32 rank 2 and rank 1, either order; result bool rank 2"),
+            ("scalar", "float32 tensor rank 1 or 2 and a Python int or float, either side; result bool, same rank"),
+        ] {
+            out.push(native(compare(name, shape), BinOp, &format!("a {op} b"), constraint));
+        }
+    }
+    for (kind, constraint) in [
+        ("tensors", "bool condition rank 1/2; float32 tensor branches rank 1/2; result float32 of the largest rank"),
+        ("tensor-scalar", "bool condition; one float32 tensor branch and one Python int or float; result float32"),
+        ("scalars", "bool condition; two Python numbers, not both int; result float32 of the condition's rank"),
+    ] {
+        out.push(native(where_rule(kind), Call, "torch.where(cond, a, b)", constraint));
+    }
+    out.push(native(
+        TRANSPOSE,
+        Method,
+        "t.transpose(d0, d1) / torch.transpose(t, d0, d1)",
+        "int literal dims in range (negative normalised); rank 1 or 2; result a fresh tensor, same rank",
+    ));
+    out.push(native(
+        T_METHOD,
+        Method,
+        "t.t() / torch.t(t)",
+        "rank 1 or 2; result a fresh tensor, same rank",
+    ));
+    out.push(native(
+        T_ATTR,
+        Method,
+        "t.T",
+        "attribute read; rank 2; result a fresh rank-2 tensor",
+    ));
+    out.push(native(
+        UNSQUEEZE,
+        Method,
+        "t.unsqueeze(d) / torch.unsqueeze(t, d)",
+        "rank 1; d an int literal in [-2, 2); result a fresh rank-2 tensor",
+    ));
+    out.push(native(
+        SIZE_DIM,
+        Method,
+        "t.size(d) / t.size(dim=d)",
+        "any rextio-torch tensor; d an int literal in range (negative normalised); result int",
+    ));
+    out.push(native(
+        SIZE_TUPLE,
+        Method,
+        "t.size()",
+        "any rextio-torch tensor; result tuple of int of the static rank",
+    ));
+    out.push(native(
+        SHAPE_ATTR,
+        Method,
+        "t.shape",
+        "attribute read; any rextio-torch tensor; result tuple of int of the static rank",
+    ));
+    out.push(native(
+        DIM,
+        Method,
+        "t.dim() / t.ndimension()",
+        "any rextio-torch tensor; no arguments; result int",
+    ));
+    out.push(native(
+        NDIM_ATTR,
+        Method,
+        "t.ndim",
+        "attribute read; any rextio-torch tensor; result int",
+    ));
+    out.push(native(
+        NUMEL,
+        Method,
+        "t.numel()",
+        "any rextio-torch tensor; no arguments; result int",
+    ));
+    out.push(native(
+        LEN,
+        Call,
+        "len(t)",
+        "any rextio-torch tensor (rank >= 1); result int, the size of dim 0",
+    ));
     out
 }
 

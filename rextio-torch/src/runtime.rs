@@ -278,3 +278,257 @@ pub fn argmax(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchT
     }
     Ok(RxtTorchTensor(r))
 }
+
+/// Boundary check for `TensorBoolCpu1D`.
+pub fn extract_bool_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
+    extract(obj, Kind::Bool, "bool", 1)
+}
+
+/// Boundary check for `TensorBoolCpu2D`.
+pub fn extract_bool_cpu_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
+    extract(obj, Kind::Bool, "bool", 2)
+}
+
+/// `t.log_softmax(dim)`.
+pub fn log_softmax(t: &RxtTorchTensor, dim: i64) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_log_softmax(dim, None::<Kind>))
+}
+
+/// `t.amax(dim, keepdim=...)`.
+pub fn amax_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_amax(&[dim][..], keepdim))
+}
+
+/// `t.amin(dim, keepdim=...)`.
+pub fn amin_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_amin(&[dim][..], keepdim))
+}
+
+/// `t.max(dim, keepdim)` -> `(values, indices)`; the indices are checked to be CPU int64 rank 1.
+pub fn max_dim(
+    t: &RxtTorchTensor,
+    dim: i64,
+    keepdim: bool,
+) -> PyResult<(RxtTorchTensor, RxtTorchTensor)> {
+    let (values, indices) = t.0.f_max_dim(dim, keepdim).map_err(map_err)?;
+    if indices.device() != Device::Cpu
+        || indices.f_kind().ok() != Some(Kind::Int64)
+        || indices.dim() != 1
+        || values.dim() != 1
+    {
+        return Err(PyRuntimeError::new_err(
+            "rextio-torch: max did not produce rank-1 values and CPU int64 rank-1 indices",
+        ));
+    }
+    Ok((RxtTorchTensor(values), RxtTorchTensor(indices)))
+}
+
+/// `t.clamp(min, max)` with scalar bounds; a float32 tensor stays float32.
+pub fn clamp<A: Into<Scalar>, B: Into<Scalar>>(
+    t: &RxtTorchTensor,
+    min: A,
+    max: B,
+) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_clamp::<Scalar>(min.into(), max.into()))
+}
+
+/// `t.clamp_min(min)` / `t.clamp(min=min)`.
+pub fn clamp_min<S: Into<Scalar>>(t: &RxtTorchTensor, min: S) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_clamp_min(min))
+}
+
+/// `t.clamp_max(max)` / `t.clamp(max=max)`.
+pub fn clamp_max<S: Into<Scalar>>(t: &RxtTorchTensor, max: S) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_clamp_max(max))
+}
+
+/// `torch.maximum(a, b)` (NaN propagates, as in eager).
+pub fn maximum(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(a.0.f_maximum(&b.0))
+}
+
+/// `torch.minimum(a, b)` (NaN propagates, as in eager).
+pub fn minimum(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(a.0.f_minimum(&b.0))
+}
+
+/// `torch.zeros_like(t)`.
+pub fn zeros_like(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_zeros_like())
+}
+
+/// `torch.ones_like(t)`.
+pub fn ones_like(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_ones_like())
+}
+
+/// `torch.full_like(t, value)`: the tensor's dtype (float32) is kept, as in eager.
+pub fn full_like<S: Into<Scalar>>(t: &RxtTorchTensor, value: S) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_full_like(value))
+}
+
+/// `F.silu(t)`.
+pub fn silu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_silu())
+}
+
+/// `F.leaky_relu(t)` with the default slope 0.01.
+pub fn leaky_relu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_leaky_relu())
+}
+
+/// `F.leaky_relu(t, slope)`: `t > 0 ? t : t * slope`, eager's kernel formula (tch exposes the
+/// op only with its default slope). NaN stays NaN, `-0.0 * slope` keeps eager's sign.
+pub fn leaky_relu_slope<S: Into<Scalar>>(t: &RxtTorchTensor, slope: S) -> PyResult<RxtTorchTensor> {
+    let positive = t.0.f_gt(0).map_err(map_err)?;
+    let scaled = t.0.f_mul_scalar(slope).map_err(map_err)?;
+    ok(t.0.f_where_self(&positive, &scaled))
+}
+
+/// `F.elu(t)` with `alpha=1.0`.
+pub fn elu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_elu())
+}
+
+/// `F.softplus(t)` with `beta=1, threshold=20`.
+pub fn softplus(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.0.f_softplus())
+}
+
+/// `F.layer_norm(x, (n,), weight, bias, eps)` over the last dim; libtorch checks `n` against
+/// the input's last dim exactly as eager does.
+pub fn layer_norm(
+    x: &RxtTorchTensor,
+    n: i64,
+    weight: Option<&RxtTorchTensor>,
+    bias: Option<&RxtTorchTensor>,
+    eps: f64,
+) -> PyResult<RxtTorchTensor> {
+    ok(x.0.f_layer_norm(
+        &[n][..],
+        weight.map(|w| &w.0),
+        bias.map(|b| &b.0),
+        eps,
+        false,
+    ))
+}
+
+/// A fresh copy of a view: results never alias their inputs, because owned temporaries may be
+/// written in place later.
+fn materialise(view: Tensor) -> PyResult<RxtTorchTensor> {
+    ok(view.f_detach_copy())
+}
+
+/// `t.transpose(d0, d1)` / `t.t()` / `t.T`, as a fresh tensor (eager returns a view).
+pub fn transpose(t: &RxtTorchTensor, d0: i64, d1: i64) -> PyResult<RxtTorchTensor> {
+    materialise(t.0.f_transpose(d0, d1).map_err(map_err)?)
+}
+
+/// `t.unsqueeze(d)`, as a fresh tensor (eager returns a view).
+pub fn unsqueeze(t: &RxtTorchTensor, d: i64) -> PyResult<RxtTorchTensor> {
+    materialise(t.0.f_unsqueeze(d).map_err(map_err)?)
+}
+
+macro_rules! comparison {
+    ($name:ident, $scalar:ident, $f:ident, $f_scalar:ident, $op:literal) => {
+        #[doc = concat!("`a ", $op, " b` on tensors; a bool tensor.")]
+        pub fn $name(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+            ok(a.0.$f(&b.0))
+        }
+        #[doc = concat!("`t ", $op, " s` with a Python int or float `s`; a bool tensor.")]
+        pub fn $scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
+            ok(t.0.$f_scalar(s))
+        }
+    };
+}
+
+comparison!(gt, gt_scalar, f_gt_tensor, f_gt, ">");
+comparison!(lt, lt_scalar, f_lt_tensor, f_lt, "<");
+comparison!(ge, ge_scalar, f_ge_tensor, f_ge, ">=");
+comparison!(le, le_scalar, f_le_tensor, f_le, "<=");
+comparison!(eq, eq_scalar, f_eq_tensor, f_eq, "==");
+comparison!(ne, ne_scalar, f_ne_tensor, f_ne, "!=");
+
+/// `torch.where(c, a, b)` with tensor branches.
+pub fn where_tensors(
+    c: &RxtTorchTensor,
+    a: &RxtTorchTensor,
+    b: &RxtTorchTensor,
+) -> PyResult<RxtTorchTensor> {
+    ok(a.0.f_where_self(&c.0, &b.0))
+}
+
+/// `torch.where(c, a, s)`; a float32 tensor with a Python scalar stays float32.
+pub fn where_tensor_scalar<S: Into<Scalar>>(
+    c: &RxtTorchTensor,
+    a: &RxtTorchTensor,
+    s: S,
+) -> PyResult<RxtTorchTensor> {
+    ok(a.0.f_where_scalarother(&c.0, s))
+}
+
+/// `torch.where(c, s, b)`.
+pub fn where_scalar_tensor<S: Into<Scalar>>(
+    c: &RxtTorchTensor,
+    s: S,
+    b: &RxtTorchTensor,
+) -> PyResult<RxtTorchTensor> {
+    ok(Tensor::f_where_scalarself(&c.0, s, &b.0))
+}
+
+/// `torch.where(c, s1, s2)`: the default float dtype (float32), as eager promotes Python numbers
+/// of which at least one is a float.
+pub fn where_scalars<A: Into<Scalar>, B: Into<Scalar>>(
+    c: &RxtTorchTensor,
+    a: A,
+    b: B,
+) -> PyResult<RxtTorchTensor> {
+    let r = Tensor::f_where_scalar::<Scalar>(&c.0, a.into(), b.into()).map_err(map_err)?;
+    if r.f_kind().ok() != Some(Kind::Float) {
+        return Err(PyRuntimeError::new_err(
+            "rextio-torch: where did not produce a float32 tensor",
+        ));
+    }
+    Ok(RxtTorchTensor(r))
+}
+
+/// `t.size(d)` / `len(t)` (d = 0) as an exact int.
+pub fn size_dim(t: &RxtTorchTensor, d: i64) -> PyResult<i64> {
+    let size = t.0.size();
+    usize::try_from(d)
+        .ok()
+        .and_then(|i| size.get(i).copied())
+        .ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "rextio-torch: dimension {d} out of range for a rank-{} tensor",
+                size.len()
+            ))
+        })
+}
+
+/// `t.shape` / `t.size()` of a rank-1 tensor.
+pub fn shape_1d(t: &RxtTorchTensor) -> PyResult<(i64,)> {
+    t.0.size1().map(|n| (n,)).map_err(map_err)
+}
+
+/// `t.shape` / `t.size()` of a rank-2 tensor.
+pub fn shape_2d(t: &RxtTorchTensor) -> PyResult<(i64, i64)> {
+    t.0.size2().map_err(map_err)
+}
+
+/// `t.dim()` / `t.ndim`.
+pub fn ndim(t: &RxtTorchTensor) -> PyResult<i64> {
+    i64::try_from(t.0.dim()).map_err(|_| {
+        pyo3::exceptions::PyOverflowError::new_err("rextio-torch: rank overflows int64")
+    })
+}
+
+/// `t.numel()`, computed with checked arithmetic.
+pub fn numel(t: &RxtTorchTensor) -> PyResult<i64> {
+    t.0.size()
+        .iter()
+        .try_fold(1i64, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| {
+            pyo3::exceptions::PyOverflowError::new_err("rextio-torch: numel overflows int64")
+        })
+}

@@ -9,6 +9,11 @@ pub const F32_CPU_2D: &str = "rextio-torch/tensor-f32-cpu-2d";
 /// Type key of `TensorI64Cpu1D` (classification results).
 pub const I64_CPU_1D: &str = "rextio-torch/tensor-i64-cpu-1d";
 
+/// Type key of `TensorBoolCpu1D` (comparison results).
+pub const BOOL_CPU_1D: &str = "rextio-torch/tensor-bool-cpu-1d";
+/// Type key of `TensorBoolCpu2D` (comparison results).
+pub const BOOL_CPU_2D: &str = "rextio-torch/tensor-bool-cpu-2d";
+
 /// The Rust type of every torch tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_torch::runtime::RxtTorchTensor";
 
@@ -26,6 +31,24 @@ pub fn f32_cpu(rank: u8) -> Option<ValueType> {
     match rank {
         1 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_1D))),
         2 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_2D))),
+        _ => None,
+    }
+}
+
+/// The bool CPU rank of a type key, if it is one of ours.
+pub fn bool_cpu_rank(key: &TypeKey) -> Option<u8> {
+    match key.as_str() {
+        BOOL_CPU_1D => Some(1),
+        BOOL_CPU_2D => Some(2),
+        _ => None,
+    }
+}
+
+/// The type of a bool CPU tensor of `rank` (1 or 2).
+pub fn bool_cpu(rank: u8) -> Option<ValueType> {
+    match rank {
+        1 => Some(ValueType::Plugin(TypeKey::new(BOOL_CPU_1D))),
+        2 => Some(ValueType::Plugin(TypeKey::new(BOOL_CPU_2D))),
         _ => None,
     }
 }
@@ -58,5 +81,20 @@ pub fn vocabulary() -> Vec<PluginType> {
         wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
         description: "torch.Tensor, int64, CPU, rank 1 (classification result)".to_owned(),
     }))
+    .chain(
+        [
+            (BOOL_CPU_1D, "TensorBoolCpu1D", 1),
+            (BOOL_CPU_2D, "TensorBoolCpu2D", 2),
+        ]
+        .into_iter()
+        .map(|(key, name, rank)| PluginType {
+            annotation: format!("rextio_torch.types.{name}"),
+            key: TypeKey::new(key),
+            rust_type: RUST_TENSOR.to_owned(),
+            extract_fn: format!("::rextio_torch::runtime::extract_bool_cpu_{rank}d"),
+            wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
+            description: format!("torch.Tensor, bool, CPU, rank {rank} (comparison result)"),
+        }),
+    )
     .collect()
 }

@@ -4,7 +4,7 @@ They prove dtype, device and rank only; runtime values stay ordinary ``torch.Ten
 This module imports neither torch nor rextio.
 """
 
-__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D"]
+__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D", "TensorBoolCpu1D", "TensorBoolCpu2D"]
 
 
 class _TensorMarker:
@@ -35,3 +35,17 @@ class TensorI64Cpu1D(_TensorMarker):
 
     dtype = "int64"
     rank = 1
+
+
+class TensorBoolCpu1D(_TensorMarker):
+    """A bool CPU tensor of rank 1, a comparison result (``rextio-torch/tensor-bool-cpu-1d``)."""
+
+    dtype = "bool"
+    rank = 1
+
+
+class TensorBoolCpu2D(_TensorMarker):
+    """A bool CPU tensor of rank 2, a comparison result (``rextio-torch/tensor-bool-cpu-2d``)."""
+
+    dtype = "bool"
+    rank = 2

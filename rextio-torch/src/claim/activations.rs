@@ -128,3 +128,170 @@ pub fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
         },
     )
 }
+
+/// Check an `inplace` operand: omitted or a literal `False`.
+fn not_in_place(site: &ClaimSite, bound: &[(&str, Src)], shown: &str) -> Result<(), NoPlan> {
+    if let Some(s) = get(bound, "inplace") {
+        if !matches!(
+            operand(site, s).and_then(|o| o.literal.as_ref()),
+            Some(Literal::Bool(false))
+        ) {
+            return Err(reject(
+                codes::IN_PLACE,
+                format!(
+                    "{shown} with inplace other than a literal False would write into its input"
+                ),
+                "drop inplace, or pass inplace=False",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A literal number equal to `v`.
+fn literal_is(site: &ClaimSite, s: Src, v: f64) -> bool {
+    match operand(site, s).and_then(|o| o.literal.as_ref()) {
+        Some(Literal::Float(x)) => *x == v,
+        Some(Literal::Int(x)) => i32::try_from(*x).is_ok_and(|x| f64::from(x) == v),
+        _ => false,
+    }
+}
+
+/// Bound parameter names and their sources.
+type Bound<'a> = Vec<(&'a str, Src)>;
+
+/// Bind a parameterised activation whose tensor comes first and positionally.
+fn bind_activation<'a>(
+    site: &ClaimSite,
+    shown: &str,
+    params: &[&'a str],
+) -> Result<(Bound<'a>, u8), NoPlan> {
+    let form = |why: String| {
+        reject(
+            codes::ACTIVATION_PARAMS,
+            format!("{shown} {why}"),
+            &format!("write {shown}(t) with default parameters"),
+        )
+    };
+    let bound = bind(site, params, &[]).map_err(form)?;
+    if get(&bound, "input") != Some(Src::Arg(0)) {
+        return Err(form(
+            "needs its tensor as the first positional argument".into(),
+        ));
+    }
+    let r = super::f32_rank(&site.args[0], shown)?;
+    Ok((bound, r))
+}
+
+/// `F.silu(t[, inplace=False])`.
+pub fn plan_silu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let (bound, r) = bind_activation(site, "F.silu", &["input", "inplace"])?;
+    not_in_place(site, &bound, "F.silu")?;
+    plan_f32(
+        rules::SILU,
+        r,
+        Op::Unary {
+            f: Rt::Silu,
+            t: Src::Arg(0),
+        },
+    )
+}
+
+/// `F.leaky_relu(t[, negative_slope][, inplace=False])`.
+pub fn plan_leaky_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = "F.leaky_relu";
+    let (bound, r) = bind_activation(site, shown, &["input", "negative_slope", "inplace"])?;
+    not_in_place(site, &bound, shown)?;
+    match get(&bound, "negative_slope") {
+        None => plan_f32(
+            rules::LEAKY_RELU,
+            r,
+            Op::Unary {
+                f: Rt::LeakyRelu,
+                t: Src::Arg(0),
+            },
+        ),
+        Some(s) if literal_is(site, s, 0.01) => plan_f32(
+            rules::LEAKY_RELU,
+            r,
+            Op::Unary {
+                f: Rt::LeakyRelu,
+                t: Src::Arg(0),
+            },
+        ),
+        Some(s) => {
+            let Some(slope) = operand(site, s) else {
+                return Err(super::ClaimOutcome::NotCovered);
+            };
+            if !super::is_number(slope) {
+                return Err(reject(
+                    codes::ACTIVATION_PARAMS,
+                    format!(
+                        "{shown} with negative_slope {} is not lowered",
+                        super::describe(slope)
+                    ),
+                    "pass negative_slope as a Python int or float",
+                ));
+            }
+            plan_f32(
+                rules::LEAKY_RELU_SLOPE,
+                r,
+                Op::Call {
+                    f: Rt::LeakyReluSlope,
+                    args: vec![super::Arg::Tensor(Src::Arg(0)), super::Arg::Scalar(s)],
+                },
+            )
+        }
+    }
+}
+
+/// `F.elu(t[, alpha=1.0][, inplace=False])`.
+pub fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = "F.elu";
+    let (bound, r) = bind_activation(site, shown, &["input", "alpha", "inplace"])?;
+    not_in_place(site, &bound, shown)?;
+    if let Some(s) = get(&bound, "alpha") {
+        if !literal_is(site, s, 1.0) {
+            return Err(reject(
+                codes::ACTIVATION_PARAMS,
+                format!("{shown} with an alpha other than the literal 1.0 is not lowered"),
+                "omit alpha (1.0)",
+            ));
+        }
+    }
+    plan_f32(
+        rules::ELU,
+        r,
+        Op::Unary {
+            f: Rt::Elu,
+            t: Src::Arg(0),
+        },
+    )
+}
+
+/// `F.softplus(t[, beta=1][, threshold=20])`.
+pub fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = "F.softplus";
+    let (bound, r) = bind_activation(site, shown, &["input", "beta", "threshold"])?;
+    for (p, default) in [("beta", 1.0), ("threshold", 20.0)] {
+        if let Some(s) = get(&bound, p) {
+            if !literal_is(site, s, default) {
+                return Err(reject(
+                    codes::ACTIVATION_PARAMS,
+                    format!(
+                        "{shown} with {p} other than the literal default {default} is not lowered"
+                    ),
+                    "omit beta and threshold (1 and 20)",
+                ));
+            }
+        }
+    }
+    plan_f32(
+        rules::SOFTPLUS,
+        r,
+        Op::Unary {
+            f: Rt::Softplus,
+            t: Src::Arg(0),
+        },
+    )
+}

@@ -6,11 +6,15 @@
 mod activations;
 mod binops;
 mod classification;
+mod compare;
+mod elementwise;
 mod linear;
+mod norm;
 mod reductions;
+mod shape;
 
 use crate::codes;
-use crate::types::{f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use crate::types::{bool_cpu_rank, f32_cpu, f32_cpu_rank, I64_CPU_1D};
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
 };
@@ -27,6 +31,25 @@ pub enum Src {
     Arg(usize),
     /// Keyword operand `i` (index into the site's keywords).
     Kw(usize),
+}
+
+/// One argument of a generic runtime call ([`Op::Call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A tensor operand, passed by reference.
+    Tensor(Src),
+    /// An optional tensor operand (`None` when absent or a literal `None`).
+    OptTensor(Option<Src>),
+    /// A Python int or float operand, passed as its Rust scalar (`i64` / `f64`).
+    Scalar(Src),
+    /// The only element of a one-element int tuple operand (`(n,)`), as `i64`.
+    TupleFirst(Src),
+    /// A statically known int (a normalised dim).
+    Int(i64),
+    /// A statically known bool (keepdim).
+    Bool(bool),
+    /// A statically known float (a default such as `eps=1e-5`).
+    Float(f64),
 }
 
 /// What a claimed site computes.
@@ -91,6 +114,14 @@ pub enum Op {
         /// Static dim.
         dim: i64,
     },
+    /// A runtime function called with the given arguments, in order; its result (a tensor, a
+    /// tuple of tensors, an `i64` or a tuple of `i64`) is the site's value.
+    Call {
+        /// Runtime entry point.
+        f: crate::entry::Rt,
+        /// Its arguments.
+        args: Vec<Arg>,
+    },
     /// Argmax over a static dim.
     Argmax {
         /// Operand.
@@ -120,10 +151,28 @@ pub type NoPlan = ClaimOutcome;
 pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     match site.kind {
         SiteKind::Call => {
+            if site.target == "builtins.len" {
+                return shape::plan_len(site);
+            }
             let Some(name) = site.target.strip_prefix("torch.") else {
                 return Err(ClaimOutcome::NotCovered);
             };
             match name {
+                "clamp" | "clip" | "clamp_min" | "clamp_max" => elementwise::plan_clamp(site, name),
+                "maximum" | "minimum" => elementwise::plan_maximum(site, name),
+                "zeros_like" | "ones_like" | "full_like" => elementwise::plan_like(site, name),
+                "where" => compare::plan_where(site),
+                "nn.functional.layer_norm" => norm::plan_layer_norm(site),
+                "nn.functional.silu" => activations::plan_silu(site),
+                "nn.functional.leaky_relu" => activations::plan_leaky_relu(site),
+                "nn.functional.elu" => activations::plan_elu(site),
+                "nn.functional.softplus" => activations::plan_softplus(site),
+                "log_softmax" => classification::plan_log_softmax(site, false),
+                "nn.functional.log_softmax" => classification::plan_log_softmax(site, true),
+                "max" => reductions::plan_max_dim(site),
+                "amax" => reductions::plan(site, "amax", false),
+                "amin" => reductions::plan(site, "amin", false),
+                "transpose" | "t" | "unsqueeze" | "squeeze" => shape::plan_view(site, name),
                 "nn.functional.linear" => linear::plan(site),
                 "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp"
                 | "log" | "sqrt" => activations::plan_function(site, name),
@@ -155,6 +204,28 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 "matmul" => binops::plan_matmul_method(site),
                 "softmax" => classification::plan_softmax(site, false),
                 "argmax" => classification::plan_argmax(site),
+                "amax" => reductions::plan(site, "amax", true),
+                "amin" => reductions::plan(site, "amin", true),
+                "max" => reductions::plan_max_dim(site),
+                "log_softmax" => classification::plan_log_softmax(site, false),
+                "clamp" | "clip" | "clamp_min" | "clamp_max" => {
+                    let name = match site.target.as_str() {
+                        "clamp" => "clamp",
+                        "clip" => "clip",
+                        "clamp_min" => "clamp_min",
+                        _ => "clamp_max",
+                    };
+                    elementwise::plan_clamp(site, name)
+                }
+                "maximum" => elementwise::plan_maximum(site, "maximum"),
+                "minimum" => elementwise::plan_maximum(site, "minimum"),
+                "t" => shape::plan_view(site, "t"),
+                "transpose" => shape::plan_view(site, "transpose"),
+                "unsqueeze" => shape::plan_view(site, "unsqueeze"),
+                "squeeze" => shape::plan_view(site, "squeeze"),
+                "size" => shape::plan_size(site),
+                "dim" | "ndimension" => shape::plan_dim_query(site),
+                "numel" => shape::plan_numel(site),
                 other => Err(reject(
                     codes::UNSUPPORTED_SURFACE,
                     format!("tensor method `.{other}()` is not in the native rextio-torch surface"),
@@ -168,16 +239,20 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
             }
             binops::plan_binop(site)
         }
-        SiteKind::Attribute => Err(ClaimOutcome::NotCovered),
+        SiteKind::Attribute => {
+            let Some(recv) = &site.receiver else {
+                return Err(ClaimOutcome::NotCovered);
+            };
+            if !is_ours(recv) {
+                return Err(ClaimOutcome::NotCovered);
+            }
+            shape::plan_attribute(site)
+        }
         SiteKind::Compare => {
             if !site.args.iter().any(is_ours) {
                 return Err(ClaimOutcome::NotCovered);
             }
-            Err(reject(
-                codes::UNSUPPORTED_SURFACE,
-                "tensor comparisons are not lowered (tensor-data-dependent control flow stays Python)",
-                "keep this function in Python",
-            ))
+            compare::plan_compare(site)
         }
     }
 }
@@ -245,6 +320,9 @@ pub(crate) fn describe(op: &Operand) -> String {
         (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
             Some(r) => format!("a rank-{r} float32 tensor"),
             None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
+            None if bool_cpu_rank(k).is_some() => {
+                format!("a rank-{} bool tensor", bool_cpu_rank(k).unwrap_or(0))
+            }
             None => k.to_string(),
         },
         (None, Some(t)) => format!("a {t}"),
@@ -362,6 +440,25 @@ pub(crate) fn int_literal(op: Option<&Operand>) -> Option<i64> {
         Some(Literal::Int(v)) => Some(*v),
         _ => None,
     }
+}
+
+/// Normalise a literal dim against a static rank, as eager does (`-1` is the last dim);
+/// `None` when it is out of range.
+pub(crate) fn norm_dim(d: i64, rank: u8) -> Option<i64> {
+    let r = i64::from(rank);
+    if (-r..0).contains(&d) {
+        Some(d + r)
+    } else if (0..r).contains(&d) {
+        Some(d)
+    } else {
+        None
+    }
+}
+
+/// A Python int or float operand (literal or parameter), never a bool.
+pub(crate) fn is_number(op: &Operand) -> bool {
+    matches!(op.ty, Some(ValueType::Int) | Some(ValueType::Float))
+        && !matches!(op.literal, Some(Literal::Bool(_)))
 }
 
 /// A static bool literal.

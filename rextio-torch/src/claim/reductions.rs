@@ -1,10 +1,14 @@
-//! `mean` / `sum`: receiver methods or exact `torch.mean` / `torch.sum`, static dim.
+//! `mean` / `sum` / `amax` / `amin`: receiver methods or exact `torch.*` functions, static dim
+//! (negative dims normalised against the static rank); `t.max(dim)` returning
+//! `(values, indices)`.
 
 use super::{
-    bool_literal, dim_args, int_literal, operand, plan_f32, reject, DimArgs, NoPlan, Op, Plan, Src,
+    bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
+    Op, Plan, Src,
 };
+use crate::types::{f32_cpu, i64_cpu_1d};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, ValueType};
 
 /// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`.
 pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, NoPlan> {
@@ -16,7 +20,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
     let form = |why: &str| {
         reject(
             codes::REDUCTION_FORM,
-            format!("{shown} {why}; expected a literal dim 0 or 1 given once and keepdim omitted or a named bool literal"),
+            format!("{shown} {why}; expected a literal dim in range given once and keepdim omitted or a named bool literal"),
             &format!("write .{name}(dim=1) or torch.{name}(t, 0, keepdim=True)"),
         )
     };
@@ -24,7 +28,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
     let Some(dim_src) = dim else {
         return Err(form("reduces the whole tensor (no dim)"));
     };
-    let Some(d) = int_literal(operand(site, dim_src)) else {
+    let Some(raw) = int_literal(operand(site, dim_src)) else {
         return Err(form("has a dim that is not an int literal"));
     };
     let keep = match keepdim {
@@ -36,6 +40,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
         return Err(ClaimOutcome::NotCovered);
     };
     let r = super::f32_rank(tensor, &shown)?;
+    let d = norm_dim(raw, r).unwrap_or(raw);
     let result = match (r, d, keep) {
         (2, 0 | 1, false) => 1,
         (2, 0 | 1, true) => 2,
@@ -53,13 +58,13 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
             return Err(reject(
                 codes::REDUCTION_RANK,
                 format!("{shown} with dim={d} on a rank-{r} tensor is not lowered"),
-                "use dim 0 or 1 within the tensor's rank",
+                "use a dim within the tensor's rank (0, 1, -1 or -2)",
             ))
         }
     };
     let legacy = method
         && r == 2
-        && d == 1
+        && raw == 1
         && !keep
         && matches!(dim_src, Src::Kw(_))
         && keepdim.is_some()
@@ -68,12 +73,15 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
         ("mean", true) => rules::MEAN_DIM1,
         ("sum", true) => rules::SUM_DIM1,
         ("mean", false) => rules::MEAN_STATIC,
-        _ => rules::SUM_STATIC,
+        ("sum", false) => rules::SUM_STATIC,
+        ("amax", _) => rules::AMAX_STATIC,
+        _ => rules::AMIN_STATIC,
     };
-    let f = if name == "mean" {
-        crate::entry::Rt::MeanDim
-    } else {
-        crate::entry::Rt::SumDim
+    let f = match name {
+        "mean" => crate::entry::Rt::MeanDim,
+        "sum" => crate::entry::Rt::SumDim,
+        "amax" => crate::entry::Rt::AmaxDim,
+        _ => crate::entry::Rt::AminDim,
     };
     plan_f32(
         rule,
@@ -85,4 +93,64 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
             keepdim: keep,
         },
     )
+}
+
+/// `t.max(dim[, keepdim=b])` / `torch.max(t, dim[, keepdim=b])` -> `(values, indices)`.
+pub fn plan_max_dim(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = if site.receiver.is_some() {
+        ".max"
+    } else {
+        "torch.max"
+    };
+    let form = |why: &str| {
+        reject(
+            codes::MAX_DIM_FORM,
+            format!("{shown} {why}"),
+            "write values, indices = t.max(dim=1) on a rank-2 tensor, or torch.maximum(a, b) for an elementwise maximum",
+        )
+    };
+    let DimArgs { t, dim, keepdim } = dim_args(site, true, |_| false).map_err(|why| form(&why))?;
+    let Some(dim_src) = dim else {
+        return Err(form("without a dim reduces to rank 0"));
+    };
+    let Some(dim_op) = operand(site, dim_src) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let Some(raw) = int_literal(Some(dim_op)) else {
+        return Err(form(&format!(
+            "with {} as its second operand is not lowered; the dim must be an int literal",
+            super::describe(dim_op)
+        )));
+    };
+    let keep = match keepdim {
+        None => false,
+        Some(s) => {
+            bool_literal(operand(site, s)).ok_or_else(|| form("needs keepdim as a bool literal"))?
+        }
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let r = super::f32_rank(tensor, shown)?;
+    let Some(d) = norm_dim(raw, r) else {
+        return Err(form(&format!(
+            "with dim={raw} on a rank-{r} tensor is out of range"
+        )));
+    };
+    match (r, keep) {
+        (2, false) | (1, true) => {}
+        (2, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank-2 indices, which have no registered type")),
+        _ => return Err(form("on a rank-1 tensor without keepdim=True would return rank 0")),
+    }
+    let Some(values) = f32_cpu(1) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    Ok(Plan {
+        rule_id: rules::MAX_DIM.to_owned(),
+        result: ValueType::Tuple(vec![values, i64_cpu_1d()]),
+        op: Op::Call {
+            f: crate::entry::Rt::MaxDim,
+            args: vec![Arg::Tensor(t), Arg::Int(d), Arg::Bool(keep)],
+        },
+    })
 }

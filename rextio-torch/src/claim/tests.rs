@@ -1,7 +1,7 @@
 //! Accepted and rejected forms, as data.
 
 use super::claim;
-use crate::types::{F32_CPU_1D, F32_CPU_2D, I64_CPU_1D};
+use crate::types::{BOOL_CPU_1D, BOOL_CPU_2D, F32_CPU_1D, F32_CPU_2D, I64_CPU_1D};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Keyword, Literal, Operand, SiteKind, ValueType};
 
 pub(crate) fn t1() -> Operand {
@@ -12,6 +12,21 @@ pub(crate) fn t2() -> Operand {
 }
 fn l64() -> Operand {
     Operand::plugin(I64_CPU_1D)
+}
+fn b1() -> Operand {
+    Operand::plugin(BOOL_CPU_1D)
+}
+fn b2() -> Operand {
+    Operand::plugin(BOOL_CPU_2D)
+}
+fn fparam() -> Operand {
+    Operand::typed(ValueType::Float)
+}
+fn iparam() -> Operand {
+    Operand::typed(ValueType::Int)
+}
+fn tuple_int() -> Operand {
+    Operand::typed(ValueType::Tuple(vec![ValueType::Int]))
 }
 fn int(v: i64) -> Operand {
     Operand::literal(Literal::Int(v))
@@ -67,16 +82,32 @@ pub(crate) fn binop(op: &str, a: Operand, b: Operand) -> ClaimSite {
     }
 }
 
+pub(crate) fn compare(op: &str, a: Operand, b: Operand) -> ClaimSite {
+    ClaimSite {
+        kind: SiteKind::Compare,
+        target: op.into(),
+        receiver: None,
+        args: vec![a, b],
+        keywords: vec![],
+    }
+}
+pub(crate) fn attr(recv: Operand, name: &str) -> ClaimSite {
+    ClaimSite {
+        kind: SiteKind::Attribute,
+        target: name.into(),
+        receiver: Some(recv),
+        args: vec![],
+        keywords: vec![],
+    }
+}
+
 fn outcome(site: &ClaimSite) -> String {
     match claim(site) {
         ClaimOutcome::Claimed {
             rule_id,
             result_type,
         } => {
-            let ValueType::Plugin(k) = result_type else {
-                panic!("non-tensor result")
-            };
-            let short = k.as_str().trim_start_matches("rextio-torch/tensor-");
+            let short = result_type.to_string().replace("rextio-torch/tensor-", "");
             format!("{} -> {short}", rule_id.trim_start_matches("rextio-torch/"))
         }
         ClaimOutcome::Rejected(d) => format!("rejected {}", d.code),
@@ -339,6 +370,343 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             ),
             "argmax-static-dim-i64-cpu-rank1 -> i64-cpu-1d",
         ),
+        // negative and keyword dims, normalised statically
+        (
+            method(t2(), "mean", vec![], vec![kw("dim", int(-1))]),
+            "mean-static-dim-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            method(
+                t2(),
+                "sum",
+                vec![int(-2)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "sum-static-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.softmax", vec![t2()], vec![kw("dim", int(-1))]),
+            "softmax-static-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("softmax"), vec![t1(), int(-1)], vec![]),
+            "functional-softmax-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call("torch.argmax", vec![t2()], vec![kw("dim", int(-1))]),
+            "argmax-static-dim-i64-cpu-rank1 -> i64-cpu-1d",
+        ),
+        (
+            method(
+                t1(),
+                "argmax",
+                vec![int(-1)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "argmax-static-dim-i64-cpu-rank1 -> i64-cpu-1d",
+        ),
+        // amax / amin / max(dim)
+        (
+            method(t2(), "amax", vec![int(-1)], vec![]),
+            "amax-static-dim-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(
+                "torch.amin",
+                vec![t2(), int(0)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "amin-static-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t2(), "max", vec![], vec![kw("dim", int(1))]),
+            "max-dim-values-indices-f32-i64-cpu-rank1 -> tuple[f32-cpu-1d, i64-cpu-1d]",
+        ),
+        (
+            call("torch.max", vec![t2(), int(-1)], vec![]),
+            "max-dim-values-indices-f32-i64-cpu-rank1 -> tuple[f32-cpu-1d, i64-cpu-1d]",
+        ),
+        (
+            method(
+                t1(),
+                "max",
+                vec![int(0)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "max-dim-values-indices-f32-i64-cpu-rank1 -> tuple[f32-cpu-1d, i64-cpu-1d]",
+        ),
+        // log_softmax
+        (
+            method(t2(), "log_softmax", vec![], vec![kw("dim", int(-1))]),
+            "log-softmax-static-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("log_softmax"),
+                vec![t1(), int(0)],
+                vec![kw("dtype", none())],
+            ),
+            "log-softmax-static-dim-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call("torch.log_softmax", vec![t2(), int(1)], vec![]),
+            "log-softmax-static-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        // parameterised activations
+        (
+            call(&f("silu"), vec![t2()], vec![]),
+            "functional-silu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("silu"), vec![t1()], vec![kw("inplace", boolean(false))]),
+            "functional-silu-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(&f("leaky_relu"), vec![t2()], vec![]),
+            "functional-leaky-relu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("leaky_relu"), vec![t2(), flt(0.01)], vec![]),
+            "functional-leaky-relu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("leaky_relu"), vec![t1(), flt(0.2)], vec![]),
+            "functional-leaky-relu-slope-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(
+                &f("leaky_relu"),
+                vec![t2()],
+                vec![kw("negative_slope", fparam())],
+            ),
+            "functional-leaky-relu-slope-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("elu"), vec![t2()], vec![]),
+            "functional-elu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("elu"), vec![t1()], vec![kw("alpha", flt(1.0))]),
+            "functional-elu-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(&f("softplus"), vec![t2()], vec![]),
+            "functional-softplus-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("softplus"),
+                vec![t2()],
+                vec![kw("beta", int(1)), kw("threshold", flt(20.0))],
+            ),
+            "functional-softplus-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        // layer_norm over the last dim
+        (
+            call(
+                &f("layer_norm"),
+                vec![t2(), tuple_int(), t1(), t1()],
+                vec![kw("eps", flt(1e-5))],
+            ),
+            "functional-layer-norm-last-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("layer_norm"), vec![t2(), tuple_int()], vec![]),
+            "functional-layer-norm-last-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("layer_norm"),
+                vec![t1()],
+                vec![
+                    kw("normalized_shape", tuple_int()),
+                    kw("weight", none()),
+                    kw("bias", t1()),
+                    kw("eps", fparam()),
+                ],
+            ),
+            "functional-layer-norm-last-dim-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        // clamp family
+        (
+            call(
+                "torch.clamp",
+                vec![t2()],
+                vec![kw("min", flt(0.0)), kw("max", int(6))],
+            ),
+            "clamp-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.clamp", vec![t1(), fparam(), fparam()], vec![]),
+            "clamp-scalar-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            method(t2(), "clamp", vec![], vec![kw("max", flt(1.0))]),
+            "clamp-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t2(), "clamp", vec![none(), iparam()], vec![]),
+            "clamp-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.clip", vec![t2(), flt(-1.0)], vec![]),
+            "clamp-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.clamp_min", vec![t2(), flt(0.0)], vec![]),
+            "clamp-min-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "clamp_max", vec![iparam()], vec![]),
+            "clamp-max-scalar-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        // maximum / minimum
+        (
+            call("torch.maximum", vec![t2(), t1()], vec![]),
+            "function-maximum-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "minimum", vec![t1()], vec![]),
+            "function-minimum-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        // *_like
+        (
+            call("torch.zeros_like", vec![t2()], vec![]),
+            "zeros-like-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.ones_like", vec![t1()], vec![]),
+            "ones-like-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call("torch.full_like", vec![t2(), fparam()], vec![]),
+            "full-like-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        // comparisons
+        (
+            compare(">", t2(), t2()),
+            "compare-gt-same-rank-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("<=", t1(), t2()),
+            "compare-le-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("==", t1(), iparam()),
+            "compare-eq-scalar-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        (
+            compare("<", flt(0.5), t2()),
+            "compare-lt-scalar-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("!=", t2(), flt(0.0)),
+            "compare-ne-scalar-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare(">=", int(1), t1()),
+            "compare-ge-scalar-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        // where
+        (
+            call("torch.where", vec![b2(), t2(), t1()], vec![]),
+            "where-bool-tensors-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.where", vec![b1(), t1(), flt(0.0)], vec![]),
+            "where-bool-tensor-scalar-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call("torch.where", vec![b1(), int(0), t2()], vec![]),
+            "where-bool-tensor-scalar-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.where", vec![b2(), flt(1.0), int(0)], vec![]),
+            "where-bool-scalars-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        // views, materialised
+        (
+            method(t2(), "t", vec![], vec![]),
+            "tensor-t-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.t", vec![t1()], vec![]),
+            "tensor-t-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            attr(t2(), "T"),
+            "tensor-attribute-t-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            method(t2(), "transpose", vec![int(0), int(1)], vec![]),
+            "tensor-transpose-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t2(), "transpose", vec![int(-1), int(-2)], vec![]),
+            "tensor-transpose-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                "torch.transpose",
+                vec![t2()],
+                vec![kw("dim0", int(1)), kw("dim1", int(0))],
+            ),
+            "tensor-transpose-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "unsqueeze", vec![int(0)], vec![]),
+            "tensor-unsqueeze-f32-cpu-1d-to-2d -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "unsqueeze", vec![], vec![kw("dim", int(-1))]),
+            "tensor-unsqueeze-f32-cpu-1d-to-2d -> f32-cpu-2d",
+        ),
+        (
+            call("torch.unsqueeze", vec![t1(), int(1)], vec![]),
+            "tensor-unsqueeze-f32-cpu-1d-to-2d -> f32-cpu-2d",
+        ),
+        // shape queries as exact ints
+        (
+            method(t2(), "size", vec![int(-1)], vec![]),
+            "tensor-size-dim-int -> int",
+        ),
+        (
+            method(b1(), "size", vec![], vec![kw("dim", int(0))]),
+            "tensor-size-dim-int -> int",
+        ),
+        (
+            method(t2(), "size", vec![], vec![]),
+            "tensor-size-tuple-int -> tuple[int, int]",
+        ),
+        (
+            method(l64(), "dim", vec![], vec![]),
+            "tensor-dim-int -> int",
+        ),
+        (
+            method(t2(), "ndimension", vec![], vec![]),
+            "tensor-dim-int -> int",
+        ),
+        (
+            method(t1(), "numel", vec![], vec![]),
+            "tensor-numel-int -> int",
+        ),
+        (attr(t2(), "ndim"), "tensor-attribute-ndim-int -> int"),
+        (
+            attr(t2(), "shape"),
+            "tensor-attribute-shape-tuple-int -> tuple[int, int]",
+        ),
+        (
+            attr(t1(), "shape"),
+            "tensor-attribute-shape-tuple-int -> tuple[int]",
+        ),
+        (
+            call("builtins.len", vec![t2()], vec![]),
+            "builtin-len-tensor-int -> int",
+        ),
+        (
+            call("builtins.len", vec![b1()], vec![]),
+            "builtin-len-tensor-int -> int",
+        ),
     ]
 }
 
@@ -401,7 +769,7 @@ fn rejected_and_uncovered_forms() {
         (call("torch.exp", vec![flt(1.0)], vec![]), "RXTP-TORCH-010"),
         (method(t2(), "relu_", vec![], vec![]), "RXTP-TORCH-010"),
         (
-            method(t2(), "transpose", vec![int(0), int(1)], vec![]),
+            method(t2(), "view", vec![int(16)], vec![]),
             "RXTP-TORCH-010",
         ),
         (method(t2(), "gelu", vec![], vec![]), "RXTP-TORCH-010"),
@@ -522,7 +890,16 @@ fn rejected_and_uncovered_forms() {
             "RXTP-TORCH-009",
         ),
         (method(t2(), "sum", vec![int(2)], vec![]), "RXTP-TORCH-009"),
-        (method(t2(), "sum", vec![int(-1)], vec![]), "RXTP-TORCH-009"),
+        (method(t2(), "sum", vec![int(-3)], vec![]), "RXTP-TORCH-009"),
+        (
+            method(
+                t1(),
+                "mean",
+                vec![int(1)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "RXTP-TORCH-009",
+        ),
         (call("torch.sum", vec![t2()], vec![]), "RXTP-TORCH-008"),
         // softmax / argmax
         (method(t2(), "softmax", vec![], vec![]), "RXTP-TORCH-013"),
@@ -576,15 +953,262 @@ fn rejected_and_uncovered_forms() {
         ),
         // unrelated
         (call("numpy.dot", vec![t2(), t2()], vec![]), "not-covered"),
+        // negative dims out of range
         (
-            ClaimSite {
-                kind: SiteKind::Compare,
-                target: "<".into(),
-                receiver: None,
-                args: vec![t1(), t1()],
-                keywords: vec![],
-            },
+            method(t2(), "softmax", vec![int(-3)], vec![]),
+            "RXTP-TORCH-013",
+        ),
+        (
+            method(
+                t1(),
+                "argmax",
+                vec![int(-2)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "RXTP-TORCH-014",
+        ),
+        // amax / max(dim)
+        (method(t2(), "amax", vec![], vec![]), "RXTP-TORCH-008"),
+        (method(t2(), "amin", vec![int(2)], vec![]), "RXTP-TORCH-009"),
+        (method(t2(), "max", vec![], vec![]), "RXTP-TORCH-025"),
+        (method(t2(), "max", vec![t2()], vec![]), "RXTP-TORCH-025"),
+        (
+            call("torch.max", vec![t2(), t2()], vec![]),
+            "RXTP-TORCH-025",
+        ),
+        (
+            method(
+                t2(),
+                "max",
+                vec![int(1)],
+                vec![kw("keepdim", boolean(true))],
+            ),
+            "RXTP-TORCH-025",
+        ),
+        (method(t1(), "max", vec![int(0)], vec![]), "RXTP-TORCH-025"),
+        (method(t2(), "max", vec![int(2)], vec![]), "RXTP-TORCH-025"),
+        (
+            method(t2(), "max", vec![iparam()], vec![]),
+            "RXTP-TORCH-025",
+        ),
+        // log_softmax
+        (
+            method(t2(), "log_softmax", vec![], vec![]),
+            "RXTP-TORCH-013",
+        ),
+        (
+            call(&f("log_softmax"), vec![t2(), int(2)], vec![]),
+            "RXTP-TORCH-013",
+        ),
+        // parameterised activations
+        (
+            call(&f("silu"), vec![t2()], vec![kw("inplace", boolean(true))]),
+            "RXTP-TORCH-004",
+        ),
+        (
+            call(&f("leaky_relu"), vec![t2(), boolean(true)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(
+                &f("leaky_relu"),
+                vec![t2(), flt(0.1), boolean(true)],
+                vec![],
+            ),
+            "RXTP-TORCH-004",
+        ),
+        (
+            call(&f("elu"), vec![t2(), flt(0.5)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("elu"), vec![t2()], vec![kw("alpha", fparam())]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("softplus"), vec![t2()], vec![kw("beta", flt(2.0))]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("softplus"), vec![t2(), int(1), int(10)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("silu"), vec![], vec![kw("input", t2())]),
+            "RXTP-TORCH-024",
+        ),
+        (call(&f("silu"), vec![l64()], vec![]), "RXTP-TORCH-015"),
+        // layer_norm
+        (
+            call(&f("layer_norm"), vec![t2(), int(4)], vec![]),
+            "RXTP-TORCH-018",
+        ),
+        (
+            call(
+                &f("layer_norm"),
+                vec![
+                    t2(),
+                    Operand::typed(ValueType::Tuple(vec![ValueType::Int, ValueType::Int])),
+                ],
+                vec![],
+            ),
+            "RXTP-TORCH-018",
+        ),
+        (
+            call(&f("layer_norm"), vec![t2(), tuple_int(), t2()], vec![]),
+            "RXTP-TORCH-018",
+        ),
+        (
+            call(
+                &f("layer_norm"),
+                vec![t2(), tuple_int()],
+                vec![kw("eps", int(0))],
+            ),
+            "RXTP-TORCH-018",
+        ),
+        (call(&f("layer_norm"), vec![t2()], vec![]), "RXTP-TORCH-018"),
+        (
+            call(&f("layer_norm"), vec![b2(), tuple_int()], vec![]),
             "RXTP-TORCH-010",
+        ),
+        // clamp
+        (call("torch.clamp", vec![t2()], vec![]), "RXTP-TORCH-017"),
+        (
+            call("torch.clamp", vec![t2(), none(), none()], vec![]),
+            "RXTP-TORCH-017",
+        ),
+        (
+            call("torch.clamp", vec![t2(), t2()], vec![]),
+            "RXTP-TORCH-017",
+        ),
+        (
+            method(t2(), "clamp", vec![boolean(true)], vec![]),
+            "RXTP-TORCH-017",
+        ),
+        (
+            method(t2(), "clamp", vec![], vec![kw("out", t2())]),
+            "RXTP-TORCH-017",
+        ),
+        (
+            call("torch.clamp_min", vec![t2()], vec![kw("max", flt(1.0))]),
+            "RXTP-TORCH-017",
+        ),
+        (
+            method(t2(), "clamp_", vec![flt(0.0)], vec![]),
+            "RXTP-TORCH-010",
+        ),
+        // maximum / minimum
+        (
+            call("torch.maximum", vec![t2(), flt(0.0)], vec![]),
+            "RXTP-TORCH-012",
+        ),
+        (
+            call("torch.minimum", vec![t2(), t2()], vec![kw("out", t2())]),
+            "RXTP-TORCH-012",
+        ),
+        (
+            call("torch.maximum", vec![t2(), l64()], vec![]),
+            "RXTP-TORCH-015",
+        ),
+        (
+            call("torch.maximum", vec![t2(), b2()], vec![]),
+            "RXTP-TORCH-007",
+        ),
+        // *_like
+        (
+            call("torch.zeros_like", vec![t2()], vec![kw("dtype", none())]),
+            "RXTP-TORCH-023",
+        ),
+        (
+            call("torch.full_like", vec![t2()], vec![]),
+            "RXTP-TORCH-023",
+        ),
+        (
+            call("torch.full_like", vec![t2(), boolean(true)], vec![]),
+            "RXTP-TORCH-023",
+        ),
+        (
+            call("torch.ones_like", vec![l64()], vec![]),
+            "RXTP-TORCH-015",
+        ),
+        // comparisons
+        (compare("<", l64(), l64()), "RXTP-TORCH-021"),
+        (compare(">", t2(), boolean(true)), "RXTP-TORCH-021"),
+        (compare("==", b1(), b1()), "RXTP-TORCH-021"),
+        (compare("<", t2(), Operand::unknown()), "RXTP-TORCH-021"),
+        (compare("is", t2(), none()), "RXTP-TORCH-021"),
+        (compare("<", iparam(), iparam()), "not-covered"),
+        // where
+        (call("torch.where", vec![b2()], vec![]), "RXTP-TORCH-022"),
+        (
+            call("torch.where", vec![t2(), t2(), t2()], vec![]),
+            "RXTP-TORCH-022",
+        ),
+        (
+            call("torch.where", vec![b2(), int(1), int(0)], vec![]),
+            "RXTP-TORCH-022",
+        ),
+        (
+            call("torch.where", vec![b2(), l64(), t2()], vec![]),
+            "RXTP-TORCH-022",
+        ),
+        (
+            call("torch.where", vec![b2(), t2(), t2()], vec![kw("out", t2())]),
+            "RXTP-TORCH-022",
+        ),
+        // views
+        (attr(t1(), "T"), "RXTP-TORCH-019"),
+        (
+            method(t2(), "transpose", vec![int(0), int(2)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t2(), "transpose", vec![int(0)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t2(), "transpose", vec![iparam(), int(1)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t2(), "unsqueeze", vec![int(0)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t1(), "unsqueeze", vec![int(2)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (method(t2(), "t", vec![int(0)], vec![]), "RXTP-TORCH-019"),
+        (
+            method(t2(), "squeeze", vec![int(0)], vec![]),
+            "RXTP-TORCH-020",
+        ),
+        (method(t2(), "squeeze", vec![], vec![]), "RXTP-TORCH-020"),
+        (
+            call("torch.squeeze", vec![t1(), int(0)], vec![]),
+            "RXTP-TORCH-020",
+        ),
+        (attr(t2(), "dtype"), "RXTP-TORCH-010"),
+        (attr(Operand::typed(ValueType::Int), "real"), "not-covered"),
+        // shape queries
+        (method(t2(), "size", vec![int(2)], vec![]), "RXTP-TORCH-026"),
+        (
+            method(t2(), "size", vec![iparam()], vec![]),
+            "RXTP-TORCH-026",
+        ),
+        (
+            method(t2(), "size", vec![int(0), int(1)], vec![]),
+            "RXTP-TORCH-026",
+        ),
+        (method(t2(), "dim", vec![int(0)], vec![]), "RXTP-TORCH-026"),
+        (
+            method(t2(), "numel", vec![], vec![kw("x", int(0))]),
+            "RXTP-TORCH-026",
+        ),
+        (call("builtins.len", vec![iparam()], vec![]), "not-covered"),
+        (
+            call("builtins.len", vec![t2(), t2()], vec![]),
+            "not-covered",
         ),
     ];
     for (site, want) in table {
@@ -607,6 +1231,9 @@ mod purity {
             Just(t1()),
             Just(t2()),
             Just(l64()),
+            Just(b1()),
+            Just(b2()),
+            Just(tuple_int()),
             Just(Operand::unknown()),
             Just(Operand::typed(ValueType::Int)),
             Just(Operand::typed(ValueType::Float)),
@@ -619,10 +1246,13 @@ mod purity {
     proptest! {
         #[test]
         fn claim_is_a_pure_function_of_the_site_and_never_invents_types(
-            kind in prop_oneof![Just(SiteKind::Call), Just(SiteKind::MethodCall), Just(SiteKind::BinOp)],
+            kind in prop_oneof![Just(SiteKind::Call), Just(SiteKind::MethodCall), Just(SiteKind::BinOp), Just(SiteKind::Compare), Just(SiteKind::Attribute)],
             target in prop_oneof![
                 Just("torch.nn.functional.linear"), Just("torch.matmul"), Just("torch.softmax"), Just("torch.argmax"),
                 Just("torch.sum"), Just("relu"), Just("mean"), Just("argmax"), Just("softmax"), Just("+"), Just("@"), Just("/"),
+                Just("torch.where"), Just("torch.clamp"), Just("clamp"), Just("torch.nn.functional.layer_norm"), Just("max"),
+                Just("transpose"), Just("unsqueeze"), Just("size"), Just("shape"), Just("T"), Just("builtins.len"), Just("<"), Just("=="),
+                Just("torch.nn.functional.leaky_relu"), Just("torch.full_like"), Just("amax"),
             ],
             recv in proptest::option::of(operand()),
             args in proptest::collection::vec(operand(), 0..4),
@@ -632,8 +1262,16 @@ mod purity {
             let first = claim(&site);
             prop_assert_eq!(&first, &claim(&site.clone()));
             if let ClaimOutcome::Claimed { result_type, .. } = first {
-                let ValueType::Plugin(k) = result_type else { panic!("scalar result") };
-                prop_assert!([F32_CPU_1D, F32_CPU_2D, I64_CPU_1D].contains(&k.as_str()));
+                let known = |t: &ValueType| match t {
+                    ValueType::Plugin(k) => [F32_CPU_1D, F32_CPU_2D, I64_CPU_1D, BOOL_CPU_1D, BOOL_CPU_2D].contains(&k.as_str()),
+                    ValueType::Int => true,
+                    _ => false,
+                };
+                let ok = match &result_type {
+                    ValueType::Tuple(items) => !items.is_empty() && items.iter().all(known),
+                    other => known(other),
+                };
+                prop_assert!(ok, "{result_type:?}");
             }
         }
     }

@@ -4,6 +4,7 @@ run on special values ([-inf, -3, -1, -0, 0, 1, 3, inf, nan])."""
 
 import torch
 import torch.nn.functional as F
+from rextio_torch.types import TensorBoolCpu1D as BV, TensorBoolCpu2D as BM
 from rextio_torch.types import TensorF32Cpu1D as V, TensorF32Cpu2D as M, TensorI64Cpu1D as L
 
 
@@ -199,3 +200,205 @@ def act_tanh(x: V) -> V:
 
 def act_fn_tanh(x: M) -> M:
     return torch.tanh(x)
+
+
+# Negative and keyword dims, normalised statically.
+
+
+def negative_dims(x: M, v: V) -> M:
+    rows = x.softmax(dim=-1) + torch.softmax(x, -2) + F.softmax(x, dim=-1)
+    return rows + x.mean(dim=-1, keepdim=True) + torch.sum(x, -2) + F.softmax(v, -1).sum(-1, keepdim=True)
+
+
+def argmax_negative(x: M) -> L:
+    return x.argmax(dim=-1)
+
+
+def argmax_negative_rank1(v: V) -> L:
+    return torch.argmax(v, -1, keepdim=True)
+
+
+# amax / amin / max(dim).
+
+
+def amax_amin(x: M) -> M:
+    return x.amax(-1, keepdim=True) + torch.amin(x, 0) - torch.amax(x, dim=-2)
+
+
+def amax_rank1(v: V) -> V:
+    return v.amax(dim=0, keepdim=True) - torch.amin(v, -1, keepdim=True)
+
+
+def max_values(x: M) -> V:
+    values, indices = x.max(dim=1)
+    return values
+
+
+def max_indices(x: M) -> L:
+    values, indices = torch.max(x, -1)
+    return indices
+
+
+def max_tuple(x: M) -> tuple[V, L]:
+    return x.max(0)
+
+
+def max_rank1(v: V) -> tuple[V, L]:
+    return v.max(-1, keepdim=True)
+
+
+# Activations with parameters, log_softmax.
+
+
+def log_softmax_forms(x: M) -> M:
+    return x.log_softmax(dim=-1) + torch.log_softmax(x, 0) + F.log_softmax(x, 1, dtype=None)
+
+
+def log_softmax_rank1(v: V) -> V:
+    return F.log_softmax(v, dim=0)
+
+
+def act_silu(x: M) -> M:
+    return F.silu(x)
+
+
+def act_leaky_relu(x: V) -> V:
+    return F.leaky_relu(x) + F.leaky_relu(x, 0.01)
+
+
+def act_leaky_relu_literal(x: M) -> M:
+    return F.leaky_relu(x, negative_slope=0.2)
+
+
+def act_leaky_relu_param(x: M, slope: float) -> M:
+    return F.leaky_relu(x, slope, inplace=False)
+
+
+def act_elu(x: M) -> M:
+    return F.elu(x) + F.elu(x, alpha=1.0)
+
+
+def act_softplus(x: V) -> V:
+    return F.softplus(x) + F.softplus(x, beta=1, threshold=20)
+
+
+# layer_norm over the last dim (normalized_shape: a one-element tuple of int).
+
+
+def layer_norm_affine(x: M, w: V, b: V) -> M:
+    return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def layer_norm_plain(x: M, eps: float) -> M:
+    return F.layer_norm(x, (4,), eps=eps) + F.layer_norm(x, (x.size(1),), weight=None, bias=None)
+
+
+# clamp family, maximum / minimum, *_like.
+
+
+def clamp_forms(x: M, lo: float, hi: float) -> M:
+    both = torch.clamp(x, min=lo, max=hi) + x.clamp(-0.5, 0.5) + torch.clip(x, -1, 1)
+    return both + x.clamp(lo) + x.clamp(max=hi) + x.clamp(None, 1)
+
+
+def clamp_special(x: V) -> V:
+    return x.clamp(-1.0, 1.0)
+
+
+def clamp_min_max(x: M, v: V, n: int) -> M:
+    return torch.clamp_min(x, 0.0) + x.clamp_max(1.0) + torch.clamp_max(v, n) - v.clamp_min(-1)
+
+
+def maximum_minimum(a: M, b: M, u: V) -> M:
+    return torch.maximum(a, b) + torch.minimum(a, u) + a.maximum(u) - u.minimum(a)
+
+
+def maximum_special(a: V, b: V) -> V:
+    return torch.maximum(a, b) - torch.minimum(a, b)
+
+
+def like_forms(x: M, v: V, k: float, n: int) -> M:
+    return torch.zeros_like(x) + torch.ones_like(x) * 2.0 + torch.full_like(x, k) + torch.full_like(v, n) + torch.full_like(x, 0.5)
+
+
+# Comparisons (bool results) and where.
+
+
+def compare_gt(a: M, b: M) -> BM:
+    return a > b
+
+
+def compare_broadcast(a: M, u: V) -> BM:
+    return u <= a
+
+
+def compare_scalar(v: V, k: float) -> BV:
+    return v >= k
+
+
+def compare_special(a: V, b: V) -> BV:
+    return a != b
+
+
+def compare_all(a: M, b: M, u: V, k: float) -> M:
+    same = torch.where(a > b, 1.0, 0.0) + torch.where(a < b, 2.0, 0.0) + torch.where(a >= b, 4.0, 0.0)
+    same = same + torch.where(a <= b, 8.0, 0.0) + torch.where(a == a, 16.0, 0.0) + torch.where(a != b, 32.0, 0.0)
+    bcast = torch.where(a > u, 1.0, 0.0) + torch.where(u < a, 2.0, 0.0) + torch.where(a >= u, 4.0, 0.0)
+    bcast = bcast + torch.where(u <= a, 8.0, 0.0) + torch.where(a == u, 16.0, 0.0) + torch.where(u != a, 32.0, 0.0)
+    scal = torch.where(a > k, 1.0, 0.0) + torch.where(k < a, 2.0, 0.0) + torch.where(a >= 0, 4.0, 0.0)
+    scal = scal + torch.where(0.5 <= a, 8.0, 0.0) + torch.where(a == k, 16.0, 0.0) + torch.where(1 != a, 32.0, 0.0)
+    return same + bcast * 64.0 + scal * 4096.0
+
+
+def where_forms(mask: BM, a: M, u: V, k: float) -> M:
+    return torch.where(mask, a, u) + torch.where(mask, k, a) + torch.where(mask, u, 0) + torch.where(mask, 1.0, k)
+
+
+def where_from_compare(a: M, b: M) -> M:
+    return torch.where(a > b, a, b) + torch.where(a < 0.0, 0.0, a)
+
+
+# Views (materialised), shapes as ints.
+
+
+def transpose_forms(x: M) -> M:
+    views = x.t() + x.T + x.transpose(0, 1) + torch.transpose(x, -1, -2) + torch.t(x)
+    return views + x.t().relu() + x.T * 2.0
+
+
+def transpose_rank1(v: V) -> V:
+    return v.t() + torch.transpose(v, 0, -1)
+
+
+def unsqueeze_forms(v: V) -> M:
+    return v.unsqueeze(0) + v.unsqueeze(-1) + torch.unsqueeze(v, 1)
+
+
+def shape_ints(x: M, v: V) -> int:
+    return x.size(0) * 1000 + x.size(dim=-1) * 100 + x.dim() * 10 + v.numel() + len(x) + x.ndim + len(v) + x.numel()
+
+
+def shape_tuple(x: M) -> tuple[int, int]:
+    return x.shape
+
+
+def size_tuple(v: V) -> tuple[int]:
+    return v.size()
+
+
+def shape_scale(x: M) -> M:
+    return x * x.size(1) + len(x)
+
+
+def bool_shapes(m: BM) -> int:
+    return m.size(-1) + len(m) + m.numel() + m.dim()
+
+
+@torch.no_grad()
+def decorated_no_grad(x: M) -> M:
+    return x.relu() * 2.0
+
+
+@torch.inference_mode
+def decorated_inference_mode(x: M) -> M:
+    return x.tanh()

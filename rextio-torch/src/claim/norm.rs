@@ -1,0 +1,81 @@
+//! `F.layer_norm` over the last dim.
+
+use super::{
+    bind, describe, f32_rank, get, operand, plan_f32, rank, reject, Arg, NoPlan, Op, Plan,
+};
+use crate::entry::Rt;
+use crate::{codes, rules};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, ValueType};
+
+/// Default `eps` of `F.layer_norm`.
+const DEFAULT_EPS: f64 = 1e-5;
+
+/// `F.layer_norm(x, (n,), weight=None, bias=None, eps=1e-5)`.
+pub fn plan_layer_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let form = |why: String| {
+        reject(
+            codes::LAYER_NORM_FORM,
+            format!("F.layer_norm {why}"),
+            "write F.layer_norm(x, (x.shape[-1],), weight, bias, eps) over the last dim",
+        )
+    };
+    let bound = bind(
+        site,
+        &["input", "normalized_shape", "weight", "bias", "eps"],
+        &[],
+    )
+    .map_err(form)?;
+    let (Some(x), Some(ns)) = (get(&bound, "input"), get(&bound, "normalized_shape")) else {
+        return Err(form("is missing its input or normalized_shape".into()));
+    };
+    let (Some(xo), Some(nso)) = (operand(site, x), operand(site, ns)) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let r = f32_rank(xo, "F.layer_norm")?;
+    if nso.literal.is_some() || nso.ty != Some(ValueType::Tuple(vec![ValueType::Int])) {
+        return Err(form(format!(
+            "needs normalized_shape as a one-element tuple of int (the last dim), got {}",
+            describe(nso)
+        )));
+    }
+    let mut affine = Vec::new();
+    for name in ["weight", "bias"] {
+        let src = get(&bound, name).filter(|s| {
+            !matches!(
+                operand(site, *s).and_then(|o| o.literal.as_ref()),
+                Some(Literal::None)
+            )
+        });
+        if let Some(s) = src {
+            if operand(site, s).and_then(rank) != Some(1) {
+                let found = operand(site, s).map(describe).unwrap_or_default();
+                return Err(form(format!(
+                    "needs {name} as a rank-1 float32 tensor or None, got {found}"
+                )));
+            }
+        }
+        affine.push(Arg::OptTensor(src));
+    }
+    let eps = match get(&bound, "eps") {
+        None => Arg::Float(DEFAULT_EPS),
+        Some(s) => match operand(site, s) {
+            Some(o) if o.ty == Some(ValueType::Float) => Arg::Scalar(s),
+            Some(o) => {
+                return Err(form(format!(
+                    "needs eps as a float literal or float parameter, got {}",
+                    describe(o)
+                )))
+            }
+            None => return Err(ClaimOutcome::NotCovered),
+        },
+    };
+    let [w, b] = <[Arg; 2]>::try_from(affine).map_err(|_| ClaimOutcome::NotCovered)?;
+    plan_f32(
+        rules::LAYER_NORM,
+        r,
+        Op::Call {
+            f: Rt::LayerNorm,
+            args: vec![Arg::Tensor(x), Arg::TupleFirst(ns), w, b, eps],
+        },
+    )
+}

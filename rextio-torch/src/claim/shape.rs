@@ -1,0 +1,277 @@
+//! Shapes and layout: `t()`, `.T`, `transpose`, `unsqueeze` (materialised, never views),
+//! `squeeze` (always rejected: its rank is not static), and shape queries as exact ints
+//! (`size`, `dim`, `ndim`, `numel`, `shape`, `len`).
+
+use super::{
+    bind, describe, f32_rank, get, int_literal, norm_dim, operand, plan_f32, reject, Arg, NoPlan,
+    Op, Plan, Src,
+};
+use crate::entry::Rt;
+use crate::types::{bool_cpu_rank, f32_cpu_rank, I64_CPU_1D};
+use crate::{codes, rules};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
+
+/// The static rank of any tensor of ours (float32, bool or int64), if it is one.
+fn any_rank(op: &Operand) -> Option<u8> {
+    if op.literal.is_some() {
+        return None;
+    }
+    let k = op.key()?;
+    f32_cpu_rank(k)
+        .or_else(|| bool_cpu_rank(k))
+        .or_else(|| (k.as_str() == I64_CPU_1D).then_some(1))
+}
+
+fn query_form(what: &str, why: String) -> NoPlan {
+    reject(
+        codes::SHAPE_QUERY_FORM,
+        format!("{what} {why}"),
+        "write t.size(1), t.size(dim=-1), t.dim(), t.numel(), t.ndim, t.shape or len(t)",
+    )
+}
+
+fn int_plan(rule: &str, result: ValueType, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan> {
+    Ok(Plan {
+        rule_id: rule.to_owned(),
+        result,
+        op: Op::Call { f, args },
+    })
+}
+
+fn shape_tuple(r: u8) -> (ValueType, Rt) {
+    let f = if r == 1 { Rt::Shape1 } else { Rt::Shape2 };
+    (ValueType::Tuple(vec![ValueType::Int; usize::from(r)]), f)
+}
+
+fn ranked(site: &ClaimSite, what: &str) -> Result<u8, NoPlan> {
+    let Some(recv) = &site.receiver else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    any_rank(recv).ok_or_else(|| query_form(what, format!("on {} is not lowered", describe(recv))))
+}
+
+/// `len(t)`: the size of dim 0.
+pub fn plan_len(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let ([t], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    if !super::is_ours(t) {
+        return Err(ClaimOutcome::NotCovered);
+    }
+    if any_rank(t).is_none() {
+        return Err(query_form(
+            "len()",
+            format!("of {} is not lowered", describe(t)),
+        ));
+    }
+    int_plan(
+        rules::LEN,
+        ValueType::Int,
+        Rt::SizeDim,
+        vec![Arg::Tensor(Src::Arg(0)), Arg::Int(0)],
+    )
+}
+
+/// `t.size()` / `t.size(d)` / `t.size(dim=d)`.
+pub fn plan_size(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let r = ranked(site, ".size()")?;
+    let bound = bind(site, &["dim"], &[]).map_err(|why| query_form(".size()", why))?;
+    let Some(src) = get(&bound, "dim") else {
+        let (ty, f) = shape_tuple(r);
+        return int_plan(rules::SIZE_TUPLE, ty, f, vec![Arg::Tensor(Src::Recv)]);
+    };
+    let Some(d) = int_literal(operand(site, src)) else {
+        return Err(query_form(
+            ".size()",
+            "needs its dim as an int literal".into(),
+        ));
+    };
+    let Some(d) = norm_dim(d, r) else {
+        return Err(query_form(
+            ".size()",
+            format!("with dim={d} on a rank-{r} tensor is out of range"),
+        ));
+    };
+    int_plan(
+        rules::SIZE_DIM,
+        ValueType::Int,
+        Rt::SizeDim,
+        vec![Arg::Tensor(Src::Recv), Arg::Int(d)],
+    )
+}
+
+/// `t.dim()` / `t.ndimension()`.
+pub fn plan_dim_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = format!(".{}()", site.target);
+    ranked(site, &shown)?;
+    if !site.args.is_empty() || !site.keywords.is_empty() {
+        return Err(query_form(&shown, "takes no arguments".into()));
+    }
+    int_plan(
+        rules::DIM,
+        ValueType::Int,
+        Rt::Ndim,
+        vec![Arg::Tensor(Src::Recv)],
+    )
+}
+
+/// `t.numel()`.
+pub fn plan_numel(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    ranked(site, ".numel()")?;
+    if !site.args.is_empty() || !site.keywords.is_empty() {
+        return Err(query_form(".numel()", "takes no arguments".into()));
+    }
+    int_plan(
+        rules::NUMEL,
+        ValueType::Int,
+        Rt::Numel,
+        vec![Arg::Tensor(Src::Recv)],
+    )
+}
+
+/// Attribute reads: `t.T`, `t.ndim`, `t.shape`.
+pub fn plan_attribute(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let Some(recv) = &site.receiver else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    match site.target.as_str() {
+        "ndim" => {
+            ranked(site, ".ndim")?;
+            int_plan(
+                rules::NDIM_ATTR,
+                ValueType::Int,
+                Rt::Ndim,
+                vec![Arg::Tensor(Src::Recv)],
+            )
+        }
+        "shape" => {
+            let r = ranked(site, ".shape")?;
+            let (ty, f) = shape_tuple(r);
+            int_plan(rules::SHAPE_ATTR, ty, f, vec![Arg::Tensor(Src::Recv)])
+        }
+        "T" => {
+            let r = f32_rank(recv, ".T")?;
+            if r != 2 {
+                return Err(reject(
+                    codes::VIEW_FORM,
+                    format!(".T on a rank-{r} tensor is not lowered (eager warns that it is deprecated)"),
+                    "use .T on rank-2 tensors only; a rank-1 tensor is its own transpose",
+                ));
+            }
+            plan_f32(
+                rules::T_ATTR,
+                2,
+                Op::Call {
+                    f: Rt::Transpose,
+                    args: vec![Arg::Tensor(Src::Recv), Arg::Int(0), Arg::Int(1)],
+                },
+            )
+        }
+        other => Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("tensor attribute `.{other}` is not in the native rextio-torch surface"),
+            "keep this function in Python; .T, .ndim and .shape are lowered",
+        )),
+    }
+}
+
+/// `t.t()`, `t.transpose(d0, d1)`, `t.unsqueeze(d)`, `t.squeeze(...)` and their `torch.` forms.
+pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+    let method = site.receiver.is_some();
+    let shown = if method {
+        format!(".{name}()")
+    } else {
+        format!("torch.{name}()")
+    };
+    let form = |why: String| {
+        reject(
+            codes::VIEW_FORM,
+            format!("{shown} {why}"),
+            "write t.t(), t.T, t.transpose(0, 1) or t.unsqueeze(0) with int literal dims",
+        )
+    };
+    let params: &[&str] = match name {
+        "transpose" => &["input", "dim0", "dim1"],
+        "t" => &["input"],
+        _ => &["input", "dim"],
+    };
+    let params = if method { &params[1..] } else { params };
+    let bound = bind(site, params, &[]).map_err(form)?;
+    let t = if method {
+        Src::Recv
+    } else {
+        match get(&bound, "input") {
+            Some(s) => s,
+            None => return Err(form("has no tensor".into())),
+        }
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    if name == "squeeze" {
+        return Err(reject(
+            codes::SQUEEZE_RANK,
+            format!("{shown} is not lowered: its result rank depends on whether the dim's size is 1 at run time"),
+            "keep this function in Python, or reduce the size-1 dim with .sum(dim=d) / .mean(dim=d)",
+        ));
+    }
+    let r = f32_rank(tensor, &shown)?;
+    let lit = |p: &str| -> Result<i64, NoPlan> {
+        let Some(src) = get(&bound, p) else {
+            return Err(form(format!("needs `{p}`")));
+        };
+        int_literal(operand(site, src))
+            .ok_or_else(|| form(format!("needs `{p}` as an int literal")))
+    };
+    match name {
+        "t" => {
+            let (d0, d1) = if r == 2 { (0, 1) } else { (0, 0) };
+            plan_f32(
+                rules::T_METHOD,
+                r,
+                Op::Call {
+                    f: Rt::Transpose,
+                    args: vec![Arg::Tensor(t), Arg::Int(d0), Arg::Int(d1)],
+                },
+            )
+        }
+        "transpose" => {
+            let (a, b) = (lit("dim0")?, lit("dim1")?);
+            let (Some(d0), Some(d1)) = (norm_dim(a, r), norm_dim(b, r)) else {
+                return Err(form(format!(
+                    "with dims ({a}, {b}) on a rank-{r} tensor is out of range"
+                )));
+            };
+            plan_f32(
+                rules::TRANSPOSE,
+                r,
+                Op::Call {
+                    f: Rt::Transpose,
+                    args: vec![Arg::Tensor(t), Arg::Int(d0), Arg::Int(d1)],
+                },
+            )
+        }
+        _ => {
+            let d = lit("dim")?;
+            if r != 1 {
+                return Err(form(format!(
+                    "on a rank-{r} tensor would produce rank {}, which has no registered type",
+                    r + 1
+                )));
+            }
+            let Some(d) = norm_dim(d, r + 1) else {
+                return Err(form(format!(
+                    "with dim={d} on a rank-1 tensor is out of range"
+                )));
+            };
+            plan_f32(
+                rules::UNSQUEEZE,
+                2,
+                Op::Call {
+                    f: Rt::Unsqueeze,
+                    args: vec![Arg::Tensor(t), Arg::Int(d)],
+                },
+            )
+        }
+    }
+}
