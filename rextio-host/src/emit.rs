@@ -48,8 +48,8 @@ pub struct LoweredFunction {
     pub qualname: String,
     /// The Python name.
     pub name: String,
-    /// Identifier of the `#[pyfunction]`.
-    pub rust_fn: String,
+    /// Identifier of the `#[pyfunction]`; `None` for a body only native callers call.
+    pub rust_fn: Option<String>,
     /// The Rust items (body function + `#[pyfunction]` wrapper), pretty-printed.
     pub items: String,
     /// Plugins whose sites it uses.
@@ -502,6 +502,7 @@ pub fn lower_function(
     authorization: Option<&DeviceAuthorization>,
     callees: &BTreeMap<String, usize>,
     index: usize,
+    exposed: bool,
 ) -> Result<LoweredFunction, Diagnostic> {
     let mut moved = ir.clone();
     crate::ownership::mark_moves(&mut moved);
@@ -611,11 +612,15 @@ pub fn lower_function(
             #wrap
         }
     };
-    let items = render(quote!(#body_item #wrapper_item))?;
+    let items = if exposed {
+        render(quote!(#body_item #wrapper_item))?
+    } else {
+        render(body_item)?
+    };
     Ok(LoweredFunction {
         qualname: ir.qualname.clone(),
         name: ir.name.clone(),
-        rust_fn: py_fn.to_string(),
+        rust_fn: exposed.then(|| py_fn.to_string()),
         items,
         plugins: lx.plugins,
         rules: lx.rules,
@@ -789,10 +794,10 @@ pub fn generate_crate(
         function_lines.push((p.function.qualname.clone(), start, end));
     }
     let module = Ident::new(&lib_name, PmSpan::call_site());
-    let adds = placed.iter().map(|p| {
+    let adds = placed.iter().filter_map(|p| {
         let key = str_lit(&p.key);
-        let f = Ident::new(&p.function.rust_fn, PmSpan::call_site());
-        quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;)
+        let f = Ident::new(p.function.rust_fn.as_deref()?, PmSpan::call_site());
+        Some(quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;))
     });
     let mut steps = Vec::new();
     for (plugin, text) in inits {

@@ -30,6 +30,9 @@ pub struct Param {
 }
 
 /// A statement.
+// The IR is built once per function and walked a few times; boxing its expressions would only
+// add indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
     /// `name = value`.

@@ -47,7 +47,7 @@ pub fn python_tree(
     preload: &[String],
 ) -> Vec<(PathBuf, String)> {
     let mut by_module: BTreeMap<&str, Vec<&Placed>> = BTreeMap::new();
-    for p in placed {
+    for p in placed.iter().filter(|p| p.function.rust_fn.is_some()) {
         by_module.entry(p.module.as_str()).or_default().push(p);
     }
     modules

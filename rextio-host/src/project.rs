@@ -319,7 +319,7 @@ impl Project {
             .iter_mut()
             .flat_map(|m| m.functions.iter_mut())
         {
-            if let (Some(d), Route::Native(_)) = (demoted.get(&f.qualname), &f.route) {
+            if let (Some(d), true) = (demoted.get(&f.qualname), f.ir.is_some()) {
                 demote(f, d.clone());
             }
         }
@@ -334,7 +334,7 @@ impl Project {
         let (placed, used_plugins) = loop {
             let mut callees: BTreeMap<String, usize> = BTreeMap::new();
             for f in check.analyses.iter().flat_map(|m| &m.functions) {
-                if matches!(f.route, Route::Native(_)) && f.ir.is_some() {
+                if f.ir.is_some() {
                     let next = callees.len();
                     callees.insert(f.qualname.clone(), next);
                 }
@@ -344,11 +344,17 @@ impl Project {
             let mut failed = false;
             for (mi, m) in check.analyses.iter_mut().enumerate() {
                 for f in &mut m.functions {
-                    let (Some(ir), Route::Native(ids)) = (&f.ir, &f.route) else {
+                    let Some(ir) = &f.ir else {
                         continue;
                     };
+                    // Candidates without plugins are scalar helpers: their body is emitted for
+                    // native callers, with no Python entry point of its own.
+                    let (ids, exposed) = match &f.route {
+                        Route::Native(ids) => (ids.clone(), true),
+                        Route::Fallback => (Vec::new(), false),
+                    };
                     let index = callees.get(&f.qualname).copied().unwrap_or(0);
-                    match lower_function(ir, ids, registry, auth, &callees, index) {
+                    match lower_function(ir, &ids, registry, auth, &callees, index, exposed) {
                         Ok(lowered) => {
                             used_plugins.extend(ids.iter().cloned());
                             placed.push(Placed {
@@ -416,7 +422,7 @@ impl Project {
             write(&python_dir.join(rel), &text)?;
         }
         let crate_dir = self.state_dir().join("build").join("crate");
-        let generated = if placed.is_empty() {
+        let generated = if placed.iter().all(|p| p.function.rust_fn.is_none()) {
             None
         } else {
             Some(

@@ -331,6 +331,15 @@ impl Registry {
         Ok(None)
     }
 
+    /// Whether an enabled plugin covers the top-level package of a dotted path.
+    pub fn covers(&self, path: &str, enabled: &[String]) -> bool {
+        let top = path.split('.').next().unwrap_or("");
+        self.plugins.iter().any(|r| {
+            enabled.iter().any(|e| e == r.plugin.id())
+                && r.plugin.coverage().packages.iter().any(|p| p == top)
+        })
+    }
+
     /// Offer a site to every enabled plugin that covers its target's package or owns one of its
     /// operand types, in id order.
     pub fn offer(&self, site: &ClaimSite, enabled: &[String]) -> SiteResolution {

@@ -122,7 +122,10 @@ fn third_party_plugin_registers_through_the_builder() {
         .build()
         .unwrap();
     let ids: Vec<&str> = registry.plugins().iter().map(|r| r.plugin.id()).collect();
-    assert_eq!(ids, vec!["rextio-example", "rextio-torch"]);
+    assert_eq!(
+        ids,
+        vec!["rextio-example", "rextio-tensorflow", "rextio-torch"]
+    );
     let built = build_with("third_party", &registry);
     assert_eq!(
         built.route("tp.kernels.mixed"),
@@ -200,4 +203,29 @@ fn whole_surface_project_routes_as_the_seed_says_and_matches_eager() {
         stdout.contains(&format!("{} passed, 0 failed", native.len())),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_service_package_with_constants_helpers_tuples_and_shapes_matches_eager() {
+    let built = build("service");
+    for q in [
+        "svc.heads.encode",
+        "svc.heads.classify",
+        "svc.heads.confident",
+        "svc.heads.summary",
+        "svc.layers.norm",
+        "svc.layers.block",
+    ] {
+        assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
+    }
+    // Genuinely dynamic glue stays on Python; a scalar helper keeps its Python entry point.
+    assert_eq!(built.codes("svc.api.handle"), vec!["RXT003".to_owned()]);
+    assert_eq!(
+        built.codes("svc.layers.scale_for"),
+        vec!["RXT016".to_owned()]
+    );
+    for mode in ["native", "auto", "fallback"] {
+        let out = built.run_python("check_service.py", &[("REXTIO_NATIVE_MODE", mode)]);
+        assert!(out.contains(&format!("service ok ({mode})")), "{out}");
+    }
 }

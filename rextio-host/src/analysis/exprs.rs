@@ -91,6 +91,15 @@ impl Fx<'_> {
         if let Some(v) = self.module.constants.values.get(id) {
             return Ok(const_expr(v, at));
         }
+        // A constant imported from another module of the project.
+        if let Some(v) = self
+            .module
+            .imports
+            .get(id)
+            .and_then(|path| self.index.constants.get(path))
+        {
+            return Ok(const_expr(v, at));
+        }
         let why = match self.module.constants.refused.get(id) {
             Some(crate::constants::NotConstant::Rebound) => {
                 format!("`{id}` is bound more than once at module level, so it may change at run time")
@@ -410,6 +419,9 @@ impl Fx<'_> {
     /// `value.name`: on a plugin value, an attribute site offered to the plugins.
     pub(super) fn attribute(&mut self, a: &ast::ExprAttribute, at: Span) -> R<Expr> {
         if let Some(path) = self.dotted_global(&ast::Expr::Attribute(a.clone())) {
+            if let Some(v) = self.index.constants.get(&path) {
+                return Ok(const_expr(v, at));
+            }
             return Err(self.error(
                 codes::UNSUPPORTED_EXPRESSION,
                 at,

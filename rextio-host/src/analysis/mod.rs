@@ -128,6 +128,9 @@ pub struct ProjectIndex {
     pub signatures: BTreeMap<String, Signature>,
     /// Qualified names of every module-level function (signature or not).
     pub functions: BTreeSet<String>,
+    /// Every module's constants by qualified name (`svc.config.EPS`), so an imported constant
+    /// is a constant too.
+    pub constants: BTreeMap<String, crate::constants::ConstValue>,
 }
 
 fn qualname_of(module: &SourceModule, name: &str) -> String {
@@ -147,6 +150,9 @@ pub fn index_project(
     let mut index = ProjectIndex::default();
     let empty = ProjectIndex::default();
     for module in modules {
+        for (name, v) in &module.constants.values {
+            index.constants.insert(qualname_of(module, name), v.clone());
+        }
         for s in &module.ast.body {
             let ast::Stmt::FunctionDef(f) = s else {
                 continue;
@@ -264,30 +270,17 @@ fn analyse_function(
         }
     }
     let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
+    // A function that analysed cleanly is a candidate: its route is settled by
+    // `propagate_routes`, which also decides whether it has anything to run natively.
     let (route, ir, claims) = match ir {
-        Some(ir) if !fatal && (!fx.plugins.is_empty() || !fx.callees.is_empty()) => (
+        Some(ir) if !fatal => (
             Route::Native(fx.plugins.iter().cloned().collect()),
             Some(ir),
             fx.claims,
         ),
-        Some(_) if !fatal => {
-            fx.diags.push(
-                Diagnostic {
-                    code: codes::NOTHING_TO_LOWER.into(),
-                    severity: Severity::Info,
-                    message: format!(
-                        "`{name}` uses no operation of an enabled plugin; it stays on Python"
-                    ),
-                    suggestion: None,
-                    span: None,
-                }
-                .at(span),
-            );
-            (Route::Fallback, None, Vec::new())
-        }
         _ => (Route::Fallback, None, Vec::new()),
     };
-    let callees = if matches!(route, Route::Native(_)) {
+    let callees = if ir.is_some() {
         fx.callees
     } else {
         BTreeSet::new()
@@ -304,10 +297,12 @@ fn analyse_function(
     }
 }
 
-/// Make routes agree across calls, to a fixed point: a native function that calls a function
-/// staying on Python stays on Python too (RXT021, naming the callee and why), recursion stays on
-/// Python (RXT022), and a native caller's route includes its callees' plugins (their guards and
-/// runtime crates).
+/// Make routes agree across calls, to a fixed point. Candidates are the functions that analysed
+/// cleanly (they have IR). A candidate that calls a function without IR stays on Python
+/// (RXT021, naming the callee and why); recursion stays on Python (RXT022); a caller's plugins
+/// include its callees' (their guards and runtime crates). A candidate left with no plugin at
+/// all has nothing to run natively on its own (RXT016) and keeps its Python entry point, but its
+/// body stays available to native callers (a scalar helper).
 pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
     fn demote(f: &mut FunctionAnalysis, d: Diagnostic) {
         f.diagnostics.push(d.at(f.span));
@@ -316,11 +311,11 @@ pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
         f.ir = None;
         f.callees.clear();
     }
-    // Recursion: a native function that can reach itself through native calls.
+    // Recursion: a candidate that can reach itself through calls.
     let graph: BTreeMap<String, BTreeSet<String>> = analyses
         .iter()
         .flat_map(|m| &m.functions)
-        .filter(|f| matches!(f.route, Route::Native(_)))
+        .filter(|f| f.ir.is_some())
         .map(|f| (f.qualname.clone(), f.callees.clone()))
         .collect();
     let reaches_itself = |start: &str| {
@@ -359,28 +354,33 @@ pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
         }
     }
     loop {
+        // qualname -> (plugins when it is a candidate, why it is not).
         let state: BTreeMap<String, (Option<Vec<String>>, Option<String>)> = analyses
             .iter()
             .flat_map(|m| &m.functions)
             .map(|f| {
-                let ids = match &f.route {
-                    Route::Native(ids) => Some(ids.clone()),
-                    Route::Fallback => None,
+                let ids = match (&f.ir, &f.route) {
+                    (Some(_), Route::Native(ids)) => Some(ids.clone()),
+                    (Some(_), Route::Fallback) => Some(Vec::new()),
+                    (None, _) => None,
                 };
                 let why = f
                     .diagnostics
                     .iter()
-                    .find(|d| d.severity == Severity::Error || d.code == codes::NOTHING_TO_LOWER)
+                    .find(|d| d.severity == Severity::Error)
                     .map(|d| format!("{}: {}", d.code, d.message));
                 (f.qualname.clone(), (ids, why))
             })
             .collect();
         let mut changed = false;
         for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
-            let Route::Native(ids) = &f.route else {
+            if f.ir.is_none() {
                 continue;
+            }
+            let mut ids: BTreeSet<String> = match &f.route {
+                Route::Native(ids) => ids.iter().cloned().collect(),
+                Route::Fallback => BTreeSet::new(),
             };
-            let mut ids: BTreeSet<String> = ids.iter().cloned().collect();
             let mut blocked = None;
             for c in &f.callees {
                 match state.get(c) {
@@ -408,14 +408,44 @@ pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
                 changed = true;
                 continue;
             }
-            let ids: Vec<String> = ids.into_iter().collect();
-            if Route::Native(ids.clone()) != f.route {
-                f.route = Route::Native(ids);
-                changed = true;
+            let route = Route::Native(ids.into_iter().collect());
+            if matches!(&f.route, Route::Native(old) if Route::Native(old.clone()) == route) {
+                continue;
             }
+            if matches!(f.route, Route::Fallback) && route == Route::Native(Vec::new()) {
+                continue;
+            }
+            f.route = route;
+            changed = true;
         }
         if !changed {
             break;
+        }
+    }
+    // Candidates without any plugin have nothing to run natively on their own.
+    for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+        if f.ir.is_some() && f.route == Route::Native(Vec::new()) {
+            f.route = Route::Fallback;
+            f.claims.clear();
+            if !f
+                .diagnostics
+                .iter()
+                .any(|d| d.code == codes::NOTHING_TO_LOWER)
+            {
+                f.diagnostics.push(
+                    Diagnostic {
+                        code: codes::NOTHING_TO_LOWER.into(),
+                        severity: Severity::Info,
+                        message: format!(
+                            "`{}` uses no operation of an enabled plugin; it stays on Python (native callers call its body directly)",
+                            f.name
+                        ),
+                        suggestion: None,
+                        span: None,
+                    }
+                    .at(f.span),
+                );
+            }
         }
     }
 }

@@ -393,7 +393,10 @@ impl Fx<'_> {
             }
         }
         let path = self.dotted_global(func)?;
-        self.index.functions.contains(&path).then_some(path)
+        // A package a plugin covers is the plugin's to claim, even when its source sits in the
+        // project (a vendored library).
+        (self.index.functions.contains(&path) && !self.registry.covers(&path, self.enabled))
+            .then_some(path)
     }
 
     /// A call of another function of the project, bound to its parameters by position and
