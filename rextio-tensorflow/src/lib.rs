@@ -116,6 +116,13 @@ impl Plugin for TensorflowPlugin {
     fn platforms(&self) -> Vec<rextio_plugin_api::PlatformCell> {
         platforms::table()
     }
+    fn certification_kit(&self) -> Option<rextio_plugin_api::CertificationKit> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/certify");
+        Some(rextio_plugin_api::CertificationKit {
+            project_dir: format!("{dir}/project"),
+            checker: format!("{dir}/check.py"),
+        })
+    }
     fn coverage(&self) -> Coverage {
         Coverage {
             packages: vec!["tensorflow".into()],

@@ -1,11 +1,12 @@
-//! RAII over the TFE C API: one `TF_Status` per operation, owned tensor handles, ops, the
-//! borrowed Python eager context. Everything here is `!Send` (it holds `Rc`s): TFE handles are
+//! RAII over the TFE C API: one `TF_Status` per operation, owned tensor handles and ops, the
+//! borrowed Python eager context with its prepared constants. Everything here is `!Send` (it holds `Rc`s): TFE handles are
 //! used on the thread, and under the GIL, that created them.
 
 use super::loader::{Api, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
+use std::cell::RefCell;
 use std::ffi::{CStr, CString};
 use std::os::raw::c_int;
 use std::rc::Rc;
@@ -18,10 +19,6 @@ pub(crate) fn runtime_error(message: impl std::fmt::Display) -> PyErr {
 /// A `ValueError` with the plugin prefix.
 pub(crate) fn value_error(message: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("rextio-tensorflow: {message}"))
-}
-
-fn c_string(s: &str) -> PyResult<CString> {
-    CString::new(s).map_err(|_| runtime_error(format!("{s:?} contains NUL")))
 }
 
 /// TensorFlow status code names (`tensorflow/c/tf_status.h`).
@@ -47,7 +44,8 @@ fn code_name(code: c_int) -> &'static str {
     }
 }
 
-/// One `TF_Status`, deleted on drop. A fresh one per operation (TF 2.21.0 has no public reset).
+/// One `TF_Status`, deleted on drop. A fresh one per operation (TF 2.21.0 has no public reset):
+/// every TFE call of that operation, and the checks of its result, report through it.
 pub(crate) struct Status {
     api: &'static Api,
     raw: *mut TfStatus,
@@ -71,11 +69,21 @@ impl Status {
 
     /// `Ok` when the status is OK; otherwise a `RuntimeError` naming the step and TF's message.
     pub fn check(&self, step: &str) -> PyResult<()> {
+        self.check_in("", step)
+    }
+
+    /// Like [`Status::check`] for a step of op `op` (`"{op}: {step}"`, formatted only on error).
+    pub fn check_in(&self, op: &str, step: &str) -> PyResult<()> {
         // SAFETY: `raw` is a live status.
         let code = unsafe { (self.api.tf_get_code)(self.raw) };
         if code == 0 {
             return Ok(());
         }
+        let step = if op.is_empty() {
+            step.to_owned()
+        } else {
+            format!("{op}: {step}")
+        };
         // SAFETY: TF_Message returns a string owned by the status (valid while it lives).
         let m = unsafe { (self.api.tf_message)(self.raw) };
         let message = if m.is_null() {
@@ -98,27 +106,95 @@ impl Drop for Status {
     }
 }
 
+thread_local! {
+    /// This thread's borrow of the Python eager context, re-validated at every boundary
+    /// conversion (see [`Context::current`]).
+    static CURRENT: RefCell<Option<Rc<Context>>> = const { RefCell::new(None) };
+}
+
+/// A prepared int32 constant (an axis or a permutation), owned by the context that made it.
+struct Prepared {
+    values: &'static [i32],
+    scalar: bool,
+    raw: *mut TfeTensorHandle,
+}
+
 /// The Python eager context, borrowed: the raw `TFE_Context*` of its null-named capsule, kept
 /// alive by strong references to the Python `Context` and the capsule. Never `TFE_NewContext`.
+///
+/// It also owns what is bound to that `TFE_Context` and to this thread: prepared int32
+/// constants (axes, permutations) and the interned device names of validated handles. The
+/// prepared handles are deleted with the context, before the references that keep the
+/// `TFE_Context` alive are released.
 pub(crate) struct Context {
     pub api: &'static Api,
     pub raw: *mut TfeContext,
-    _context: Py<PyAny>,
-    _capsule: Py<PyAny>,
+    module: Py<PyAny>,
+    context: Py<PyAny>,
+    capsule: Py<PyAny>,
+    prepared: RefCell<Vec<Prepared>>,
+    devices: RefCell<Vec<Rc<CString>>>,
 }
 
 impl Context {
-    /// Borrow the existing synchronous eager context of `tensorflow.python.eager.context`.
-    pub fn from_python(py: Python<'_>, api: &'static Api) -> PyResult<Rc<Self>> {
-        let module = py.import("tensorflow.python.eager.context")?;
-        let context = module.call_method0("context")?;
-        context.call_method0("ensure_initialized")?;
-        let is_async: bool = context.call_method0("is_async")?.extract()?;
+    /// This thread's borrow of the current Python eager context. The borrow is cached per
+    /// thread and re-validated on every call, under the GIL: the module's `_context` must still
+    /// be the same Python `Context` and its `_context_handle` the same capsule (otherwise the
+    /// context was reset and is borrowed afresh), and this thread's executor must be
+    /// synchronous. Two attribute reads and three C calls instead of five Python calls.
+    pub fn current(py: Python<'_>, api: &'static Api) -> PyResult<Rc<Self>> {
+        let cached = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten();
+        if let Some(context) = cached {
+            if context.still_current(py)? {
+                context.check_sync()?;
+                return Ok(context);
+            }
+        }
+        let fresh = Self::from_python(py, api)?;
+        // A thread that is exiting cannot cache; it still gets a valid borrow.
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = Some(Rc::clone(&fresh)));
+        Ok(fresh)
+    }
+
+    fn still_current(&self, py: Python<'_>) -> PyResult<bool> {
+        let module = self.module.bind(py);
+        let context = module.getattr(pyo3::intern!(py, "_context"))?;
+        if !context.is(&self.context) {
+            return Ok(false);
+        }
+        let handle = context.getattr(pyo3::intern!(py, "_context_handle"))?;
+        Ok(handle.is(&self.capsule))
+    }
+
+    /// Fail unless this thread's executor of the context is synchronous.
+    fn check_sync(&self) -> PyResult<()> {
+        // SAFETY: the context is live (held by `capsule`); the call returns a new wrapper
+        // that does not own the executor.
+        let executor = unsafe { (self.api.tfe_context_executor_for_thread)(self.raw) };
+        if executor.is_null() {
+            return Err(runtime_error(
+                "TFE_ContextGetExecutorForThread returned null",
+            ));
+        }
+        // SAFETY: `executor` is the live wrapper from above, deleted exactly once.
+        let is_async = unsafe {
+            let a = (self.api.tfe_executor_is_async)(executor);
+            (self.api.tfe_delete_executor)(executor);
+            a
+        };
         if is_async {
             return Err(runtime_error(
                 "the Python eager context is asynchronous; only the synchronous context is supported",
             ));
         }
+        Ok(())
+    }
+
+    /// Borrow the existing synchronous eager context of `tensorflow.python.eager.context`.
+    fn from_python(py: Python<'_>, api: &'static Api) -> PyResult<Rc<Self>> {
+        let module = py.import("tensorflow.python.eager.context")?;
+        let context = module.call_method0("context")?;
+        context.call_method0("ensure_initialized")?;
         let handle = context.getattr("_handle")?;
         let capsule = handle
             .cast::<PyCapsule>()
@@ -133,12 +209,78 @@ impl Context {
             )));
         }
         let raw = capsule.pointer_checked(None)?.as_ptr().cast::<TfeContext>();
-        Ok(Rc::new(Self {
+        let this = Self {
             api,
             raw,
-            _context: context.unbind(),
-            _capsule: handle.unbind(),
-        }))
+            module: module.into_any().unbind(),
+            context: context.unbind(),
+            capsule: handle.unbind(),
+            prepared: RefCell::new(Vec::new()),
+            devices: RefCell::new(Vec::new()),
+        };
+        this.check_sync()?;
+        Ok(Rc::new(this))
+    }
+
+    /// The interned copy of a device name (one allocation per distinct device and context).
+    fn intern_device(&self, name: &CStr) -> Rc<CString> {
+        if let Ok(devices) = self.devices.try_borrow() {
+            if let Some(d) = devices.iter().find(|d| d.as_c_str() == name) {
+                return Rc::clone(d);
+            }
+        }
+        let d = Rc::new(name.to_owned());
+        if let Ok(mut devices) = self.devices.try_borrow_mut() {
+            if devices.len() < 16 {
+                devices.push(Rc::clone(&d));
+            }
+        }
+        d
+    }
+
+    /// A prepared int32 constant (scalar when `scalar`, else rank 1), made once per context
+    /// and thread and borrowed by ops (each op input takes its own reference).
+    pub fn prepared(
+        self: &Rc<Self>,
+        values: &'static [i32],
+        scalar: bool,
+    ) -> PyResult<*mut TfeTensorHandle> {
+        if let Ok(prepared) = self.prepared.try_borrow() {
+            if let Some(p) = prepared
+                .iter()
+                .find(|p| p.values == values && p.scalar == scalar)
+            {
+                return Ok(p.raw);
+            }
+        }
+        let handle = int32_handle(self, values, scalar)?;
+        let raw = handle.into_raw();
+        match self.prepared.try_borrow_mut() {
+            Ok(mut prepared) => {
+                prepared.push(Prepared {
+                    values,
+                    scalar,
+                    raw,
+                });
+                Ok(raw)
+            }
+            Err(_) => {
+                // SAFETY: `raw` is owned here and was never shared.
+                unsafe { (self.api.tfe_delete_tensor_handle)(raw) };
+                Err(runtime_error("the prepared-constant table is in use"))
+            }
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // Prepared handles go before `capsule` (a field, dropped after this body) can release
+        // the TFE_Context they belong to.
+        for p in self.prepared.get_mut().drain(..) {
+            // SAFETY: prepared handles are owned by the table and deleted once.
+            unsafe { (self.api.tfe_delete_tensor_handle)(p.raw) }
+        }
     }
 }
 
@@ -203,11 +345,10 @@ impl Handle {
         copy
     }
 
-    /// Dtype, rank, concrete dims and CPU device, read from TensorFlow.
-    pub fn facts(&self) -> PyResult<Facts> {
-        // SAFETY: `raw` is live for every call below; each status is a valid out-parameter.
+    /// Dtype, rank and device, read from TensorFlow (`status` is the operation's status).
+    pub fn facts(&self, status: &Status) -> PyResult<Facts> {
+        // SAFETY: `raw` is live for every call below; the status is a valid out-parameter.
         let dtype = unsafe { (self.api.tfe_data_type)(self.raw) };
-        let status = Status::new(self.api)?;
         let rank = unsafe { (self.api.tfe_num_dims)(self.raw, status.ptr()) };
         status.check("TFE_TensorHandleNumDims")?;
         let device = unsafe { (self.api.tfe_backing_device)(self.raw, status.ptr()) };
@@ -216,17 +357,18 @@ impl Handle {
             return Err(value_error("expected a CPU tensor"));
         }
         // SAFETY: non-null device name is NUL-terminated and owned by the handle.
-        let device = unsafe { CStr::from_ptr(device) }.to_owned();
+        let device = self
+            .context
+            .intern_device(unsafe { CStr::from_ptr(device) });
         Ok(Facts {
             dtype,
             rank,
-            device: Rc::new(device),
+            device,
         })
     }
 
     /// Every dim of a validated rank is concrete (eager tensors always are; fail closed).
-    pub fn check_dims(&self, rank: c_int) -> PyResult<()> {
-        let status = Status::new(self.api)?;
+    pub fn check_dims(&self, rank: c_int, status: &Status) -> PyResult<()> {
         for i in 0..rank {
             // SAFETY: `raw` is live and `i` < rank.
             let d = unsafe { (self.api.tfe_dim)(self.raw, i, status.ptr()) };
@@ -268,11 +410,7 @@ impl Drop for HostTensor {
 
 /// An int32 constant handle (`values` as a scalar when `scalar`, else rank 1): the axis of
 /// Mean/Sum/ArgMax and the perm of Transpose.
-pub(crate) fn int32_handle(
-    context: &Rc<Context>,
-    values: &[i32],
-    scalar: bool,
-) -> PyResult<Handle> {
+fn int32_handle(context: &Rc<Context>, values: &[i32], scalar: bool) -> PyResult<Handle> {
     let api = context.api;
     if scalar && values.len() != 1 {
         return Err(runtime_error(
@@ -314,115 +452,108 @@ pub(crate) fn int32_handle(
     handle
 }
 
-/// An attribute of an op.
+/// An attribute of an op (names are C string literals: nothing is allocated per call).
 pub(crate) enum Attr {
     /// A type attribute.
-    Type(&'static str, c_int),
+    Type(&'static CStr, c_int),
     /// A bool attribute.
-    Bool(&'static str, bool),
+    Bool(&'static CStr, bool),
     /// A string attribute.
-    Str(&'static str, &'static str),
+    Str(&'static CStr, &'static str),
 }
 
-/// An owned `TFE_Op*`, deleted on drop.
-pub(crate) struct Op {
-    api: &'static Api,
+/// An owned `TFE_Op*` (`TFE_NewOp` + `TFE_OpSetDevice`), deleted on drop. Ops are not pooled:
+/// a pooled op keeps references to its last inputs until `TFE_OpReset`, and a second reset per
+/// op cost more than the allocation it saves (measured: no difference within noise).
+pub(crate) struct Op<'c> {
+    context: &'c Rc<Context>,
     raw: *mut TfeOp,
-    name: &'static str,
-    _context: Rc<Context>,
+    label: &'static str,
 }
 
-impl Op {
-    /// `TFE_NewOp` in the borrowed context, placed on `device`.
+impl<'c> Op<'c> {
+    /// An op named `name` in the borrowed context, placed on `device`.
     pub fn new(
-        context: &Rc<Context>,
-        name: &'static str,
+        context: &'c Rc<Context>,
+        name: &'static CStr,
         device: &CStr,
         status: &Status,
     ) -> PyResult<Self> {
         let api = context.api;
-        let c_name = c_string(name)?;
+        let label = name.to_str().unwrap_or("op");
         // SAFETY: the context pointer is kept alive by `context`; the name is NUL-terminated.
-        let raw = unsafe { (api.tfe_new_op)(context.raw, c_name.as_ptr(), status.ptr()) };
+        let raw = unsafe { (api.tfe_new_op)(context.raw, name.as_ptr(), status.ptr()) };
         let op = if raw.is_null() {
             None
         } else {
             Some(Self {
-                api,
+                context,
                 raw,
-                name,
-                _context: Rc::clone(context),
+                label,
             })
         };
-        status.check(&format!("TFE_NewOp({name})"))?;
-        let op = op.ok_or_else(|| runtime_error(format!("TFE_NewOp({name}) returned null")))?;
+        status.check_in(label, "TFE_NewOp")?;
+        let op = op.ok_or_else(|| runtime_error(format!("TFE_NewOp({label}) returned null")))?;
         // SAFETY: `op.raw` is live; the device name is NUL-terminated.
         unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
-        status.check(&format!("{name}: TFE_OpSetDevice"))?;
+        status.check_in(label, "TFE_OpSetDevice")?;
         Ok(op)
     }
 
     /// Add an input (borrowed: TFE takes its own reference).
     pub fn input(&self, h: *mut TfeTensorHandle, status: &Status) -> PyResult<()> {
         // SAFETY: `self.raw` and `h` are live.
-        unsafe { (self.api.tfe_op_add_input)(self.raw, h, status.ptr()) };
-        status.check(&format!("{}: TFE_OpAddInput", self.name))
+        unsafe { (self.context.api.tfe_op_add_input)(self.raw, h, status.ptr()) };
+        status.check_in(self.label, "TFE_OpAddInput")
     }
 
     /// Set an attribute.
-    pub fn attr(&self, attr: &Attr) -> PyResult<()> {
+    pub fn attr(&self, attr: &Attr) {
+        let api = self.context.api;
         match attr {
-            Attr::Type(n, v) => {
-                let n = c_string(n)?;
-                // SAFETY: live op, NUL-terminated name.
-                unsafe { (self.api.tfe_op_set_attr_type)(self.raw, n.as_ptr(), *v) }
-            }
-            Attr::Bool(n, v) => {
-                let n = c_string(n)?;
-                // SAFETY: live op, NUL-terminated name.
-                unsafe { (self.api.tfe_op_set_attr_bool)(self.raw, n.as_ptr(), u8::from(*v)) }
-            }
-            Attr::Str(n, v) => {
-                let n = c_string(n)?;
-                // SAFETY: live op; TFE copies `v.len()` bytes from `v`.
-                unsafe {
-                    (self.api.tfe_op_set_attr_string)(
-                        self.raw,
-                        n.as_ptr(),
-                        v.as_ptr().cast(),
-                        v.len(),
-                    )
-                }
-            }
+            // SAFETY (all three): live op, NUL-terminated attribute name; TFE copies what it
+            // keeps (for strings, `v.len()` bytes from `v`).
+            Attr::Type(n, v) => unsafe { (api.tfe_op_set_attr_type)(self.raw, n.as_ptr(), *v) },
+            Attr::Bool(n, v) => unsafe {
+                (api.tfe_op_set_attr_bool)(self.raw, n.as_ptr(), u8::from(*v))
+            },
+            Attr::Str(n, v) => unsafe {
+                (api.tfe_op_set_attr_string)(self.raw, n.as_ptr(), v.as_ptr().cast(), v.len())
+            },
         }
-        Ok(())
     }
 
     /// `TFE_Execute` with exactly one output, owned before the status is read.
-    pub fn execute(&self, context: &Rc<Context>, status: &Status) -> PyResult<Handle> {
+    pub fn execute(&self, status: &Status) -> PyResult<Handle> {
+        let api = self.context.api;
         let mut out: [*mut TfeTensorHandle; 1] = [std::ptr::null_mut()];
         let mut n: c_int = 1;
         // SAFETY: `out` has room for `n` handles; the op and status are live.
-        unsafe { (self.api.tfe_execute)(self.raw, out.as_mut_ptr(), &mut n, status.ptr()) };
+        unsafe { (api.tfe_execute)(self.raw, out.as_mut_ptr(), &mut n, status.ptr()) };
         let result = if n >= 1 && !out[0].is_null() {
-            Some(Handle::own(self.api, out[0], Rc::clone(context), self.name))
+            Some(Handle::own(
+                api,
+                out[0],
+                Rc::clone(self.context),
+                self.label,
+            ))
         } else {
             None
         };
-        status.check(self.name)?;
+        status.check(self.label)?;
         if n != 1 {
             return Err(runtime_error(format!(
                 "{} returned {n} outputs, expected 1",
-                self.name
+                self.label
             )));
         }
-        result.unwrap_or_else(|| Err(runtime_error(format!("{} returned no output", self.name))))
+        result.unwrap_or_else(|| Err(runtime_error(format!("{} returned no output", self.label))))
     }
 }
 
-impl Drop for Op {
+impl Drop for Op<'_> {
     fn drop(&mut self) {
         // SAFETY: owned, deleted once.
-        unsafe { (self.api.tfe_delete_op)(self.raw) }
+        unsafe { (self.context.api.tfe_delete_op)(self.raw) }
     }
 }

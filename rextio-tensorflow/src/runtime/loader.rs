@@ -20,6 +20,8 @@ pub(crate) enum TfeContext {}
 pub(crate) enum TfeTensorHandle {}
 /// Opaque `TFE_Op`.
 pub(crate) enum TfeOp {}
+/// Opaque `TFE_Executor`.
+pub(crate) enum TfeExecutor {}
 
 /// `TF_FLOAT`.
 pub(crate) const TF_FLOAT: c_int = 1;
@@ -240,6 +242,12 @@ pub(crate) struct Api {
         unsafe extern "C" fn(*mut TfeContext, *const c_char, *mut TfStatus) -> *mut TfeOp,
     pub tfe_delete_op: unsafe extern "C" fn(*mut TfeOp),
     pub tfe_op_set_device: unsafe extern "C" fn(*mut TfeOp, *const c_char, *mut TfStatus),
+    /// `TFE_ContextGetExecutorForThread`: a new, non-owning wrapper of this thread's executor.
+    pub tfe_context_executor_for_thread: unsafe extern "C" fn(*mut TfeContext) -> *mut TfeExecutor,
+    /// `TFE_ExecutorIsAsync`.
+    pub tfe_executor_is_async: unsafe extern "C" fn(*mut TfeExecutor) -> bool,
+    /// `TFE_DeleteExecutor` (deletes the wrapper; the context keeps its executor).
+    pub tfe_delete_executor: unsafe extern "C" fn(*mut TfeExecutor),
     pub tfe_op_add_input: unsafe extern "C" fn(*mut TfeOp, *mut TfeTensorHandle, *mut TfStatus),
     pub tfe_op_set_attr_type: unsafe extern "C" fn(*mut TfeOp, *const c_char, c_int),
     pub tfe_op_set_attr_bool: unsafe extern "C" fn(*mut TfeOp, *const c_char, c_uchar),
@@ -353,7 +361,7 @@ fn bind(py: Python<'_>) -> Result<Api, BindError> {
     let fw = image(&root, PROFILE.framework, "libtensorflow_framework")?;
     let pw = image(&root, PROFILE.pywrap, "lib_pywrap_tensorflow_common")?;
     // SAFETY: each type below is the C signature of the named symbol in TensorFlow 2.21.0's
-    // c_api.h / c_api_eager.h / pywrap_tensor.h (the bridge functions are C++ but take and
+    // c_api.h / c_api_eager.h / c_api_experimental.h / pywrap_tensor.h (the bridge functions are C++ but take and
     // return plain pointers and bool, with the platform C calling convention).
     let api = unsafe {
         Api {
@@ -378,6 +386,9 @@ fn bind(py: Python<'_>) -> Result<Api, BindError> {
             tfe_new_op: cc.symbol("TFE_NewOp")?,
             tfe_delete_op: cc.symbol("TFE_DeleteOp")?,
             tfe_op_set_device: cc.symbol("TFE_OpSetDevice")?,
+            tfe_context_executor_for_thread: cc.symbol("TFE_ContextGetExecutorForThread")?,
+            tfe_executor_is_async: cc.symbol("TFE_ExecutorIsAsync")?,
+            tfe_delete_executor: cc.symbol("TFE_DeleteExecutor")?,
             tfe_op_add_input: cc.symbol("TFE_OpAddInput")?,
             tfe_op_set_attr_type: cc.symbol("TFE_OpSetAttrType")?,
             tfe_op_set_attr_bool: cc.symbol("TFE_OpSetAttrBool")?,

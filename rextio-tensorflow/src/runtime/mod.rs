@@ -13,6 +13,13 @@
 //! ownership of the handle it is given. Every handle, op, status and constant is an RAII value;
 //! [`RxtTfTensor`] is `!Send`. Every TensorFlow error becomes a Python exception; nothing here
 //! panics.
+//!
+//! Cost per op is kept close to `TFE_Execute` itself: each thread caches its borrow of the eager
+//! context and re-validates it cheaply under the GIL at every boundary conversion (same Python
+//! `Context` object, same capsule, synchronous executor for this thread), int32 axis and
+//! permutation inputs are prepared once per borrow, attribute and op names are C literals, and
+//! result facts intern the device name instead of copying it. Each op still gets its own
+//! `TF_Status` and its own `TFE_Op`.
 
 #[cfg(not(all(
     target_os = "linux",
@@ -28,12 +35,11 @@ compile_error!(
 mod eager;
 mod loader;
 
-use eager::{
-    int32_handle, is_cpu0, runtime_error, value_error, Attr, Context, Facts, Handle, Op, Status,
-};
+use eager::{is_cpu0, runtime_error, value_error, Attr, Context, Facts, Handle, Op, Status};
 use loader::{TF_FLOAT, TF_INT32, TF_INT64};
 use pyo3::exceptions::{PyImportError, PyTypeError};
 use pyo3::prelude::*;
+use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::rc::Rc;
 
@@ -82,7 +88,7 @@ fn dtype_name(dtype: c_int) -> &'static str {
 /// Idempotent: later calls only re-check the eager context.
 pub fn load(py: Python<'_>) -> PyResult<()> {
     let api = loader::api(py).map_err(|e| PyImportError::new_err(e.to_string()))?;
-    Context::from_python(py, api)
+    Context::current(py, api)
         .map(drop)
         .map_err(|e| PyImportError::new_err(format!("rextio-tensorflow: {e}")))
 }
@@ -123,14 +129,14 @@ fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfT
             PyErr::take(py).unwrap_or_else(|| runtime_error("EagerTensor_Handle returned null"))
         );
     }
-    let context = Context::from_python(py, api)?;
+    let context = Context::current(py, api)?;
     let status = Status::new(api)?;
     // SAFETY: `borrowed` is live while `obj` is; the status is a valid out-parameter.
     let raw = unsafe { (api.tfe_copy_sharing)(borrowed, status.ptr()) };
     let handle = Handle::own(api, raw, context, "TFE_TensorHandleCopySharingTensor");
     status.check("TFE_TensorHandleCopySharingTensor")?;
     let handle = handle?;
-    let facts = handle.facts()?;
+    let facts = handle.facts(&status)?;
     if !is_cpu0(&facts.device) {
         return Err(value_error("expected a CPU tensor"));
     }
@@ -147,7 +153,7 @@ fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfT
             facts.rank
         )));
     }
-    handle.check_dims(rank)?;
+    handle.check_dims(rank, &status)?;
     Ok(RxtTfTensor {
         inner: Rc::new(handle),
         facts,
@@ -210,52 +216,50 @@ fn require_f32(t: &RxtTfTensor, what: &str) -> PyResult<()> {
 }
 
 fn execute(
-    name: &'static str,
+    name: &'static CStr,
     inputs: &[&RxtTfTensor],
     konst: Option<Const>,
     attrs: &[Attr],
     out: (c_int, c_int),
 ) -> PyResult<RxtTfTensor> {
+    let label = name.to_str().unwrap_or("op");
     let Some(first) = inputs.first() else {
-        return Err(runtime_error(format!("{name} needs an input")));
+        return Err(runtime_error(format!("{label} needs an input")));
     };
     let context = &first.inner.context;
-    let device = Rc::clone(&first.facts.device);
+    let device = &first.facts.device;
     for t in inputs {
         if t.inner.context.raw != context.raw {
             return Err(runtime_error(format!(
-                "{name}: operands belong to different eager contexts"
+                "{label}: operands belong to different eager contexts"
             )));
         }
-        if t.facts.device != device {
+        if t.facts.device != *device {
             return Err(value_error(format!(
-                "{name}: operands are on different devices ({} and {})",
+                "{label}: operands are on different devices ({} and {})",
                 device.to_string_lossy(),
                 t.facts.device.to_string_lossy()
             )));
         }
     }
     let status = Status::new(context.api)?;
-    let op = Op::new(context, name, &device, &status)?;
+    let op = Op::new(context, name, device, &status)?;
     for t in inputs {
         op.input(t.inner.ptr(), &status)?;
     }
-    let konst = match konst {
-        Some(Const(values, scalar)) => Some(int32_handle(context, values, scalar)?),
-        None => None,
-    };
-    if let Some(k) = &konst {
-        op.input(k.ptr(), &status)?;
+    if let Some(Const(values, scalar)) = konst {
+        op.input(context.prepared(values, scalar)?, &status)?;
     }
     for a in attrs {
-        op.attr(a)?;
+        op.attr(a);
     }
-    let result = op.execute(context, &status)?;
-    let facts = result.facts()?;
+    let result = op.execute(&status)?;
+    drop(op);
+    let facts = result.facts(&status)?;
     let (dtype, rank) = out;
     if !is_cpu0(&facts.device) || facts.dtype != dtype || facts.rank != rank {
         return Err(runtime_error(format!(
-            "{name} produced a {} rank-{} tensor on {}, expected {} rank {rank} on CPU:0",
+            "{label} produced a {} rank-{} tensor on {}, expected {} rank {rank} on CPU:0",
             dtype_name(facts.dtype),
             facts.rank,
             facts.device.to_string_lossy(),
@@ -268,7 +272,7 @@ fn execute(
     })
 }
 
-const T_FLOAT: Attr = Attr::Type("T", TF_FLOAT);
+const T_FLOAT: Attr = Attr::Type(c"T", TF_FLOAT);
 
 /// `tf.matmul(a, b)` on rank-2 tensors (TFE MatMul).
 pub fn matmul(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
@@ -276,114 +280,142 @@ pub fn matmul(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(b, 2, "MatMul")?;
     let attrs = [
         T_FLOAT,
-        Attr::Bool("transpose_a", false),
-        Attr::Bool("transpose_b", false),
+        Attr::Bool(c"transpose_a", false),
+        Attr::Bool(c"transpose_b", false),
     ];
-    execute("MatMul", &[a, b], None, &attrs, (TF_FLOAT, 2))
+    execute(c"MatMul", &[a, b], None, &attrs, (TF_FLOAT, 2))
 }
 
 macro_rules! unary {
-    ($name:ident, $op:literal, $py:literal) => {
+    ($name:ident, $op:literal, $cop:literal, $py:literal) => {
         #[doc = concat!("`", $py, "(x)` on a rank-1 or rank-2 float32 tensor (TFE ", $op, ").")]
         pub fn $name(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
             require_f32(x, $op)?;
-            execute($op, &[x], None, &[T_FLOAT], (TF_FLOAT, x.facts.rank))
+            execute($cop, &[x], None, &[T_FLOAT], (TF_FLOAT, x.facts.rank))
         }
     };
 }
 
-unary!(relu, "Relu", "tf.nn.relu");
-unary!(sigmoid, "Sigmoid", "tf.nn.sigmoid");
-unary!(tanh, "Tanh", "tf.nn.tanh");
-unary!(abs, "Abs", "tf.abs");
-unary!(negative, "Neg", "tf.negative");
-unary!(square, "Square", "tf.square");
-unary!(exp, "Exp", "tf.exp");
-unary!(log, "Log", "tf.math.log");
-unary!(sqrt, "Sqrt", "tf.math.sqrt");
+unary!(relu, "Relu", c"Relu", "tf.nn.relu");
+unary!(sigmoid, "Sigmoid", c"Sigmoid", "tf.nn.sigmoid");
+unary!(tanh, "Tanh", c"Tanh", "tf.nn.tanh");
+unary!(abs, "Abs", c"Abs", "tf.abs");
+unary!(negative, "Neg", c"Neg", "tf.negative");
+unary!(square, "Square", c"Square", "tf.square");
+unary!(exp, "Exp", c"Exp", "tf.exp");
+unary!(log, "Log", c"Log", "tf.math.log");
+unary!(sqrt, "Sqrt", c"Sqrt", "tf.math.sqrt");
 
 macro_rules! binary {
-    ($name:ident, $op:literal, $py:literal) => {
+    ($name:ident, $op:literal, $cop:literal, $py:literal) => {
         #[doc = concat!("`", $py, "` on float32 tensors of ranks 2/2, 1/1, 2/1 or 1/2 (TFE ", $op, "; TensorFlow broadcasting).")]
         pub fn $name(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
             require_f32(a, $op)?;
             require_f32(b, $op)?;
             let rank = a.facts.rank.max(b.facts.rank);
-            execute($op, &[a, b], None, &[T_FLOAT], (TF_FLOAT, rank))
+            execute($cop, &[a, b], None, &[T_FLOAT], (TF_FLOAT, rank))
         }
     };
 }
 
-binary!(add, "AddV2", "a + b / tf.add(a, b)");
-binary!(sub, "Sub", "a - b / tf.subtract(a, b)");
-binary!(mul, "Mul", "a * b / tf.multiply(a, b)");
-binary!(div, "RealDiv", "a / b / tf.divide(a, b)");
-binary!(maximum, "Maximum", "tf.maximum(a, b)");
-binary!(minimum, "Minimum", "tf.minimum(a, b)");
+binary!(add, "AddV2", c"AddV2", "a + b / tf.add(a, b)");
+binary!(sub, "Sub", c"Sub", "a - b / tf.subtract(a, b)");
+binary!(mul, "Mul", c"Mul", "a * b / tf.multiply(a, b)");
+binary!(div, "RealDiv", c"RealDiv", "a / b / tf.divide(a, b)");
+binary!(maximum, "Maximum", c"Maximum", "tf.maximum(a, b)");
+binary!(minimum, "Minimum", c"Minimum", "tf.minimum(a, b)");
 
 /// `tf.nn.bias_add(value, bias)` in NHWC: rank-2 value, rank-1 bias (TFE BiasAdd).
 pub fn bias_add(value: &RxtTfTensor, bias: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(value, 2, "BiasAdd")?;
     require(bias, 1, "BiasAdd")?;
-    let attrs = [T_FLOAT, Attr::Str("data_format", "NHWC")];
-    execute("BiasAdd", &[value, bias], None, &attrs, (TF_FLOAT, 2))
+    let attrs = [T_FLOAT, Attr::Str(c"data_format", "NHWC")];
+    execute(c"BiasAdd", &[value, bias], None, &attrs, (TF_FLOAT, 2))
 }
 
 fn reduce(
-    op: &'static str,
+    op: &'static CStr,
     x: &RxtTfTensor,
     axis: &'static [i32],
     keepdims: bool,
 ) -> PyResult<RxtTfTensor> {
-    require(x, 2, op)?;
+    require(x, 2, op.to_str().unwrap_or("reduction"))?;
     let attrs = [
         T_FLOAT,
-        Attr::Type("Tidx", TF_INT32),
-        Attr::Bool("keep_dims", keepdims),
+        Attr::Type(c"Tidx", TF_INT32),
+        Attr::Bool(c"keep_dims", keepdims),
     ];
     let rank = if keepdims { 2 } else { 1 };
     execute(op, &[x], Some(Const(axis, true)), &attrs, (TF_FLOAT, rank))
 }
 
 macro_rules! reduction {
-    ($name:ident, $op:literal, $py:literal, $axis:literal, $keep:literal) => {
+    ($name:ident, $op:literal, $cop:literal, $py:literal, $axis:literal, $keep:literal) => {
         #[doc = concat!("`tf.", $py, "(x, axis=", stringify!($axis), ", keepdims=", stringify!($keep), ")` on a rank-2 float32 tensor (TFE ", $op, ").")]
         pub fn $name(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
-            reduce($op, x, &[$axis], $keep)
+            reduce($cop, x, &[$axis], $keep)
         }
     };
 }
 
-reduction!(reduce_mean_axis0, "Mean", "reduce_mean", 0, false);
-reduction!(reduce_mean_axis0_keepdims, "Mean", "reduce_mean", 0, true);
-reduction!(reduce_mean_axis1, "Mean", "reduce_mean", 1, false);
-reduction!(reduce_mean_axis1_keepdims, "Mean", "reduce_mean", 1, true);
-reduction!(reduce_sum_axis0, "Sum", "reduce_sum", 0, false);
-reduction!(reduce_sum_axis0_keepdims, "Sum", "reduce_sum", 0, true);
-reduction!(reduce_sum_axis1, "Sum", "reduce_sum", 1, false);
-reduction!(reduce_sum_axis1_keepdims, "Sum", "reduce_sum", 1, true);
+reduction!(reduce_mean_axis0, "Mean", c"Mean", "reduce_mean", 0, false);
+reduction!(
+    reduce_mean_axis0_keepdims,
+    "Mean",
+    c"Mean",
+    "reduce_mean",
+    0,
+    true
+);
+reduction!(reduce_mean_axis1, "Mean", c"Mean", "reduce_mean", 1, false);
+reduction!(
+    reduce_mean_axis1_keepdims,
+    "Mean",
+    c"Mean",
+    "reduce_mean",
+    1,
+    true
+);
+reduction!(reduce_sum_axis0, "Sum", c"Sum", "reduce_sum", 0, false);
+reduction!(
+    reduce_sum_axis0_keepdims,
+    "Sum",
+    c"Sum",
+    "reduce_sum",
+    0,
+    true
+);
+reduction!(reduce_sum_axis1, "Sum", c"Sum", "reduce_sum", 1, false);
+reduction!(
+    reduce_sum_axis1_keepdims,
+    "Sum",
+    c"Sum",
+    "reduce_sum",
+    1,
+    true
+);
 
 /// `tf.nn.softmax(x)` / `axis=0` on a rank-1 float32 tensor (TFE Softmax, last axis).
 pub fn softmax_axis0(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 1, "Softmax")?;
-    execute("Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 1))
+    execute(c"Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 1))
 }
 
 /// `tf.nn.softmax(x, axis=1)` on a rank-2 float32 tensor (TFE Softmax, last axis).
 pub fn softmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 2, "Softmax")?;
-    execute("Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 2))
+    execute(c"Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 2))
 }
 
 fn argmax(x: &RxtTfTensor, axis: &'static [i32]) -> PyResult<RxtTfTensor> {
     require(x, 2, "ArgMax")?;
     let attrs = [
         T_FLOAT,
-        Attr::Type("Tidx", TF_INT32),
-        Attr::Type("output_type", TF_INT64),
+        Attr::Type(c"Tidx", TF_INT32),
+        Attr::Type(c"output_type", TF_INT64),
     ];
     execute(
-        "ArgMax",
+        c"ArgMax",
         &[x],
         Some(Const(axis, true)),
         &attrs,
@@ -404,9 +436,9 @@ pub fn argmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
 /// `tf.transpose(x)` with the default perm `[1, 0]` on a rank-2 float32 tensor (TFE Transpose).
 pub fn transpose(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 2, "Transpose")?;
-    let attrs = [T_FLOAT, Attr::Type("Tperm", TF_INT32)];
+    let attrs = [T_FLOAT, Attr::Type(c"Tperm", TF_INT32)];
     execute(
-        "Transpose",
+        c"Transpose",
         &[x],
         Some(Const(&[1, 0], false)),
         &attrs,

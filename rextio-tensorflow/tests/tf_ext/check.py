@@ -230,6 +230,63 @@ def subprocess_case(code, expect_ok, text):
 
 
 check(
+    "an asynchronous eager executor is refused, the synchronous one works again",
+    lambda: subprocess_case(
+        "import tensorflow as tf, rxtf_check as rx\n"
+        "x = tf.constant([[1.0, -1.0]])\n"
+        "rx.unary('relu', x, 2)\n"
+        "tf.config.experimental.set_synchronous_execution(False)\n"
+        "try:\n"
+        "    rx.unary('relu', x, 2)\n"
+        "except RuntimeError as e:\n"
+        "    print('REFUSED', e)\n"
+        "tf.config.experimental.set_synchronous_execution(True)\n"
+        "print('AGAIN', rx.unary('relu', x, 2).numpy().tolist())\n",
+        True,
+        "REFUSED rextio-tensorflow: the Python eager context is asynchronous",
+    ),
+)
+check(
+    "a reset eager context is borrowed afresh",
+    lambda: subprocess_case(
+        "import tensorflow as tf, rxtf_check as rx\n"
+        "from tensorflow.python.eager import context\n"
+        "print(rx.unary('relu', tf.constant([[1.0, -1.0]]), 2).numpy().tolist())\n"
+        "context._reset_context()\n"
+        "y = tf.constant([[-2.0, 3.0]])\n"
+        "print('AFTER', rx.unary('relu', y, 2).numpy().tolist(), rx.scoring(y, tf.ones((2, 2)), tf.ones(2), 2)[1].numpy().tolist())\n",
+        True,
+        "AFTER [[0.0, 3.0]] [0]",
+    ),
+)
+
+
+def other_threads():
+    import threading
+
+    errors, results = [], []
+
+    def work():
+        try:
+            for _ in range(50):
+                results.append(rx.scoring(Y2, W, B, 3))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    rp, rl = scoring_ref(Y2, W, B, 3)
+    for p, labels in results:
+        same(p, rp)
+        same(labels, rl)
+
+
+check("native calls from several Python threads", other_threads)
+check(
     "import without importing tensorflow first",
     lambda: subprocess_case("import rxtf_check, tensorflow as tf; print(rxtf_check.unary('relu', tf.constant([[1.0]]), 2).numpy())", True, "[[1.]]"),
 )

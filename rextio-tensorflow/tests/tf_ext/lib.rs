@@ -100,6 +100,89 @@ fn scoring<'py>(
     )
 }
 
+/// Native body of the bench's scoring pipeline, written the way the host's emitter writes it:
+/// owned typed parameters, one runtime call per claimed site, locals re-bound in the loop.
+#[allow(clippy::too_many_arguments)]
+fn scoring_body(
+    x: RxtTfTensor,
+    mean: RxtTfTensor,
+    scale: RxtTfTensor,
+    w1: RxtTfTensor,
+    b1: RxtTfTensor,
+    w2: RxtTfTensor,
+    b2: RxtTfTensor,
+    rounds: i64,
+    labels: bool,
+) -> PyResult<RxtTfTensor> {
+    let centered = rt::sub(&(x), &(mean))?;
+    let normalized = rt::div(&(centered), &(scale))?;
+    let mut hidden = rt::bias_add(&(rt::matmul(&(normalized), &(w1))?), &(b1))?;
+    for step in 0..rounds {
+        if step % 2 == 0 {
+            hidden = rt::relu(&(hidden))?;
+        } else {
+            hidden = rt::tanh(&(hidden))?;
+        }
+    }
+    let logits = rt::add(&(rt::matmul(&(hidden), &(w2))?), &(b2))?;
+    let probs = rt::softmax_axis1(&(logits))?;
+    if !labels {
+        return Ok(probs);
+    }
+    rt::argmax_axis1(&(probs))
+}
+
+/// `classify` of the bench's TensorFlow scoring project: 7 tensors and `rounds` in, int64
+/// labels out (12 TFE ops at rounds = 4).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn scoring_labels<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    mean: &Bound<'py, PyAny>,
+    scale: &Bound<'py, PyAny>,
+    w1: &Bound<'py, PyAny>,
+    b1: &Bound<'py, PyAny>,
+    w2: &Bound<'py, PyAny>,
+    b2: &Bound<'py, PyAny>,
+    rounds: i64,
+) -> PyResult<Py<PyAny>> {
+    let x = rt::extract_f32_cpu_2d(x, "x")?;
+    let mean = rt::extract_f32_cpu_1d(mean, "mean")?;
+    let scale = rt::extract_f32_cpu_1d(scale, "scale")?;
+    let w1 = rt::extract_f32_cpu_2d(w1, "w1")?;
+    let b1 = rt::extract_f32_cpu_1d(b1, "b1")?;
+    let w2 = rt::extract_f32_cpu_2d(w2, "w2")?;
+    let b2 = rt::extract_f32_cpu_1d(b2, "b2")?;
+    let out = scoring_body(x, mean, scale, w1, b1, w2, b2, rounds, true)?;
+    rt::materialize_tensor(py, out)
+}
+
+/// `probabilities` of the same project (the pipeline without the argmax).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn scoring_probabilities<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    mean: &Bound<'py, PyAny>,
+    scale: &Bound<'py, PyAny>,
+    w1: &Bound<'py, PyAny>,
+    b1: &Bound<'py, PyAny>,
+    w2: &Bound<'py, PyAny>,
+    b2: &Bound<'py, PyAny>,
+    rounds: i64,
+) -> PyResult<Py<PyAny>> {
+    let x = rt::extract_f32_cpu_2d(x, "x")?;
+    let mean = rt::extract_f32_cpu_1d(mean, "mean")?;
+    let scale = rt::extract_f32_cpu_1d(scale, "scale")?;
+    let w1 = rt::extract_f32_cpu_2d(w1, "w1")?;
+    let b1 = rt::extract_f32_cpu_1d(b1, "b1")?;
+    let w2 = rt::extract_f32_cpu_2d(w2, "w2")?;
+    let b2 = rt::extract_f32_cpu_1d(b2, "b2")?;
+    let out = scoring_body(x, mean, scale, w1, b1, w2, b2, rounds, false)?;
+    rt::materialize_tensor(py, out)
+}
+
 /// The same tensor returned twice (the second materialization shares the first's owner).
 #[pyfunction]
 fn twice<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
@@ -126,6 +209,8 @@ fn rxtf_check(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(echo_i64, m)?)?;
     m.add_function(wrap_pyfunction!(scoring, m)?)?;
     m.add_function(wrap_pyfunction!(twice, m)?)?;
+    m.add_function(wrap_pyfunction!(scoring_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(scoring_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     Ok(())
 }

@@ -1,0 +1,341 @@
+"""rextio-tensorflow certification checks, run by `cargo xtask certify` on the built project.
+
+For every function of the certification module: native route (a builtin, not the Python body),
+parity with eager TensorFlow on random and special values (values, NaN/inf masks, signed zero,
+dtype, shape, device CPU:0), repeated calls, input non-mutation, output lifetime, no gradient-
+tape recording, boundary rejects with the seed's exact messages, and TensorFlow errors on
+incompatible shapes surfacing as `rextio-tensorflow:` exceptions with the same status code.
+Writes one JSON result per function, keyed by its qualified name (`module.function`). Exit
+status: 0 when every function passed, 1 when some failed (the result file says which), anything
+else when the checker itself broke.
+
+usage: check.py RESULT_JSON PROJECT_SRC [MODULE [SKIP,SKIP...]]
+(MODULE defaults to the certification module `rxtfcert.kernels`; SKIP names functions that are
+expected to stay on Python and are not checked.)
+
+With REXTIO_CERTIFY_SELF_TEST=1 the "native" module is the eager source itself: every eager
+comparison runs, the route and boundary checks are reported as skipped. This checks the checker
+and the kernels without a native build.
+"""
+
+import gc
+import importlib
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import platform
+import sys
+import traceback
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+tf.config.threading.set_intra_op_parallelism_threads(1)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+
+RTOL, ATOL = 1e-5, 1e-6
+SPECIALS = [float("-inf"), -3.0, -1.0, -0.0, 0.0, 1.0, 3.0, float("inf"), float("nan")]
+INTS = [0, 1, 3, -2]
+FLOATS = [0.5, -2.0, 0.0]
+N = 4
+REPEATS = 20
+PREFIX = "rextio-tensorflow: "
+SELF_TEST = os.environ.get("REXTIO_CERTIFY_SELF_TEST") == "1"
+CODE_NAMES = {
+    1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED", 5: "NOT_FOUND",
+    6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED", 9: "FAILED_PRECONDITION",
+    10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED", 13: "INTERNAL", 14: "UNAVAILABLE",
+    15: "DATA_LOSS", 16: "UNAUTHENTICATED",
+}
+
+
+def kind(annotation):
+    name = getattr(annotation, "__name__", str(annotation))
+    return {"TensorF32Cpu2D": "M", "TensorF32Cpu1D": "V", "TensorI64Cpu1D": "L", "int": "int", "float": "float", "bool": "bool"}[name]
+
+
+def is_tensor(v):
+    return isinstance(v, tf.Tensor)
+
+
+def random_inputs(kinds, seed, n=N):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in kinds:
+        if k == "M":
+            out.append(tf.constant(rng.standard_normal((n, n)).astype(np.float32)))
+        elif k == "V":
+            out.append(tf.constant(rng.standard_normal(n).astype(np.float32)))
+        elif k == "L":
+            out.append(tf.constant(rng.integers(-5, 5, size=n), dtype=tf.int64))
+        else:
+            out.append(None)
+    return out
+
+
+def scalar_combos(kinds):
+    pools = [INTS if k == "int" else FLOATS if k == "float" else [True, False] if k == "bool" else [None] for k in kinds]
+    return list(itertools.product(*pools))
+
+
+def merge(tensors, scalars):
+    return [t if t is not None else s for t, s in zip(tensors, scalars)]
+
+
+def special_inputs(kinds):
+    """Special values for functions whose parameters are all float tensors of one rank."""
+    if not kinds or any(k not in ("M", "V") for k in kinds) or len(set(kinds)) != 1:
+        return None
+    base = np.array(SPECIALS, dtype=np.float32)
+    out = []
+    for i, k in enumerate(kinds):
+        t = np.roll(base, i)
+        out.append(tf.constant(t.reshape(3, 3) if k == "M" else t))
+    return out
+
+
+def copy(v):
+    """An independent EagerTensor with the same contents (never the same object)."""
+    return tf.constant(v.numpy()) if is_tensor(v) else v
+
+
+def compare(native, eager):
+    """None when equal in the certified sense, else a reason."""
+    if not is_tensor(native):
+        return f"native returned {type(native).__name__}"
+    if type(native) is not type(eager):
+        return f"native returned {type(native).__name__}, eager {type(eager).__name__}"
+    if native.dtype != eager.dtype or native.shape != eager.shape or native.device != eager.device:
+        return f"dtype/shape/device {native.dtype.name}/{native.shape}/{native.device} vs {eager.dtype.name}/{eager.shape}/{eager.device}"
+    if not native.device.endswith("/device:CPU:0"):
+        return f"native output on {native.device}, expected CPU:0"
+    a, b = native.numpy(), eager.numpy()
+    if not eager.dtype.is_floating:
+        return None if np.array_equal(a, b) else "integer values differ"
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return "NaN masks differ"
+    if not np.array_equal(np.isposinf(a), np.isposinf(b)) or not np.array_equal(np.isneginf(a), np.isneginf(b)):
+        return "infinity masks differ"
+    zeros = (b == 0) & ~np.isnan(b)
+    if not np.array_equal(np.signbit(a[zeros]), np.signbit(b[zeros])):
+        return "signed zeros differ"
+    finite = np.isfinite(b)
+    if not np.allclose(a[finite], b[finite], rtol=RTOL, atol=ATOL):
+        return f"values differ (max abs diff {np.max(np.abs(a[finite] - b[finite]))})"
+    return None
+
+
+def outcome(fn, args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001
+        return ("raise", e)
+
+
+def same_failure(eager_exc, native_exc):
+    """None when the native exception is the fail-closed image of the eager one, else why."""
+    if SELF_TEST:
+        return None if type(eager_exc) is type(native_exc) else f"{type(eager_exc).__name__} vs {type(native_exc).__name__}"
+    text = str(native_exc)
+    if not text.startswith(PREFIX):
+        return f"native raised {type(native_exc).__name__} without the {PREFIX!r} prefix: {text[:200]}"
+    if isinstance(eager_exc, tf.errors.OpError):
+        code = CODE_NAMES.get(eager_exc.error_code, "UNKNOWN_CODE")
+        if not isinstance(native_exc, RuntimeError) or f"({code})" not in text:
+            return f"eager raised {code}, native {type(native_exc).__name__}: {text[:200]}"
+    return None
+
+
+def describe(e):
+    return f"{type(e).__name__}: {str(e)[:160]}"
+
+
+def numpy_of(args):
+    return [a.numpy().copy() if is_tensor(a) else None for a in args]
+
+
+def check_function(name, native, eager, kinds):
+    failures, counts, skipped = [], {}, []
+
+    def fail(what):
+        failures.append(what)
+
+    def count(key):
+        counts[key] = counts.get(key, 0) + 1
+
+    if SELF_TEST:
+        skipped.append("route")
+    elif type(native).__name__ != "builtin_function_or_method":
+        return {"passed": False, "counts": {}, "failures": ["function is not native"]}
+    else:
+        count("route")
+    tensor_idx = [i for i, k in enumerate(kinds) if k in ("M", "V", "L")]
+    cases = [merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in scalar_combos(kinds)]
+    special = special_inputs(kinds)
+    if special is not None:
+        cases.append(special)
+        counts["special_values"] = 1
+    for args in cases:
+        e_kind, e_val = outcome(eager, [copy(a) for a in args])
+        n_kind, n_val = outcome(native, args)
+        count("parity")
+        scalars = [a for a in args if not is_tensor(a)]
+        if e_kind != n_kind:
+            fail(f"eager {e_kind} vs native {n_kind} ({describe(e_val) if e_kind == 'raise' else describe(n_val)}) for scalars {scalars}")
+        elif e_kind == "raise":
+            why = same_failure(e_val, n_val)
+            if why:
+                fail(f"errors differ: {why}")
+        else:
+            why = compare(n_val, e_val)
+            if why:
+                fail(f"parity: {why} (scalars {scalars})")
+    base = cases[0]
+    e_kind, expected = outcome(eager, [copy(a) for a in base])
+    if e_kind == "ok":
+        # Repeated calls on the same inputs give the same result every time.
+        outs = [outcome(native, base) for _ in range(REPEATS)]
+        bad = [compare(v, expected) if k == "ok" else describe(v) for k, v in outs]
+        bad = [b for b in bad if b]
+        if bad:
+            fail(f"repeated calls: {bad[0]}")
+        count("repeated")
+        # No gradient-tape recording (inference only).
+        args = [copy(a) for a in base]
+        watched = [a for a in args if is_tensor(a) and a.dtype.is_floating]
+        with tf.GradientTape(persistent=True) as tape:
+            for a in watched:
+                tape.watch(a)
+            kind_, val = outcome(native, args)
+        if kind_ == "ok" and val.dtype.is_floating and watched:
+            grads = tape.gradient(val, watched)
+            if any(g is not None for g in grads) and not SELF_TEST:
+                fail("native output is recorded on a GradientTape")
+            count("tape")
+        del tape
+    # Non-mutation.
+    args = [copy(a) for a in base]
+    before = numpy_of(args)
+    outcome(native, args)
+    for a, b in zip(args, before):
+        if is_tensor(a) and not np.array_equal(a.numpy(), b, equal_nan=a.dtype.is_floating):
+            fail("an input was mutated")
+    count("non_mutation")
+    # Output lifetime: the result outlives its inputs.
+    if e_kind == "ok":
+        args = [copy(a) for a in base]
+        out = native(*args)
+        del args
+        gc.collect()
+        why = compare(out, expected)
+        if why:
+            fail(f"lifetime: {why}")
+        count("lifetime")
+    # Boundary rejects on the first tensor parameter, with the seed's exact messages.
+    if tensor_idx and SELF_TEST:
+        skipped.append("boundary")
+    elif tensor_idx:
+        i = tensor_idx[0]
+        k = kinds[i]
+        rank = 2 if k == "M" else 1
+
+        def expect(exc, message, value):
+            args = list(base)
+            args[i] = value
+            try:
+                native(*args)
+            except exc as e:
+                if str(e) != message:
+                    fail(f"boundary message {str(e)!r} != {message!r}")
+            except Exception as e:  # noqa: BLE001
+                fail(f"boundary raised {describe(e)}, expected {exc.__name__}")
+            else:
+                fail(f"boundary accepted a bad value, expected {exc.__name__}({message!r})")
+
+        eager_type = PREFIX + "expected a TensorFlow EagerTensor"
+        expect(TypeError, eager_type, [[1.0]])
+        expect(TypeError, eager_type, base[i].numpy())
+        expect(TypeError, eager_type, tf.Variable(base[i]))
+        if k == "L":
+            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.int32))
+            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.float32))
+        else:
+            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.float64))
+            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.int64))
+        wrong = tf.reshape(base[i], [-1]) if rank == 2 else tf.reshape(base[i], [1, -1])
+        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank {3 - rank}", wrong)
+        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank 0", base[i][0, 0] if rank == 2 else base[i][0])
+        count("boundary")
+    if tensor_idx:
+        i = tensor_idx[0]
+        rank = 2 if kinds[i] == "M" else 1
+        # Incompatible shapes: the same outcome as eager (fail-closed with the same status code).
+        if kinds[i] in ("M", "V"):
+            args = list(base)
+            rng = np.random.default_rng(99)
+            args[i] = tf.constant(rng.standard_normal((N, N + 1) if rank == 2 else N + 1).astype(np.float32))
+            e_kind, e_val = outcome(eager, [copy(a) for a in args])
+            n_kind, n_val = outcome(native, args)
+            if e_kind != n_kind:
+                fail(f"incompatible shapes: eager {e_kind} vs native {n_kind} ({describe(e_val) if e_kind == 'raise' else describe(n_val)})")
+            elif e_kind == "raise":
+                why = same_failure(e_val, n_val)
+                if why:
+                    fail(f"incompatible shapes: {why}")
+            elif compare(n_val, e_val):
+                fail(f"incompatible shapes: {compare(n_val, e_val)}")
+            count("shape_errors")
+    result = {"passed": not failures, "counts": counts, "failures": failures}
+    if skipped:
+        result["skipped"] = skipped
+    return result
+
+
+def main():
+    out_path, src = sys.argv[1], sys.argv[2]
+    module = sys.argv[3] if len(sys.argv) > 3 else "rxtfcert.kernels"
+    skip = set(filter(None, sys.argv[4].split(","))) if len(sys.argv) > 4 else set()
+
+    spec = importlib.util.spec_from_file_location("certify_eager", os.path.join(src, *module.split(".")) + ".py")
+    eager_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(eager_mod)
+    native_mod = eager_mod if SELF_TEST else importlib.import_module(module)
+    results = {}
+    for name, eager in inspect.getmembers(eager_mod, inspect.isfunction):
+        if eager.__module__ != eager_mod.__name__ or name in skip:
+            continue
+        try:
+            kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
+            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds)
+        except Exception:  # noqa: BLE001
+            results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
+    runtime = {
+        "tensorflow": tf.__version__,
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "machine": platform.machine(),
+        "numpy": np.__version__,
+        "self_test": SELF_TEST,
+    }
+    with open(out_path, "w") as f:
+        json.dump({"runtime": runtime, "functions": results}, f, indent=2)
+    bad = [n for n, r in results.items() if not r["passed"]]
+    for n in bad:
+        print(f"FAIL {n}: {results[n]['failures'][:3]}", file=sys.stderr)
+    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    except SystemExit:
+        raise
+    except BaseException:  # noqa: BLE001 - the checker itself broke: neither 0 nor 1
+        traceback.print_exc()
+        sys.exit(2)
+    sys.exit(code)
