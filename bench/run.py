@@ -32,8 +32,25 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from rxbench import jitsrc, parity, report, schedule, stats, svg  # noqa: E402
+
+def _early_threads(argv: list[str]) -> str:
+    """`--threads N` read before numpy loads (OpenBLAS sizes its pool when it loads)."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+# The numpy lane's BLAS gets the same thread count as every other lane.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", _early_threads(sys.argv[1:]))
+
+from rxbench import (  # noqa: E402
+    jitsrc, onnxlane, parity, report, schedule, stats, svg, tflanes, twins,
+)
 from rxbench.model import (  # noqa: E402
+    FRAMEWORK_LANES,
     LANES,
     NOT_NATIVE,
     SKIPPED,
@@ -50,6 +67,8 @@ from rxbench.workloads import Cell, Workload, by_name  # noqa: E402
 import torch  # noqa: E402  (before any native extension)
 
 FLOOR_MODULE = "_rextio_bench_floor"
+#: The TensorFlow workloads' floor extension (`bench/floor_tf`), keyed `floor_tf` in builds.json.
+FLOOR_TF_MODULE = "_rextio_bench_floor_tf"
 
 QUICK = {"rounds": 31, "block_ms": 3.0, "warmup_ms": 20.0, "resamples": 1000}
 FULL = {"rounds": 41, "block_ms": 8.0, "warmup_ms": 100.0, "resamples": 2000}
@@ -135,14 +154,17 @@ def open_project(w: Workload, projects: Path, builds: dict[str, Any], jit_dir: P
     p.eager = import_file(source, f"rxbench_eager_{w.name}")
     p.aux_eager = {name: getattr(p.eager, name) for name, _ in w.aux}
 
-    try:
-        jit_module = jitsrc.load_module(source, jit_dir, f"rxbench_jit_{w.name}")
-        with warnings.catch_warnings():
-            # torch 2.13 deprecates TorchScript; it is still a lane people ship with.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            p.jit_fn = torch.jit.script(getattr(jit_module, w.function))
-    except Exception as exc:  # TorchScript may refuse a construct: the lane is unavailable
-        p.jit_reason = f"torch.jit.script failed: {short(exc)}"
+    if w.framework != "torch":
+        p.jit_reason = "TorchScript applies to torch workloads only"
+    else:
+        try:
+            jit_module = jitsrc.load_module(source, jit_dir, f"rxbench_jit_{w.name}")
+            with warnings.catch_warnings():
+                # torch 2.13 deprecates TorchScript; it is still a lane people ship with.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                p.jit_fn = torch.jit.script(getattr(jit_module, w.function))
+        except Exception as exc:  # TorchScript may refuse a construct: the lane is unavailable
+            p.jit_reason = f"torch.jit.script failed: {short(exc)}"
 
     record = builds.get("projects", {}).get(w.project)
     build_json = p.root / ".rextio" / "reports" / "build.json"
@@ -189,6 +211,7 @@ class Candidate:
     block: schedule.Block
     aux: list[tuple[Callable[..., Any], Callable[..., Any]]] = field(default_factory=list)
     compile_s: float | None = None
+    note: str = ""
 
 
 @dataclass
@@ -203,6 +226,34 @@ class Options:
     seed: int
     lanes: tuple[str, ...]
     compile_subset: bool
+    #: Threads of every lane's framework (torch intra-op, ORT intra-op, OpenBLAS, TensorFlow).
+    threads: int = 1
+
+
+def numpy_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The cell's arguments with every torch tensor as a numpy view of the same memory."""
+    return tuple(a.detach().numpy() if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def numpy_lane(twin: Callable[..., Any]) -> Callable[..., Any]:
+    """The numpy twin as a parity call: torch tensors in (as views), a torch tensor out."""
+    import numpy as np
+
+    def call(*args: Any) -> Any:
+        return torch.from_numpy(np.asarray(twin(*numpy_args(args))))
+
+    call.__name__ = getattr(twin, "__name__", "twin")
+    return call
+
+
+def ort_unavailable() -> str:
+    """Why the ONNX Runtime lane cannot run here, or "" when it can."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except Exception as exc:
+        return (f"{short(exc)}; `cargo xtask bench` installs bench/requirements.txt into .venv")
+    return ""
 
 
 def candidates(
@@ -216,7 +267,8 @@ def candidates(
     assert p.eager is not None
     eager_fn = getattr(p.eager, w.function)
 
-    for lane in opts.lanes:
+    applicable = FRAMEWORK_LANES.get(w.framework, LANES)
+    for lane in (lane for lane in opts.lanes if lane in applicable):
         try:
             if lane == "native":
                 if p.native_status != TIMED or p.wrapper is None:
@@ -269,6 +321,33 @@ def candidates(
                                             "the wrapper keeps no Python body (__rextio_fallback__)")
                     continue
                 ready[lane] = Candidate(fn, schedule.python_block(fn, args))
+            elif lane == "onnxruntime":
+                missing = ort_unavailable()
+                if missing:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, missing)
+                    continue
+                ort_lane = onnxlane.build(eager_fn, args, threads=opts.threads)
+                block = schedule.python_block(ort_lane.session.run,
+                                              ([ort_lane.output_name], ort_lane.feed(args)))
+                ready[lane] = Candidate(ort_lane.call, block, compile_s=ort_lane.seconds,
+                                        note=ort_lane.note)
+            elif lane == "tf_function":
+                tf_lane = tflanes.tf_function(eager_fn, args)
+                ready[lane] = Candidate(tf_lane.call,
+                                        schedule.python_block(tf_lane.fn, tf_lane.tensors),
+                                        compile_s=tf_lane.seconds, note=tf_lane.note)
+            elif lane == "tflite":
+                lite = tflanes.tflite(tflanes.tf_function(eager_fn, args), threads=opts.threads)
+                arrays = [t.numpy() for t in tflanes.split_args(args)[0]]
+                ready[lane] = Candidate(lite.call, schedule.python_block(lite.run, (arrays,)),
+                                        compile_s=lite.seconds, note=lite.note)
+            elif lane == "numpy":
+                if not w.twin:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, "the workload has no numpy twin")
+                    continue
+                twin = getattr(twins, w.twin)
+                ready[lane] = Candidate(numpy_lane(twin),
+                                        schedule.python_block(twin, numpy_args(args)))
         except Exception as exc:  # a lane that cannot be built is reported, the run goes on
             done[lane] = LaneResult(lane, UNAVAILABLE, f"could not set up the lane: {short(exc)}")
     return ready, done
@@ -294,9 +373,11 @@ def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor
                 verdict = parity.Verdict(False, f"{getattr(aux_fn, '__name__', 'aux')}: {extra.detail}")
         if verdict.ok:
             gated[lane] = cand
-            done[lane] = LaneResult(lane, TIMED, parity=verdict.detail, compile_s=cand.compile_s)
+            done[lane] = LaneResult(lane, TIMED, parity=verdict.detail, compile_s=cand.compile_s,
+                                    note=cand.note)
         else:
-            done[lane] = LaneResult(lane, WRONG, verdict.detail, compile_s=cand.compile_s)
+            done[lane] = LaneResult(lane, WRONG, verdict.detail, compile_s=cand.compile_s,
+                                    note=cand.note)
 
     k = 0
     if gated:
@@ -333,21 +414,45 @@ def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor
     return CellResult(label=cell.label, params=dict(cell.params), calls_per_block=k, lanes=lanes)
 
 
-def load_floor(path: Path | None) -> tuple[ModuleType | None, str]:
-    """Import the floor extension, or say why not."""
+def load_floor(path: Path | None, module: str = FLOOR_MODULE) -> tuple[ModuleType | None, str]:
+    """Import a floor extension (`module`), or say why not."""
     if path is None:
         return None, "no floor extension given (--floor)"
     if path.is_dir():
-        found = sorted(path.glob(f"{FLOOR_MODULE}*.so"))
+        found = [f for f in sorted(path.glob(f"{module}*.so"))
+                 if f.name.split(".")[0] == module]
         if not found:
-            return None, f"no {FLOOR_MODULE}*.so in {path}; `cargo xtask bench` builds it"
+            return None, f"no {module}*.so in {path}; `cargo xtask bench` builds it"
         path = found[0]
     if not path.is_file():
         return None, f"floor extension {path} does not exist; `cargo xtask bench` builds it"
     try:
-        return import_file(path, FLOOR_MODULE), ""
+        return import_file(path, module), ""
     except Exception as exc:
         return None, f"importing {path} failed: {short(exc)}"
+
+
+def tf_floor(path: Path, builds: dict[str, Any]) -> tuple[ModuleType | None, str]:
+    """The TensorFlow floor extension (after tensorflow is imported), or why not."""
+    if path.is_file():
+        path = path.parent
+    record = builds.get("floor_tf")
+    if record is not None and not record.get("ok", False):
+        return None, f"building bench/floor_tf failed: {record.get('error', '?')}"
+    return load_floor(path, FLOOR_TF_MODULE)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of the other lanes' packages (None when not importable)."""
+    import numpy
+
+    out: dict[str, str | None] = {"numpy": numpy.__version__}
+    for name in ("onnxruntime", "onnx"):
+        try:
+            out[name] = importlib.import_module(name).__version__
+        except Exception:
+            out[name] = None
+    return out
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -384,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=a.seed,
         lanes=lanes,
         compile_subset=a.compile_subset,
+        threads=a.threads,
     )
     if a.threads < 1:
         log("--threads must be at least 1")
@@ -406,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": command,
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__,
+        **package_versions(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
@@ -431,14 +538,37 @@ def main(argv: list[str] | None = None) -> int:
         floor, floor_reason = load_floor(a.floor or out)
     if floor is None and "floor" in lanes:
         log(f"floor lane unavailable: {floor_reason}")
+    floors = {"torch": (floor, floor_reason)}
 
     run = RunResult(meta=meta)
     failures: list[str] = []
+    meta["tensorflow"] = None
+    tf_reason = ""
+    # The workloads run in canonical order, torch first. TensorFlow is imported only when its
+    # first workload comes: importing Triton (torch.compile) after TensorFlow crashes the
+    # process (both carry LLVM), the other order works.
     for w in by_name(a.workloads):
+        if w.framework == "tensorflow" and "tensorflow" not in floors and not tf_reason:
+            tf, tf_reason = tflanes.load(a.threads)
+            if tf is None:
+                log(f"note: skipping the TensorFlow workloads: {tf_reason}")
+            else:
+                meta["tensorflow"] = tf.__version__
+                log(f"tensorflow {tf.__version__}, 1 inter-op and {a.threads} intra-op thread(s)")
+                floors["tensorflow"] = tf_floor(a.floor or out, builds)
+                if floors["tensorflow"][0] is None and "floor" in lanes:
+                    log(f"TensorFlow floor lane unavailable: {floors['tensorflow'][1]}")
+        if w.framework == "tensorflow" and meta["tensorflow"] is None:
+            run.workloads.append(WorkloadResult(name=w.name, title=w.title, function=w.qualname,
+                                                route="not built", framework=w.framework,
+                                                skipped=tf_reason))
+            continue
+        floor, floor_reason = floors.get(w.framework, (None, f"no floor for {w.framework}"))
         p = open_project(w, projects, builds, out / "jit")
         log(f"{w.name}: {w.qualname} route {p.route}"
             + (f" — native lane: {p.native_status} ({p.native_reason})" if p.native_reason else ""))
-        wr = WorkloadResult(name=w.name, title=w.title, function=w.qualname, route=p.route)
+        wr = WorkloadResult(name=w.name, title=w.title, function=w.qualname, route=p.route,
+                            framework=w.framework)
         for index, cell in enumerate(w.cells):
             wr.cells.append(run_cell(p, index, cell, floor, floor_reason, opts))
         for c in wr.cells:

@@ -6,7 +6,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Lanes in report order; `native` is the reference of every ratio.
-LANES: tuple[str, ...] = ("native", "floor", "eager", "inference_mode", "jit", "compile", "fallback")
+LANES: tuple[str, ...] = (
+    "native", "floor", "eager", "inference_mode", "jit", "compile", "tf_function", "tflite",
+    "onnxruntime", "numpy", "fallback",
+)
+
+#: The lanes of each framework's workloads (a subset of `LANES`, in its order).
+FRAMEWORK_LANES: dict[str, tuple[str, ...]] = {
+    "torch": ("native", "floor", "eager", "inference_mode", "jit", "compile", "onnxruntime",
+              "numpy", "fallback"),
+    "tensorflow": ("native", "floor", "eager", "tf_function", "tflite", "fallback"),
+}
 
 #: Column titles of the lanes.
 LANE_TITLES: dict[str, str] = {
@@ -16,17 +26,30 @@ LANE_TITLES: dict[str, str] = {
     "inference_mode": "inference_mode",
     "jit": "jit.script",
     "compile": "torch.compile",
+    "tf_function": "tf.function",
+    "tflite": "TFLite",
+    "onnxruntime": "ONNX Runtime",
+    "numpy": "numpy",
     "fallback": "fallback",
 }
 
 #: One-line descriptions of the lanes (report legend).
 LANE_DESCRIPTIONS: dict[str, str] = {
     "native": "the rextio-built function (a native builtin) called from Python",
-    "floor": "the same op sequence called from Rust on libtorch, no Python boundary per call",
-    "eager": "the original Python function, default grad mode",
+    "floor": "the same op sequence called from Rust (libtorch, or TFE ops for TensorFlow), no "
+             "Python boundary per call",
+    "eager": "the original Python function (torch: default grad mode; TensorFlow: eager)",
     "inference_mode": "the original Python function, timed block under torch.inference_mode()",
     "jit": "torch.jit.script of the function (marker annotations rewritten to torch.Tensor)",
     "compile": "torch.compile(function, dynamic=False), warm; compile time reported separately",
+    "tf_function": "tf.function of the function with a fixed input signature per cell, warm",
+    "tflite": "tf.lite.TFLiteConverter of that tf.function, Interpreter(num_threads=1): "
+              "set_tensor, invoke, get_tensor",
+    "onnxruntime": "torch.onnx.export of the function (Python loops unrolled for the cell), "
+                   "InferenceSession with 1 intra-op and 1 inter-op thread, CPU provider; "
+                   "timed: session.run on numpy views of the inputs",
+    "numpy": "a hand-written numpy twin of the function (rxbench/twins.py, float32), on numpy "
+             "views of the inputs",
     "fallback": "the Python body kept in the built wrapper (__rextio_fallback__)",
 }
 
@@ -71,6 +94,8 @@ class LaneResult:
     q3_ns: float | None = None
     ratio: Ratio | None = None
     compile_s: float | None = None
+    #: How the lane was built (exporter, converter), when that matters for reading it.
+    note: str = ""
 
     def __post_init__(self) -> None:
         if self.lane not in LANES:
@@ -103,6 +128,10 @@ class WorkloadResult:
     function: str
     route: str
     cells: list[CellResult] = field(default_factory=list)
+    #: `torch` or `tensorflow`: which lanes apply (`FRAMEWORK_LANES`).
+    framework: str = "torch"
+    #: Why the workload was not run (e.g. TensorFlow is not installed); empty when it ran.
+    skipped: str = ""
 
 
 @dataclass
@@ -114,7 +143,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`target/bench/bench.json`)."""
-        return {"schema": 1, **asdict(self)}
+        return {"schema": 2, **asdict(self)}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "RunResult":
@@ -130,5 +159,12 @@ class RunResult:
                 cells.append(CellResult(label=c["label"], params=dict(c["params"]),
                                         calls_per_block=c.get("calls_per_block", 0), lanes=lanes))
             workloads.append(WorkloadResult(name=w["name"], title=w["title"], function=w["function"],
-                                            route=w.get("route", ""), cells=cells))
+                                            route=w.get("route", ""), cells=cells,
+                                            framework=w.get("framework", "torch"),
+                                            skipped=w.get("skipped", "")))
         return RunResult(meta=dict(data.get("meta", {})), workloads=workloads)
+
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes any cell of the run has, in report order (the table's columns)."""
+        present = {lane for w in self.workloads for c in w.cells for lane in c.lanes}
+        return tuple(lane for lane in LANES if lane in present)

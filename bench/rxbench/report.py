@@ -18,8 +18,6 @@ from .model import (
     RunResult,
 )
 
-OTHER_LANES = tuple(lane for lane in LANES if lane != "native")
-
 
 def format_us(ns: float | None) -> str:
     """Nanoseconds as microseconds with three significant digits, never in exponent form."""
@@ -64,40 +62,60 @@ def ratio_cell(lr: LaneResult | None, native: LaneResult | None) -> str:
 
 def latency_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the latency table (median µs per call)."""
-    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in LANES)]
+    lanes = run.lanes()
+    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in lanes)]
     rows = []
     for w in run.workloads:
         for c in w.cells:
-            rows.append([w.name, c.label, *(latency_cell(c.lanes.get(lane)) for lane in LANES)])
+            rows.append([w.name, c.label, *(latency_cell(c.lanes.get(lane)) for lane in lanes)])
     return header, rows
 
 
 def ratio_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the ratio table (other / native, 95% interval)."""
-    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in OTHER_LANES)]
+    others = tuple(lane for lane in run.lanes() if lane != "native")
+    header = ["workload", "cell", *(LANE_TITLES[lane] for lane in others)]
     rows = []
     for w in run.workloads:
         for c in w.cells:
             native = c.lanes.get("native")
             rows.append([w.name, c.label,
-                         *(ratio_cell(c.lanes.get(lane), native) for lane in OTHER_LANES)])
+                         *(ratio_cell(c.lanes.get(lane), native) for lane in others)])
     return header, rows
 
 
+#: Lanes whose build time (`compile_s`) the build-time table shows, with its column title.
+BUILD_TIME_LANES: dict[str, str] = {
+    "compile": "torch.compile s",
+    "onnxruntime": "ONNX export+session s",
+    "tf_function": "tf.function trace s",
+    "tflite": "TFLite convert s",
+}
+
+
 def compile_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of torch.compile's compile times (first call, seconds)."""
-    header = ["workload", "cell", "compile s"]
+    """Header and rows of the lanes' build times (torch.compile's first call, ONNX export and
+    session, tf.function tracing, TFLite conversion; seconds); only columns that have a value."""
+    cols = [lane for lane in BUILD_TIME_LANES
+            if any(c.lanes.get(lane) is not None and c.lanes[lane].compile_s is not None
+                   for w in run.workloads for c in w.cells)]
+    header = ["workload", "cell", *(BUILD_TIME_LANES[lane] for lane in cols)]
     rows = []
     for w in run.workloads:
         for c in w.cells:
-            lr = c.lanes.get("compile")
-            if lr is not None and lr.compile_s is not None:
-                rows.append([w.name, c.label, f"{lr.compile_s:.2f}"])
+            values = []
+            for lane in cols:
+                lr = c.lanes.get(lane)
+                values.append(f"{lr.compile_s:.2f}" if lr is not None and lr.compile_s is not None
+                              else "—")
+            if any(v != "—" for v in values):
+                rows.append([w.name, c.label, *values])
     return header, rows
 
 
 def notes(run: RunResult) -> list[str]:
     """Why lanes were not timed, one line per workload, lane and reason (cells merged)."""
+    lines = [f"{w.name} · whole workload · skipped: {w.skipped}" for w in run.workloads if w.skipped]
     seen: dict[tuple[str, str, str, str], list[str]] = {}
     for w in run.workloads:
         for c in w.cells:
@@ -107,7 +125,6 @@ def notes(run: RunResult) -> list[str]:
                     continue
                 key = (w.name, lane, lr.status, lr.reason)
                 seen.setdefault(key, []).append(c.label)
-    lines = []
     for (workload, lane, status, reason), cells in seen.items():
         total = next((len(w.cells) for w in run.workloads if w.name == workload), 0)
         where = "all cells" if len(cells) == total else ", ".join(cells)
@@ -143,8 +160,11 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def settings_line(run: RunResult) -> str:
     """One line with the settings and environment a reader needs to judge the numbers."""
     m = run.meta
-    parts = [
-        f"torch {m.get('torch', '?')}",
+    parts = [f"torch {m.get('torch', '?')}"]
+    for key, name in (("onnxruntime", "onnxruntime"), ("numpy", "numpy"), ("tensorflow", "tensorflow")):
+        if m.get(key):
+            parts.append(f"{name} {m[key]}")
+    parts += [
         f"{m.get('threads', '?')} torch thread(s)",
         "quick" if m.get("quick") else "full",
         f"{m.get('rounds', '?')} rounds, blocks of ≈{m.get('block_ms', '?')} ms, lanes shuffled per round",
@@ -166,7 +186,8 @@ def _sections(run: RunResult, table) -> list[tuple[str, str]]:
     ]
     ch, cr = compile_rows(run)
     if cr:
-        out.append(("torch.compile compile time (first call, s; Inductor's on-disk caches as found)", table(ch, cr)))
+        out.append(("Build time of the compiled lanes (s; torch.compile: first call, Inductor's "
+                    "on-disk caches as found)", table(ch, cr)))
     return out
 
 
@@ -190,5 +211,10 @@ def render_markdown(run: RunResult, command: str = "cargo xtask bench") -> str:
     if extra:
         lines += ["", "Not timed:", ""] + [f"- {n}" for n in extra]
     lines += ["", "Lanes:", ""]
-    lines += [f"- **{LANE_TITLES[lane]}**: {LANE_DESCRIPTIONS[lane]}" for lane in LANES]
+    lines += [f"- **{LANE_TITLES[lane]}**: {LANE_DESCRIPTIONS[lane]}" for lane in run.lanes()]
+    built = sorted({(w.name, lr.lane, lr.note) for w in run.workloads for c in w.cells
+                    for lr in c.lanes.values() if lr.note})
+    if built:
+        lines += ["", "How lanes were built:", ""]
+        lines += [f"- {name} · {LANE_TITLES[lane]}: {note}" for name, lane, note in built]
     return "\n".join(lines) + "\n"

@@ -20,6 +20,10 @@ COLORS = {
     "inference_mode": "#56B4E9",
     "jit": "#009E73",
     "compile": "#CC79A7",
+    "tf_function": "#7B3294",
+    "tflite": "#B8860B",
+    "onnxruntime": "#E69F00",
+    "numpy": "#8C564B",
     "fallback": "#999999",
 }
 DASHES = {"floor": "6 4", "fallback": "2 3"}
@@ -82,6 +86,10 @@ def _panel(w: WorkloadResult, top: float) -> list[str]:
     out.append(f'<text x="{x0}" y="{top + 18}" class="title">{escape(w.title)}</text>')
     out.append(f'<text x="{x0}" y="{top + 34}" class="sub">'
                f'{escape(w.function)} · route {escape(w.route)}</text>')
+    if w.skipped:
+        out.append(f'<text x="{x0}" y="{top + PLOT_TOP + 20}" class="note">'
+                   f'skipped: {escape(w.skipped)}</text>')
+        return out
 
     values = []
     for c in w.cells:
@@ -192,7 +200,9 @@ def wrap(text: str, width: int) -> list[str]:
 
 def render_svg(run: RunResult) -> str:
     """The whole plot as an SVG document."""
-    height = HEADER + PANEL_HEIGHT * max(len(run.workloads), 1) + 10
+    legend_rows = _legend(run.lanes() or LANES)
+    header = HEADER + 20 * (len(legend_rows) - 1)
+    height = header + PANEL_HEIGHT * max(len(run.workloads), 1) + 10
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" font-family="Helvetica, Arial, sans-serif">',
@@ -210,19 +220,44 @@ def render_svg(run: RunResult) -> str:
     ]
     for i, line in enumerate(wrap(settings_line(run), 150)):
         out.append(f'<text x="{MARGIN_LEFT}" y="{42 + 14 * i}" class="sub">{escape(line)}</text>')
+    for row, entries in enumerate(legend_rows):
+        out += _legend_row(entries, 80 + 20 * row)
+    for i, w in enumerate(run.workloads):
+        out += _panel(w, header + i * PANEL_HEIGHT)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _legend_width(lane: str) -> float:
+    return 40 + 7.2 * len(LANE_TITLES[lane]) + 14
+
+
+def _legend(lanes: tuple[str, ...]) -> list[list[str]]:
+    """The legend's lanes split into rows that fit the width."""
+    rows: list[list[str]] = [[]]
+    used = 0.0
+    for lane in lanes:
+        w = _legend_width(lane)
+        if rows[-1] and MARGIN_LEFT + used + w > WIDTH - MARGIN_RIGHT:
+            rows.append([])
+            used = 0.0
+        rows[-1].append(lane)
+        used += w
+    return rows
+
+
+def _legend_row(lanes: list[str], y: float) -> list[str]:
+    out = []
     lx = MARGIN_LEFT
-    for lane in LANES:
+    for lane in lanes:
         color = COLORS[lane]
         dash = f' stroke-dasharray="{DASHES[lane]}"' if lane in DASHES else ""
         width = 3 if lane == "native" else 1.8
-        out.append(f'<line x1="{lx}" x2="{lx + 26}" y1="80" y2="80" stroke="{color}" '
+        out.append(f'<line x1="{lx}" x2="{lx + 26}" y1="{y}" y2="{y}" stroke="{color}" '
                    f'stroke-width="{width}"{dash}/>')
-        out.append(f'<circle cx="{lx + 13}" cy="80" r="{4 if lane == "native" else 3}" '
+        out.append(f'<circle cx="{lx + 13}" cy="{y}" r="{4 if lane == "native" else 3}" '
                    f'fill="{color}"/>')
         label = LANE_TITLES[lane]
-        out.append(f'<text x="{lx + 32}" y="84" class="legend">{escape(label)}</text>')
-        lx += 40 + 7.2 * len(label) + 14
-    for i, w in enumerate(run.workloads):
-        out += _panel(w, HEADER + i * PANEL_HEIGHT)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        out.append(f'<text x="{lx + 32}" y="{y + 4}" class="legend">{escape(label)}</text>')
+        lx += _legend_width(lane)
+    return out

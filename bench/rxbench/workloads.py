@@ -6,7 +6,10 @@ product (`rextio build`) under `target/bench/projects/<project>/`:
 - Phase A: `F.linear -> .relu() -> .mean(dim=1)` (`tests/fixtures/phase_a`);
 - Phase B: the weight-tied deep MLP with runtime `for`/`if` (`tests/fixtures/control_flow`);
 - scoring: normalize -> linear -> relu/tanh rounds -> linear -> softmax -> argmax
-  (`bench/projects/scoring`).
+  (`bench/projects/scoring`);
+- TensorFlow (optional: skipped when `import tensorflow` fails): Phase A as
+  `tf.matmul -> tf.nn.bias_add -> tf.nn.relu -> tf.reduce_mean(axis=1)`
+  (`bench/projects/tf_phase_a`) and the scoring pipeline (`bench/projects/tf_scoring`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ class Workload:
     make_inputs: Callable[[Cell, int], tuple[Any, ...]]
     #: Extra (function, floor function) pairs the native and floor lanes must also match.
     aux: tuple[tuple[str, str], ...] = field(default=())
+    #: The function's hand-written numpy twin in `rxbench.twins` (torch workloads; "" for none).
+    twin: str = ""
+    #: `torch` or `tensorflow`: which lanes apply (`model.FRAMEWORK_LANES`).
+    framework: str = "torch"
 
     @property
     def qualname(self) -> str:
@@ -112,6 +119,41 @@ def scoring_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
     return (x, mean, scale, w1, b1, w2, b2, SCORING_ROUNDS)
 
 
+def _tf_constants(arrays: list[Any]) -> list[Any]:
+    import tensorflow as tf
+
+    return [tf.constant(a) for a in arrays]
+
+
+def tf_phase_a_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x, w, b)` as EagerTensors for `tf.matmul(x, w)` (`w` is `(in, out)`)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    b, n_in, n_out = cell.params["batch"], cell.params["in"], cell.params["out"]
+    x = rng.standard_normal((b, n_in), dtype=np.float32)
+    w = rng.standard_normal((n_in, n_out), dtype=np.float32) / np.float32(n_in**0.5)
+    bias = rng.standard_normal(n_out, dtype=np.float32) * np.float32(0.1)
+    return tuple(_tf_constants([x, w, bias]))
+
+
+def tf_scoring_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x, mean, scale, w1, b1, w2, b2, rounds)` as EagerTensors (weights `(in, out)`)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    b, f, h, c = cell.params["batch"], SCORING_FEATURES, SCORING_HIDDEN, SCORING_CLASSES
+    f32 = np.float32
+    x = rng.standard_normal((b, f), dtype=f32) * f32(2.0) + f32(0.5)
+    mean = rng.standard_normal(f, dtype=f32) * f32(0.5) + f32(0.5)
+    scale = rng.random(f, dtype=f32) * f32(1.5) + f32(0.5)
+    w1 = rng.standard_normal((f, h), dtype=f32) / f32(f**0.5)
+    b1 = rng.standard_normal(h, dtype=f32) * f32(0.1)
+    w2 = rng.standard_normal((h, c), dtype=f32) / f32(h**0.5)
+    b2 = rng.standard_normal(c, dtype=f32) * f32(0.1)
+    return (*_tf_constants([x, mean, scale, w1, b1, w2, b2]), SCORING_ROUNDS)
+
+
 def _phase_a_cell(batch: int, n_in: int, n_out: int, compile_subset: bool = False) -> Cell:
     return Cell(f"b={batch} {n_in}→{n_out}", {"batch": batch, "in": n_in, "out": n_out},
                 compile_subset)
@@ -131,6 +173,7 @@ WORKLOADS: tuple[Workload, ...] = (
         module="phasea.kernels",
         function="inference",
         floor="phase_a",
+        twin="phase_a",
         make_inputs=phase_a_inputs,
         cells=(
             _phase_a_cell(1, 32, 32, compile_subset=True),
@@ -149,6 +192,7 @@ WORKLOADS: tuple[Workload, ...] = (
         module="cflow.kernels",
         function="inference",
         floor="phase_b",
+        twin="phase_b",
         make_inputs=phase_b_inputs,
         cells=(
             _phase_b_cell(1, 16, 4, 0, compile_subset=True),
@@ -167,8 +211,42 @@ WORKLOADS: tuple[Workload, ...] = (
         module="rxb_scoring.kernels",
         function="classify",
         floor="scoring",
+        twin="scoring",
         make_inputs=scoring_inputs,
         aux=(("probabilities", "scoring_probabilities"),),
+        cells=(
+            Cell("b=1", {"batch": 1}, compile_subset=True),
+            Cell("b=16", {"batch": 16}),
+            Cell("b=128", {"batch": 128}),
+        ),
+    ),
+    Workload(
+        name="tf_phase_a",
+        title="TF Phase A: tf.matmul → bias_add → relu → reduce_mean(axis=1)",
+        project="tf_phase_a",
+        source="src/rxb_tf_phase_a/kernels.py",
+        module="rxb_tf_phase_a.kernels",
+        function="inference",
+        floor="tf_phase_a",
+        framework="tensorflow",
+        make_inputs=tf_phase_a_inputs,
+        cells=(
+            _phase_a_cell(1, 32, 32, compile_subset=True),
+            _phase_a_cell(16, 128, 64),
+            _phase_a_cell(256, 256, 128),
+        ),
+    ),
+    Workload(
+        name="tf_scoring",
+        title="TF scoring: normalize → dense → 4× relu/tanh → dense → softmax → argmax",
+        project="tf_scoring",
+        source="src/rxb_tf_scoring/kernels.py",
+        module="rxb_tf_scoring.kernels",
+        function="classify",
+        floor="tf_scoring",
+        framework="tensorflow",
+        make_inputs=tf_scoring_inputs,
+        aux=(("probabilities", "tf_scoring_probabilities"),),
         cells=(
             Cell("b=1", {"batch": 1}, compile_subset=True),
             Cell("b=16", {"batch": 16}),

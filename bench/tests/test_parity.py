@@ -66,3 +66,42 @@ def test_first_line_cuts_long_text():
     assert parity.first_line("\n  hello \nworld") == "hello"
     assert parity.first_line("x" * 300, limit=10) == "x" * 9 + "…"
     assert parity.first_line("") == ""
+
+
+def test_non_torch_references_are_compared_as_numpy_arrays():
+    import numpy as np
+
+    ref = np.array([[1.0, 2.0]], dtype=np.float32)
+    assert parity.compare(ref + np.float32(1e-7), ref).ok
+    assert "max |diff|" in parity.compare(ref + np.float32(1e-3), ref).detail
+    assert "dtype float64" in parity.compare(ref.astype(np.float64), ref).detail
+    assert "shape (2, 1)" in parity.compare(ref.T, ref).detail
+    assert "expected a tensor or numpy array" in parity.compare([1.0, 2.0], ref).detail
+    labels = np.array([3, 1], dtype=np.int64)
+    assert parity.compare(labels.copy(), labels).detail == "exact"
+    assert "1 of 2 values differ" in parity.compare(np.array([3, 2]), labels).detail
+
+
+class FakeEager:
+    """Stands in for a TensorFlow EagerTensor: `.numpy()` gives its values."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def numpy(self):
+        return self.array
+
+
+def test_eager_tensor_like_results_and_inputs_are_checked():
+    import numpy as np
+
+    x = np.array([-1.0, 2.0], dtype=np.float32)
+    ref = FakeEager(np.maximum(x, 0))
+    assert parity.check(lambda t: FakeEager(np.maximum(t.numpy(), 0)), (FakeEager(x),), ref).ok
+
+    def writes(t):
+        np.maximum(t.numpy(), 0, out=t.numpy())
+        return FakeEager(t.numpy().copy())
+
+    v = parity.check(writes, (FakeEager(x.copy()),), ref)
+    assert not v.ok and v.detail == "wrote to input argument 0"

@@ -67,7 +67,7 @@ def test_markdown_report_has_well_formed_tables():
 def test_json_round_trip():
     run = sample_run()
     data = json.loads(json.dumps(run.to_dict()))
-    assert data["schema"] == 1
+    assert data["schema"] == 2
     assert RunResult.from_dict(data) == run
 
 
@@ -76,3 +76,69 @@ def test_lane_results_validate_lane_and_status():
         LaneResult("turbo", "timed")
     with pytest.raises(ValueError):
         LaneResult("native", "fast")
+
+
+def run_with_new_lanes():
+    from rxbench.model import CellResult, WorkloadResult, WRONG
+    from sample import timed
+
+    run = sample_run()
+    cell = run.workloads[0].cells[0]
+    cell.lanes["onnxruntime"] = timed("onnxruntime", 7, (0.7, 0.6, 0.8))
+    cell.lanes["onnxruntime"].compile_s = 0.03
+    cell.lanes["onnxruntime"].note = "torch.onnx.export(dynamo=False, opset 17)"
+    cell.lanes["numpy"] = LaneResult("numpy", WRONG, "max |diff| 0.1 > rtol=1e-05, atol=1e-06")
+    run.workloads.append(WorkloadResult("tf_scoring", "TF scoring", "m.f", "", [],
+                                        framework="tensorflow",
+                                        skipped="`import tensorflow` failed: ModuleNotFoundError"))
+    tf_lanes = {"native": timed("native", 20), "eager": timed("eager", 60, (3.0, 2.9, 3.1)),
+                "tf_function": timed("tf_function", 80, (4.0, 3.8, 4.2)),
+                "tflite": timed("tflite", 9, (0.45, 0.4, 0.5))}
+    tf_lanes["tf_function"].compile_s = 0.5
+    run.workloads.append(WorkloadResult("tf_phase_a", "TF phase A", "m.g", "native-plugin:rextio-tensorflow",
+                                        [CellResult("b=1", {"batch": 1}, 10, tf_lanes)],
+                                        framework="tensorflow"))
+    return run
+
+
+def test_new_lanes_get_columns_in_report_order_and_absent_lanes_a_dash():
+    run = run_with_new_lanes()
+    header, rows = report.latency_rows(run)
+    assert header[2:] == ["native", "floor", "eager", "inference_mode", "jit.script",
+                          "torch.compile", "tf.function", "TFLite", "ONNX Runtime", "numpy",
+                          "fallback"]
+    assert rows[0][header.index("ONNX Runtime")] == "7.00"
+    assert rows[0][header.index("numpy")] == "WRONG"
+    assert rows[0][header.index("tf.function")] == "—"
+    tf = next(r for r in rows if r[0] == "tf_phase_a")
+    assert tf[header.index("tf.function")] == "80.0" and tf[header.index("jit.script")] == "—"
+    assert not any(r[0] == "tf_scoring" for r in rows), "a skipped workload has no cells"
+    rh, rr = report.ratio_rows(run)
+    assert rr[0][rh.index("ONNX Runtime")] == "0.70 [0.60–0.80]"
+    tf = next(r for r in rr if r[0] == "tf_phase_a")
+    assert tf[rh.index("tf.function")] == "4.00 [3.80–4.20]" and tf[rh.index("TFLite")] == "0.45 [0.40–0.50]"
+
+
+def test_build_times_notes_and_skipped_workloads_are_reported():
+    run = run_with_new_lanes()
+    header, rows = report.compile_rows(run)
+    assert header == ["workload", "cell", "torch.compile s", "ONNX export+session s",
+                      "tf.function trace s"]
+    assert rows[0] == ["phase_a", "b=1 32→32", "4.56", "0.03", "—"]
+    assert rows[-1] == ["tf_phase_a", "b=1", "—", "—", "0.50"]
+    notes = report.notes(run)
+    assert notes[0] == "tf_scoring · whole workload · skipped: `import tensorflow` failed: ModuleNotFoundError"
+    assert any(n.startswith("phase_a · numpy · WRONG (b=1 32→32): max |diff| 0.1") for n in notes)
+    md = report.render_markdown(run)
+    assert "- phase_a · ONNX Runtime: torch.onnx.export(dynamo=False, opset 17)" in md
+    assert "- **TFLite**:" in md
+    data = json.loads(json.dumps(run.to_dict()))
+    assert data["workloads"][2]["skipped"].startswith("`import tensorflow`")
+    assert RunResult.from_dict(data) == run
+
+
+def test_settings_line_names_the_other_frameworks_versions():
+    run = sample_run()
+    run.meta.update(onnxruntime="1.31.1", numpy="2.4.6", tensorflow="2.21.0")
+    line = report.settings_line(run)
+    assert line.startswith("torch 2.13.0; onnxruntime 1.31.1; numpy 2.4.6; tensorflow 2.21.0; ")

@@ -170,3 +170,93 @@ def test_a_failed_floor_build_is_never_timed_from_a_stale_extension(tmp_path):
     lanes = json.loads((out / "bench.json").read_text())["workloads"][0]["cells"][0]["lanes"]
     assert lanes["floor"] == {**lanes["floor"], "status": UNAVAILABLE,
                               "reason": "building bench/floor failed: linker"}
+
+
+def test_onnxruntime_and_numpy_lanes_are_parity_gated_then_timed(tmp_path):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    p = run.open_project(PHASE_A, projects, {}, tmp_path / "jit")
+    cell = run.run_cell(p, 0, PHASE_A.cells[0], None, "no floor",
+                        opts(lanes=("eager", "onnxruntime", "numpy")))
+    ort, npy = cell.lanes["onnxruntime"], cell.lanes["numpy"]
+    assert ort.status == TIMED and len(ort.per_call_ns) == 2 and ort.parity.startswith("max |diff|")
+    assert ort.compile_s is not None and ort.note.startswith("torch.onnx.export(")
+    assert npy.status == TIMED and len(npy.per_call_ns) == 2 and npy.note == ""
+
+
+def test_a_wrong_numpy_twin_or_onnx_graph_is_reported_wrong_not_timed(tmp_path, monkeypatch):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    p = run.open_project(PHASE_A, projects, {}, tmp_path / "jit")
+    monkeypatch.setattr(run.twins, "phase_a", lambda x, w, b: (x @ w.T + b).mean(axis=1))  # no relu
+    real_build = run.onnxlane.build
+
+    def bad_build(fn, args, threads=1):
+        return real_build(lambda x, w, b: fn(x, w, b) * 2.0, args, threads)
+
+    monkeypatch.setattr(run.onnxlane, "build", bad_build)
+    cell = run.run_cell(p, 0, PHASE_A.cells[2], None, "no floor",
+                        opts(lanes=("eager", "onnxruntime", "numpy")))
+    for lane in ("onnxruntime", "numpy"):
+        lr = cell.lanes[lane]
+        assert lr.status == WRONG and "max |diff|" in lr.reason, lane
+        assert lr.per_call_ns == [] and lr.median_ns is None
+    assert cell.lanes["onnxruntime"].note.startswith("torch.onnx.export(")
+    assert cell.lanes["eager"].status == TIMED
+
+
+def test_a_numpy_twin_that_writes_its_input_is_wrong(tmp_path, monkeypatch):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    p = run.open_project(PHASE_A, projects, {}, tmp_path / "jit")
+
+    real = run.twins.phase_a
+
+    def in_place(x, w, b):
+        x += 1.0
+        return real(x - 1.0, w, b)
+
+    monkeypatch.setattr(run.twins, "phase_a", in_place)
+    cell = run.run_cell(p, 0, PHASE_A.cells[0], None, "no floor", opts(lanes=("numpy",)))
+    assert cell.lanes["numpy"].status == WRONG
+    assert cell.lanes["numpy"].reason == "wrote to input argument 0"
+
+
+def test_onnxruntime_lane_is_unavailable_without_the_package(tmp_path, monkeypatch):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    p = run.open_project(PHASE_A, projects, {}, tmp_path / "jit")
+    monkeypatch.setattr(run, "ort_unavailable", lambda: "ModuleNotFoundError: onnxruntime")
+    cell = run.run_cell(p, 0, PHASE_A.cells[0], None, "no floor", opts(lanes=("onnxruntime",)))
+    assert cell.lanes["onnxruntime"].status == UNAVAILABLE
+    assert cell.lanes["onnxruntime"].reason == "ModuleNotFoundError: onnxruntime"
+
+
+def test_a_lane_that_cannot_be_exported_is_unavailable(tmp_path, monkeypatch):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    p = run.open_project(PHASE_A, projects, {}, tmp_path / "jit")
+
+    def refuse(fn, args, threads=1):
+        raise RuntimeError("torch.onnx.export failed: nope")
+
+    monkeypatch.setattr(run.onnxlane, "build", refuse)
+    cell = run.run_cell(p, 0, PHASE_A.cells[0], None, "no floor", opts(lanes=("onnxruntime",)))
+    lr = cell.lanes["onnxruntime"]
+    assert lr.status == UNAVAILABLE and "torch.onnx.export failed: nope" in lr.reason
+
+
+def test_main_reports_onnxruntime_and_numpy_in_json_markdown_and_svg(tmp_path):
+    projects = make_project(tmp_path, "fallback-python", cargo="skipped")
+    out = tmp_path / "out"
+    code = run.main(["--out", str(out), "--projects", str(projects), "--workloads", "phase_a",
+                     "--lanes", "eager", "onnxruntime", "numpy", "--rounds", "2", "--block-ms",
+                     "0.05", "--warmup-ms", "0", "--quick"])
+    assert code == 0
+    data = json.loads((out / "bench.json").read_text())
+    assert data["meta"]["onnxruntime"] and data["meta"]["numpy"]
+    assert data["workloads"][0]["framework"] == "torch" and data["workloads"][0]["skipped"] == ""
+    for c in data["workloads"][0]["cells"]:
+        assert c["lanes"]["onnxruntime"]["status"] == TIMED
+        assert c["lanes"]["numpy"]["status"] == TIMED
+    md = (out / "bench.md").read_text()
+    assert "| ONNX Runtime | numpy |" in md and "ONNX export+session s" in md
+    assert "- **ONNX Runtime**:" in md and "phase_a · ONNX Runtime: torch.onnx.export(" in md
+    texts = ["".join(t.itertext()) for t in ET.parse(out / "bench.svg").getroot().iter()
+             if t.tag.endswith("text")]
+    assert "ONNX Runtime" in texts and "numpy" in texts

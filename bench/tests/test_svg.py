@@ -18,8 +18,8 @@ def test_plot_is_valid_svg_with_a_panel_per_workload_and_a_legend():
     root = ET.fromstring(doc)
     all_text = texts(root)
     assert "Phase A: <linear> & co" in all_text and "Scoring" in all_text
-    for title in LANE_TITLES.values():
-        assert title in all_text
+    for lane in sample_run().lanes():
+        assert LANE_TITLES[lane] in all_text
     assert any(t.startswith("eager ÷ native ×2.00") for t in all_text)
     assert any("not native (fallback)" in t for t in all_text)
     lines = [p for p in root.iter(f"{NS}polyline")]
@@ -58,3 +58,17 @@ def test_log_ticks_and_axis_range():
 
 def test_wrap():
     assert svg.wrap("aa bb cc dd", 5) == ["aa bb", "cc dd"]
+
+
+def test_new_lanes_have_colors_the_legend_wraps_and_a_skipped_workload_says_so():
+    from test_report import run_with_new_lanes
+
+    run = run_with_new_lanes()
+    root = ET.fromstring(svg.render_svg(run))
+    all_text = texts(root)
+    for lane in run.lanes():
+        assert lane in svg.COLORS and LANE_TITLES[lane] in all_text
+    assert len(svg._legend(run.lanes())) >= 2
+    assert any(t.startswith("skipped: `import tensorflow` failed") for t in all_text)
+    legend_ys = {float(t.get("y")) for t in root.iter(f"{NS}text") if t.get("class") == "legend"}
+    assert len(legend_ys) == len(svg._legend(run.lanes()))

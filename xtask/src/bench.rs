@@ -1,18 +1,22 @@
 //! `cargo xtask bench [--quick] [--threads N]`: the benchmark harness (README, Performance).
 //!
 //! ```text
+//! bench/requirements.txt ─► pip install into .venv (ONNX Runtime lane; stamp .venv/.rextio-bench-stamp)
 //! tests/fixtures/phase_a ──┐  copy (content-compared)     rextio build (the product)
 //! tests/fixtures/control_flow ├─► target/bench/projects/<name>/ ─► .rextio/build/python + reports
-//! bench/projects/scoring ──┘
-//! bench/floor ─► target/bench/floor/ (+ workspace Cargo.lock) ─► cargo build --release
-//!                (shared generated-crate target dir) ─► target/bench/_rextio_bench_floor.so
+//! bench/projects/scoring ──┤
+//! bench/projects/tf_* ─────┘  (only when .venv has tensorflow)
+//! bench/floor    ─► target/bench/floor/    (+ workspace Cargo.lock) ─► cargo build --release
+//! bench/floor_tf ─► target/bench/floor_tf/ (only when .venv has tensorflow)
+//!                (shared generated-crate target dir) ─► target/bench/_rextio_bench_floor*.so
 //! builds.json (what built, how long, why not) ─► bench/run.py --out target/bench
 //!                                              ─► stdout table, bench.json, bench.md, bench.svg
 //! ```
 //!
 //! A project or floor build that fails does not stop the run: `run.py` reports the affected
 //! lanes as unavailable (and exits non-zero when a native lane is affected), so one broken
-//! piece never hides the others' numbers.
+//! piece never hides the others' numbers. Without tensorflow in `.venv` the TensorFlow projects
+//! and floor are skipped (recorded as such) and `run.py` reports those workloads skipped.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -23,23 +27,60 @@ use anyhow::{bail, Context, Result};
 
 use crate::{cargo, env, setup};
 
-/// The projects the workloads live in: (name under `target/bench/projects`, source directory).
-const PROJECTS: [(&str, &str); 3] = [
-    ("phase_a", "tests/fixtures/phase_a"),
-    ("control_flow", "tests/fixtures/control_flow"),
-    ("scoring", "bench/projects/scoring"),
+/// The projects the workloads live in: (name under `target/bench/projects`, source directory,
+/// whether it needs tensorflow).
+const PROJECTS: [(&str, &str, bool); 5] = [
+    ("phase_a", "tests/fixtures/phase_a", false),
+    ("control_flow", "tests/fixtures/control_flow", false),
+    ("scoring", "bench/projects/scoring", false),
+    ("tf_phase_a", "bench/projects/tf_phase_a", true),
+    ("tf_scoring", "bench/projects/tf_scoring", true),
 ];
 
 /// Entries never copied into (nor removed from) a project copy: build outputs and caches.
 const SKIPPED: [&str; 4] = [".rextio", "dist", "__pycache__", ".pytest_cache"];
 
-/// The floor extension's library name (see `bench/floor/Cargo.toml`).
-const FLOOR_LIB: &str = "_rextio_bench_floor";
+/// A floor extension: a crate under `bench/` built outside the workspace.
+struct Floor {
+    /// Key in `builds.json` and directory under `target/bench`.
+    key: &'static str,
+    /// Source directory under the workspace root.
+    source: &'static str,
+    /// The library name (`[lib] name` of its Cargo.toml).
+    lib: &'static str,
+    /// Dependencies whose version comes from `[workspace.dependencies]`.
+    pinned: &'static [&'static str],
+    /// Dependencies on workspace crates, whose `path` is set to `ROOT/<name>`.
+    workspace_paths: &'static [&'static str],
+    /// Needs tensorflow in `.venv` (skipped without it).
+    tensorflow: bool,
+}
+
+const FLOORS: [Floor; 2] = [
+    Floor {
+        key: "floor",
+        source: "bench/floor",
+        lib: "_rextio_bench_floor",
+        pinned: &["pyo3", "tch"],
+        workspace_paths: &[],
+        tensorflow: false,
+    },
+    Floor {
+        key: "floor_tf",
+        source: "bench/floor_tf",
+        lib: "_rextio_bench_floor_tf",
+        pinned: &["pyo3"],
+        workspace_paths: &["rextio-tensorflow"],
+        tensorflow: true,
+    },
+];
 
 /// The outcome of one build step, for `builds.json`.
 struct Step {
     name: String,
     ok: bool,
+    /// Not attempted (tensorflow missing); `error` says why.
+    skipped: bool,
     seconds: f64,
     error: Option<String>,
 }
@@ -51,6 +92,7 @@ pub fn bench(root: &Path, quick: bool, threads: usize) -> Result<()> {
     }
     let started = Instant::now();
     setup::setup(root)?;
+    install_bench_requirements(root);
     let out = root.join("target").join("bench");
     let projects_dir = out.join("projects");
     fs::create_dir_all(&projects_dir)
@@ -61,15 +103,29 @@ pub fn bench(root: &Path, quick: bool, threads: usize) -> Result<()> {
     cli.args(["build", "--quiet", "-p", "rextio-host", "--bin", "rextio"]);
     env::run(&mut cli, "")?;
 
+    let tensorflow = tensorflow_missing(root);
+    if let Some(why) = &tensorflow {
+        eprintln!("xtask: note: skipping the TensorFlow projects and floor: {why}");
+    }
     let mut projects = Vec::new();
-    for (name, source) in PROJECTS {
+    for (name, source, needs_tf) in PROJECTS {
+        if let (true, Some(why)) = (needs_tf, &tensorflow) {
+            projects.push(skipped(name, why));
+            continue;
+        }
         let dest = projects_dir.join(name);
         sync_dir(&root.join(source), &dest)?;
         projects.push(build_project(root, name, &dest));
     }
-    let floor = build_floor(root, &out);
+    let mut floors = Vec::new();
+    for floor in &FLOORS {
+        floors.push(match (floor.tensorflow, &tensorflow) {
+            (true, Some(why)) => skipped(floor.key, why),
+            _ => build_floor(root, &out, floor),
+        });
+    }
 
-    let record = builds_json(&projects, &floor);
+    let record = builds_json(&projects, &floors);
     let record_path = out.join("builds.json");
     fs::write(&record_path, record)
         .with_context(|| format!("cannot write '{}'", record_path.display()))?;
@@ -106,7 +162,7 @@ pub fn bench(root: &Path, quick: bool, threads: usize) -> Result<()> {
     result?;
     // The floor is a reference lane: without it the run still stands (reported unavailable).
     for step in &projects {
-        if !step.ok {
+        if !step.ok && !step.skipped {
             bail!(
                 "building {} failed: {}",
                 step.name,
@@ -115,6 +171,68 @@ pub fn bench(root: &Path, quick: bool, threads: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The bench's extra Python packages (ONNX Runtime lane): `bench/requirements.txt`.
+const BENCH_REQUIREMENTS: &str = "bench/requirements.txt";
+/// Holds the digest of what was last installed from [`BENCH_REQUIREMENTS`], inside `.venv`.
+const BENCH_STAMP: &str = ".rextio-bench-stamp";
+/// `cargo xtask setup`'s stamp: when setup reinstalls `requirements.txt`, the bench's
+/// packages are checked again (a reinstall may have moved a shared dependency).
+const SETUP_STAMP: &str = ".rextio-setup-stamp";
+
+/// Installs `bench/requirements.txt` into `.venv` unless the stamp says it is current. A failed
+/// install is a warning: the lanes that need the packages report themselves unavailable.
+fn install_bench_requirements(root: &Path) {
+    if let Err(e) = try_install_bench_requirements(root) {
+        eprintln!(
+            "xtask: warning: installing {BENCH_REQUIREMENTS} failed; the ONNX Runtime lane \
+             will be unavailable: {e:#}"
+        );
+    }
+}
+
+fn try_install_bench_requirements(root: &Path) -> Result<()> {
+    let path = root.join(BENCH_REQUIREMENTS);
+    let requirements =
+        fs::read_to_string(&path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let venv = env::venv_dir(root);
+    let setup_stamp = fs::read_to_string(venv.join(SETUP_STAMP)).unwrap_or_default();
+    let digest = bench_stamp_digest(&requirements, &setup_stamp);
+    let stamp = venv.join(BENCH_STAMP);
+    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
+        return Ok(());
+    }
+    let _ = fs::remove_file(&stamp);
+    eprintln!("xtask: pip install -r {BENCH_REQUIREMENTS} into .venv");
+    let mut pip = env::venv_command(root, env::venv_python(root));
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-r",
+        BENCH_REQUIREMENTS,
+    ]);
+    env::run(&mut pip, "")?;
+    fs::write(&stamp, format!("{digest}\n"))
+        .with_context(|| format!("cannot write '{}'", stamp.display()))
+}
+
+/// SHA-256 (hex) over `bench/requirements.txt` and setup's stamp.
+fn bench_stamp_digest(requirements: &str, setup_stamp: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(b"bench/requirements.txt\0");
+    hasher.update(requirements.as_bytes());
+    hasher.update(b"\0setup-stamp\0");
+    hasher.update(setup_stamp.trim().as_bytes());
+    let mut out = String::with_capacity(64);
+    for byte in hasher.finalize() {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
 }
 
 /// `rextio build DIR`, with its output shown only when it fails.
@@ -141,29 +259,62 @@ fn build_project(root: &Path, name: &str, dir: &Path) -> Step {
     step(name, started, error)
 }
 
-/// Builds `bench/floor` as a copy under `out/floor` (with the workspace's Cargo.lock, in the
-/// shared target dir of generated crates) and copies the extension to `out`.
-fn build_floor(root: &Path, out: &Path) -> Step {
-    eprintln!("xtask: building the floor extension (bench/floor)");
-    let started = Instant::now();
-    let error = try_build_floor(root, out).err().map(|e| format!("{e:#}"));
-    if let Some(e) = &error {
-        eprintln!("xtask: warning: the floor lane will be unavailable: {e}");
+/// Why the TensorFlow projects cannot be built here (`.venv` has no `tensorflow` package), or
+/// `None`. Only the package's presence is checked (no import: that takes seconds); `run.py`
+/// imports it and reports the TensorFlow workloads skipped when that fails.
+fn tensorflow_missing(root: &Path) -> Option<String> {
+    let mut probe = env::venv_command(root, env::venv_python(root));
+    probe.args([
+        "-c",
+        "import importlib.util, sys; sys.exit(importlib.util.find_spec('tensorflow') is None)",
+    ]);
+    match probe.status() {
+        Ok(status) if status.success() => None,
+        Ok(_) => Some("tensorflow is not installed in .venv".to_owned()),
+        Err(e) => Some(format!("cannot run the venv's Python: {e}")),
     }
-    step("the floor extension", started, error)
 }
 
-/// Sets the floor crate's pyo3 and tch requirements from the workspace's
-/// `[workspace.dependencies]`, the one place those pins live.
-fn pin_floor_dependencies(root: &Path, manifest: &Path) -> Result<()> {
+/// A step that was not attempted.
+fn skipped(name: &str, why: &str) -> Step {
+    Step {
+        name: name.to_owned(),
+        ok: false,
+        skipped: true,
+        seconds: 0.0,
+        error: Some(format!("skipped: {why}")),
+    }
+}
+
+/// Builds a floor crate as a copy under `out/<key>` (with the workspace's Cargo.lock, in the
+/// shared target dir of generated crates) and copies the extension to `out`.
+fn build_floor(root: &Path, out: &Path, floor: &Floor) -> Step {
+    eprintln!("xtask: building the floor extension ({})", floor.source);
+    let started = Instant::now();
+    let error = try_build_floor(root, out, floor)
+        .err()
+        .map(|e| format!("{e:#}"));
+    if let Some(e) = &error {
+        eprintln!(
+            "xtask: warning: the {} lane will be unavailable: {e}",
+            floor.key
+        );
+    }
+    step(floor.key, started, error)
+}
+
+/// Sets the floor crate's `pinned` requirements from the workspace's `[workspace.dependencies]`
+/// (the one place those pins live) and points its `workspace_paths` dependencies at the
+/// workspace's crates.
+fn pin_floor_dependencies(root: &Path, manifest: &Path, floor: &Floor) -> Result<()> {
     let read = |p: &Path| -> Result<toml::Table> {
         let text =
             fs::read_to_string(p).with_context(|| format!("cannot read '{}'", p.display()))?;
         toml::from_str(&text).with_context(|| format!("cannot parse '{}'", p.display()))
     };
     let workspace = read(&root.join("Cargo.toml"))?;
-    let mut floor = read(manifest)?;
-    for name in ["pyo3", "tch"] {
+    let mut crate_manifest = read(manifest)?;
+    for &name in floor.pinned {
         let version = workspace
             .get("workspace")
             .and_then(|w| w.get("dependencies"))
@@ -172,24 +323,34 @@ fn pin_floor_dependencies(root: &Path, manifest: &Path) -> Result<()> {
             .and_then(toml::Value::as_str)
             .with_context(|| format!("the workspace does not pin `{name}`"))?
             .to_owned();
-        let dep = floor
+        let dep = crate_manifest
             .get_mut("dependencies")
             .and_then(|d| d.get_mut(name))
             .and_then(toml::Value::as_table_mut)
-            .with_context(|| format!("bench/floor does not depend on `{name}`"))?;
+            .with_context(|| format!("{} does not depend on `{name}`", floor.source))?;
         dep.insert("version".into(), version.into());
     }
-    let text = toml::to_string_pretty(&floor).context("cannot write the floor manifest")?;
+    for &name in floor.workspace_paths {
+        let dep = crate_manifest
+            .get_mut("dependencies")
+            .and_then(|d| d.get_mut(name))
+            .and_then(toml::Value::as_table_mut)
+            .with_context(|| format!("{} does not depend on `{name}`", floor.source))?;
+        let path = root.join(name);
+        dep.insert("path".into(), path.to_string_lossy().into_owned().into());
+    }
+    let text =
+        toml::to_string_pretty(&crate_manifest).context("cannot write the floor manifest")?;
     fs::write(manifest, text).with_context(|| format!("cannot write '{}'", manifest.display()))
 }
 
-fn try_build_floor(root: &Path, out: &Path) -> Result<()> {
-    let dir = out.join("floor");
-    sync_dir(&root.join("bench").join("floor"), &dir)?;
+fn try_build_floor(root: &Path, out: &Path, floor: &Floor) -> Result<()> {
+    let dir = out.join(floor.key);
+    sync_dir(&root.join(floor.source), &dir)?;
     let lock = dir.join("Cargo.lock");
     fs::copy(root.join("Cargo.lock"), &lock)
         .with_context(|| format!("cannot copy Cargo.lock to '{}'", lock.display()))?;
-    pin_floor_dependencies(root, &dir.join("Cargo.toml"))?;
+    pin_floor_dependencies(root, &dir.join("Cargo.toml"), floor)?;
     let target_dir = env::venv_env(root)
         .into_iter()
         .find(|(k, _)| k == "REXTIO_TARGET_DIR")
@@ -201,11 +362,12 @@ fn try_build_floor(root: &Path, out: &Path) -> Result<()> {
         .env("CARGO_TARGET_DIR", &target_dir);
     env::run(&mut cmd, "")?;
     let built = target_dir.join("release").join(format!(
-        "{}{FLOOR_LIB}{}",
+        "{}{}{}",
         std::env::consts::DLL_PREFIX,
+        floor.lib,
         std::env::consts::DLL_SUFFIX
     ));
-    let dest = out.join(format!("{FLOOR_LIB}.so"));
+    let dest = out.join(format!("{}.so", floor.lib));
     // Unlink first, so a process that mapped the old file keeps it.
     let _ = fs::remove_file(&dest);
     fs::copy(&built, &dest)
@@ -217,32 +379,40 @@ fn step(name: &str, started: Instant, error: Option<String>) -> Step {
     Step {
         name: name.to_owned(),
         ok: error.is_none(),
+        skipped: false,
         seconds: started.elapsed().as_secs_f64(),
         error,
     }
 }
 
-/// `builds.json`: `{"projects": {NAME: STEP}, "floor": STEP}`, STEP = `{"ok", "seconds", "error"}`.
-fn builds_json(projects: &[Step], floor: &Step) -> String {
+/// `builds.json`: `{"projects": {NAME: STEP}, FLOOR_KEY: STEP, ...}` (`floor`, `floor_tf`),
+/// STEP = `{"ok", "skipped", "seconds", "error"}`.
+fn builds_json(projects: &[Step], floors: &[Step]) -> String {
     fn step_json(s: &Step) -> String {
         let error = s
             .error
             .as_deref()
             .map_or_else(|| "null".to_owned(), json_string);
         format!(
-            "{{\"ok\": {}, \"seconds\": {:.2}, \"error\": {error}}}",
-            s.ok, s.seconds
+            "{{\"ok\": {}, \"skipped\": {}, \"seconds\": {:.2}, \"error\": {error}}}",
+            s.ok, s.skipped, s.seconds
         )
     }
     let entries: Vec<String> = projects
         .iter()
         .map(|s| format!("    {}: {}", json_string(&s.name), step_json(s)))
         .collect();
-    format!(
-        "{{\n  \"projects\": {{\n{}\n  }},\n  \"floor\": {}\n}}\n",
-        entries.join(",\n"),
-        step_json(floor)
-    )
+    let mut text = format!("{{\n  \"projects\": {{\n{}\n  }}", entries.join(",\n"));
+    for floor in floors {
+        let _ = write!(
+            text,
+            ",\n  {}: {}",
+            json_string(&floor.name),
+            step_json(floor)
+        );
+    }
+    text.push_str("\n}\n");
+    text
 }
 
 /// A JSON string literal.
@@ -332,6 +502,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bench_stamp_follows_requirements_and_setup() {
+        let base = bench_stamp_digest("onnx==1.23.2\n", "abc");
+        assert_eq!(base.len(), 64);
+        assert_eq!(base, bench_stamp_digest("onnx==1.23.2\n", "abc\n"));
+        assert_ne!(base, bench_stamp_digest("onnx==1.23.3\n", "abc"));
+        assert_ne!(base, bench_stamp_digest("onnx==1.23.2\n", "abd"));
+    }
+
+    #[test]
+    fn floor_tf_manifest_gets_the_workspace_pyo3_and_an_absolute_crate_path() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let base =
+            std::env::temp_dir().join(format!("rextio-xtask-floor-tf-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        fs::create_dir_all(&base).unwrap();
+        let manifest = base.join("Cargo.toml");
+        fs::copy(root.join("bench/floor_tf/Cargo.toml"), &manifest).unwrap();
+        pin_floor_dependencies(root, &manifest, &FLOORS[1]).unwrap();
+        let text: toml::Table = toml::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+        let deps = text["dependencies"].as_table().unwrap();
+        assert!(deps["pyo3"]["version"].as_str().unwrap().starts_with('='));
+        let path = deps["rextio-tensorflow"]["path"].as_str().unwrap();
+        assert_eq!(Path::new(path), root.join("rextio-tensorflow"));
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn json_strings_are_escaped() {
         assert_eq!(json_string("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
     }
@@ -341,20 +538,29 @@ mod tests {
         let ok = Step {
             name: "phase_a".into(),
             ok: true,
+            skipped: false,
             seconds: 1.5,
             error: None,
         };
         let bad = Step {
-            name: "the floor extension".into(),
+            name: "floor".into(),
             ok: false,
+            skipped: false,
             seconds: 0.25,
             error: Some("exit \"1\"".into()),
         };
-        let text = builds_json(&[ok], &bad);
-        assert!(text.contains("\"phase_a\": {\"ok\": true, \"seconds\": 1.50, \"error\": null}"));
+        let tf = skipped("floor_tf", "tensorflow is not installed in .venv");
+        let text = builds_json(&[ok], &[bad, tf]);
         assert!(text.contains(
-            "\"floor\": {\"ok\": false, \"seconds\": 0.25, \"error\": \"exit \\\"1\\\"\"}"
+            "\"phase_a\": {\"ok\": true, \"skipped\": false, \"seconds\": 1.50, \"error\": null}"
         ));
+        assert!(text.contains(
+            "\"floor\": {\"ok\": false, \"skipped\": false, \"seconds\": 0.25, \"error\": \"exit \\\"1\\\"\"}"
+        ));
+        assert!(text.contains(
+            "\"floor_tf\": {\"ok\": false, \"skipped\": true, \"seconds\": 0.00, \"error\": \"skipped: tensorflow is not installed in .venv\"}"
+        ));
+        assert!(text.ends_with("}\n}\n"));
     }
 
     #[test]

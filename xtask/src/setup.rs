@@ -25,7 +25,11 @@ pub fn setup(root: &Path) -> Result<()> {
     let tooling = fs::read_to_string(&requirements_path)
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
     let plugins = plugin_requirements()?;
-    let requirements = format!("{tooling}\n{}", plugin_requirements_text(&plugins));
+    // The benchmark's peer lanes (ONNX Runtime) are tested by the workspace tests too.
+    let bench_path = root.join("bench").join("requirements.txt");
+    let bench = fs::read_to_string(&bench_path)
+        .with_context(|| format!("cannot read {}", bench_path.display()))?;
+    let requirements = format!("{tooling}\n{bench}\n{}", plugin_requirements_text(&plugins));
 
     let venv = env::venv_dir(root);
     let python = env::venv_python(root);
@@ -78,6 +82,8 @@ pub fn setup(root: &Path) -> Result<()> {
             "--disable-pip-version-check",
             "-r",
             "requirements.txt",
+            "-r",
+            "bench/requirements.txt",
             "-r",
         ])
         .arg(&plugin_file);
