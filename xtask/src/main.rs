@@ -26,7 +26,8 @@ struct Cli {
 enum Cmd {
     /// Create `.venv/` (CPython 3.11) and install `requirements.txt` (idempotent).
     Setup,
-    /// Set up, build `examples/scoring` natively and run its parity/speed demo.
+    /// Set up, build `examples/scoring` (PyTorch) and `examples/tf_scoring` (TensorFlow)
+    /// natively and run their parity/speed demos.
     Demo,
     /// Set up, then `cargo test --workspace` with the venv environment.
     Test {
@@ -123,23 +124,26 @@ fn rextio_command(root: &Path) -> std::process::Command {
 fn demo(root: &Path) -> Result<()> {
     setup::setup(root)?;
     let python = env::venv_python(root);
-    let example = root.join("examples").join("scoring");
+    // One example per backend: PyTorch, then TensorFlow.
+    for example in ["scoring", "tf_scoring"] {
+        let dir = root.join("examples").join(example);
+        eprintln!("xtask: building examples/{example} with `rextio build`");
+        let mut build = rextio_command(root);
+        build.arg("build").arg(format!("examples/{example}"));
+        env::run(&mut build, "")?;
 
-    eprintln!("xtask: building examples/scoring with `rextio build`");
-    let mut build = rextio_command(root);
-    build.arg("build").arg("examples/scoring");
-    env::run(&mut build, "")?;
-
-    eprintln!("xtask: running examples/scoring/demo.py (REXTIO_NATIVE_MODE=native)");
-    let mut run_demo = env::venv_command(root, &python);
-    run_demo
-        .arg(example.join("demo.py"))
-        .env("REXTIO_NATIVE_MODE", "native")
-        .env(
-            "PYTHONPATH",
-            example.join(".rextio").join("build").join("python"),
-        );
-    env::run(&mut run_demo, "")
+        eprintln!("xtask: running examples/{example}/demo.py (REXTIO_NATIVE_MODE=native)");
+        let mut run_demo = env::venv_command(root, &python);
+        run_demo
+            .arg(dir.join("demo.py"))
+            .env("REXTIO_NATIVE_MODE", "native")
+            .env(
+                "PYTHONPATH",
+                dir.join(".rextio").join("build").join("python"),
+            );
+        env::run(&mut run_demo, "")?;
+    }
+    Ok(())
 }
 
 fn certify(root: &Path) -> Result<()> {
