@@ -79,6 +79,38 @@ pub enum Stmt {
     Return(Expr),
 }
 
+/// Call `f` on every statement-level expression of `body` (conditions, values, range bounds),
+/// nested blocks included, in source order; `f` walks sub-expressions itself if it needs them.
+pub fn for_each_expr<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
+    for s in body {
+        match s {
+            Stmt::Assign { value, .. } | Stmt::Return(value) => f(value),
+            Stmt::If { cond, then, orelse } => {
+                f(cond);
+                for_each_expr(then, f);
+                for_each_expr(orelse, f);
+            }
+            Stmt::While { cond, body } => {
+                f(cond);
+                for_each_expr(body, f);
+            }
+            Stmt::ForRange {
+                start,
+                stop,
+                step,
+                body,
+                ..
+            } => {
+                f(start);
+                f(stop);
+                f(step);
+                for_each_expr(body, f);
+            }
+            Stmt::Break | Stmt::Continue => {}
+        }
+    }
+}
+
 /// Scalar operations the host lowers itself, with Python semantics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScalarOp {

@@ -4,7 +4,7 @@
 use crate::analysis::{ModuleAnalysis, Route};
 use crate::codes;
 use crate::config::TargetSection;
-use crate::ir::{Expr, FnIr, Stmt};
+use crate::ir::{Expr, FnIr};
 use crate::registry::Registry;
 use crate::report::TargetReport;
 use rextio_plugin_api::{
@@ -104,36 +104,6 @@ fn collect_expr(e: &Expr, out: &mut BTreeSet<TypeKey>) {
     }
 }
 
-fn collect_stmts(body: &[Stmt], out: &mut BTreeSet<TypeKey>) {
-    for s in body {
-        match s {
-            Stmt::Assign { value, .. } | Stmt::Return(value) => collect_expr(value, out),
-            Stmt::If { cond, then, orelse } => {
-                collect_expr(cond, out);
-                collect_stmts(then, out);
-                collect_stmts(orelse, out);
-            }
-            Stmt::While { cond, body } => {
-                collect_expr(cond, out);
-                collect_stmts(body, out);
-            }
-            Stmt::ForRange {
-                start,
-                stop,
-                step,
-                body,
-                ..
-            } => {
-                for e in [start, stop, step] {
-                    collect_expr(e, out);
-                }
-                collect_stmts(body, out);
-            }
-            Stmt::Break | Stmt::Continue => {}
-        }
-    }
-}
-
 /// Every plugin type a native function's signature, locals and expressions use.
 pub fn used_types(ir: &FnIr) -> BTreeSet<TypeKey> {
     let mut out = BTreeSet::new();
@@ -143,7 +113,7 @@ pub fn used_types(ir: &FnIr) -> BTreeSet<TypeKey> {
             out.insert(k.clone());
         }
     }
-    collect_stmts(&ir.body, &mut out);
+    crate::ir::for_each_expr(&ir.body, &mut |e| collect_expr(e, &mut out));
     out
 }
 

@@ -28,6 +28,21 @@ impl Fx<'_> {
                 None,
             ));
         };
+        let mut opaque = Vec::new();
+        let (args, keywords) = self.call_args(c, at, Some(&mut opaque))?;
+        self.site_with(kind, target, receiver, args, keywords, &opaque, at)
+    }
+
+    /// A call's positional and keyword arguments, each evaluated (starred and `**` arguments are
+    /// not lowered). With `opaque`, a keyword whose value names a module-level object
+    /// (`output_type=tf.int32`) is collected there instead, as `(name, dotted path)`: it is
+    /// offered to plugins as an operand of unknown type and never lowered.
+    fn call_args(
+        &mut self,
+        c: &ast::ExprCall,
+        at: Span,
+        mut opaque: Option<&mut Vec<(String, String)>>,
+    ) -> R<(Vec<Expr>, Vec<(String, Expr)>)> {
         let mut args = Vec::new();
         let mut failed = false;
         for a in c.arguments.args.iter() {
@@ -45,7 +60,6 @@ impl Fx<'_> {
             }
         }
         let mut keywords = Vec::new();
-        let mut opaque = Vec::new();
         for k in c.arguments.keywords.iter() {
             let Some(name) = &k.arg else {
                 return Err(self.error(
@@ -55,12 +69,9 @@ impl Fx<'_> {
                     None,
                 ));
             };
-            // A keyword whose value names a module-level object (`output_type=tf.int32`) is
-            // offered as an operand of unknown type, so the plugin can reject the form with its
-            // own code; such a site is never lowered.
-            if let ast::Expr::Attribute(_) = &k.value {
+            if let (Some(out), ast::Expr::Attribute(_)) = (opaque.as_deref_mut(), &k.value) {
                 if let Some(path) = self.dotted_global(&k.value) {
-                    opaque.push((name.as_str().to_owned(), path));
+                    out.push((name.as_str().to_owned(), path));
                     continue;
                 }
             }
@@ -72,7 +83,7 @@ impl Fx<'_> {
         if failed {
             return Err(Failed);
         }
-        self.site_with(kind, target, receiver, args, keywords, &opaque, at)
+        Ok((args, keywords))
     }
 
     pub(super) fn operand(e: &Expr) -> Operand {
@@ -410,8 +421,6 @@ impl Fx<'_> {
                 None,
             ));
         };
-        let mut slots: Vec<Option<Expr>> = vec![None; sig.params.len()];
-        let mut failed = false;
         if c.arguments.args.len() > sig.params.len() {
             return Err(self.error(
                 codes::CALLEE_NOT_NATIVE,
@@ -424,37 +433,15 @@ impl Fx<'_> {
                 None,
             ));
         }
-        for (i, a) in c.arguments.args.iter().enumerate() {
-            if matches!(a, ast::Expr::Starred(_)) {
-                return Err(self.error(
-                    codes::UNSUPPORTED_EXPRESSION,
-                    at,
-                    "starred arguments are not lowered",
-                    None,
-                ));
-            }
-            match self.expr(a) {
-                Ok(v) => slots[i] = Some(v),
-                Err(_) => failed = true,
-            }
-        }
-        for k in c.arguments.keywords.iter() {
-            let Some(name) = &k.arg else {
-                return Err(self.error(
-                    codes::UNSUPPORTED_EXPRESSION,
-                    at,
-                    "`**` arguments are not lowered",
-                    None,
-                ));
-            };
-            let Some(i) = sig.params.iter().position(|(p, _)| p == name.as_str()) else {
+        let (positional, keywords) = self.call_args(c, at, None)?;
+        let mut slots: Vec<Option<Expr>> = positional.into_iter().map(Some).collect();
+        slots.resize(sig.params.len(), None);
+        for (name, v) in keywords {
+            let Some(i) = sig.params.iter().position(|(p, _)| *p == name) else {
                 return Err(self.error(
                     codes::CALLEE_NOT_NATIVE,
                     at,
-                    format!(
-                        "`{callee}` has no parameter `{}` (Python raises TypeError)",
-                        name.as_str()
-                    ),
+                    format!("`{callee}` has no parameter `{name}` (Python raises TypeError)"),
                     None,
                 ));
             };
@@ -462,20 +449,11 @@ impl Fx<'_> {
                 return Err(self.error(
                     codes::CALLEE_NOT_NATIVE,
                     at,
-                    format!(
-                        "`{callee}` got parameter `{}` twice (Python raises TypeError)",
-                        name.as_str()
-                    ),
+                    format!("`{callee}` got parameter `{name}` twice (Python raises TypeError)"),
                     None,
                 ));
             }
-            match self.expr(&k.value) {
-                Ok(v) => slots[i] = Some(v),
-                Err(_) => failed = true,
-            }
-        }
-        if failed {
-            return Err(Failed);
+            slots[i] = Some(v);
         }
         let mut args = Vec::new();
         for ((pname, pty), slot) in sig.params.iter().zip(slots) {

@@ -1,4 +1,5 @@
-//! The emitter: the one place generated Rust and the generated crate's manifest are made.
+//! The emitter: the one place generated code is made: Rust and the generated crate's manifest
+//! here, the Python binding blocks in [`python`].
 //!
 //! Rust is built as syntax (`quote` token streams), never pasted as text: every plugin
 //! expression, type, boundary function and guard is parsed with `syn` before it is used, so a
@@ -18,6 +19,8 @@ use rextio_plugin_api::{
     LoweredOperand, LoweringContext, ValueType,
 };
 use std::collections::{BTreeMap, BTreeSet};
+
+pub mod python;
 
 /// PyO3 version of generated crates: the exact version this host was built and tested with, read
 /// from the workspace lock file (the one source of that pin).
