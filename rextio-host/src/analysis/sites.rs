@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// A call's evaluated positional arguments and keyword arguments.
+type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
+
 impl Fx<'_> {
     pub(super) fn call(&mut self, c: &ast::ExprCall, at: Span) -> R<Expr> {
         if let Some(q) = self.project_callee(&c.func) {
@@ -42,7 +45,7 @@ impl Fx<'_> {
         c: &ast::ExprCall,
         at: Span,
         mut opaque: Option<&mut Vec<(String, String)>>,
-    ) -> R<(Vec<Expr>, Vec<(String, Expr)>)> {
+    ) -> R<CallArgs> {
         let mut args = Vec::new();
         let mut failed = false;
         for a in c.arguments.args.iter() {
