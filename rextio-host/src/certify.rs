@@ -297,7 +297,21 @@ pub fn certify(
     let mut pins = BTreeMap::new();
     pins.insert("pyo3".to_owned(), crate::emit::pyo3_pin());
     if let Some(dep) = plugin.runtime_crate() {
-        pins.insert(dep.name.clone(), format!("{:?}", dep.source));
+        let pin = match &dep.source {
+            rextio_plugin_api::CrateSource::Registry(v) => v.clone(),
+            rextio_plugin_api::CrateSource::Path(p) => format!("path {p}"),
+            rextio_plugin_api::CrateSource::Embedded(files) => {
+                use sha2::Digest as _;
+                let mut h = sha2::Sha256::new();
+                for (p, t) in files {
+                    h.update(p.as_bytes());
+                    h.update(t.as_bytes());
+                }
+                let d: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                format!("embedded sha256:{d}")
+            }
+        };
+        pins.insert(dep.name.clone(), pin);
     }
     let crate_dir = project.state_dir().join("build").join("crate");
     let mut sources = BTreeMap::new();

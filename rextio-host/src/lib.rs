@@ -51,6 +51,7 @@ pub mod python_env;
 pub mod registry;
 pub mod report;
 pub mod target;
+pub mod vendor;
 pub mod wheel;
 
 pub use project::{BuildOptions, BuildOutput, CheckOutput, Generated, Project, ProjectError};

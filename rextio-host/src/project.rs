@@ -412,6 +412,15 @@ impl Project {
                 }
             }
         }
+        // The runtime crates' sources travel with the plugins; write them under the cache.
+        let mut deps = std::iter::once(crate::vendor::plugin_api_dependency())
+            .chain(deps)
+            .collect::<Vec<_>>();
+        if used_plugins.is_empty() {
+            deps.clear();
+        }
+        let crates_root = crate::vendor::crates_root();
+        let deps = crate::vendor::materialize(deps, &crates_root).map_err(io(&crates_root))?;
         let ext_name = emit::extension_name(&self.name, &self.root);
         let python_dir = self.state_dir().join("build").join("python");
         if python_dir.exists() {

@@ -84,5 +84,14 @@ pub use types::*;
 pub use validate::*;
 pub use version::*;
 
-/// Absolute path of this crate's sources, for generated crates that depend on its `runtime` feature.
+/// Absolute path of this crate's sources (development builds only: generated crates use the
+/// embedded copy, see [`embedded`]).
 pub const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// This crate's own sources with a standalone manifest, embedded at build time, so the host can
+/// write them under its cache directory for generated crates (present in builds from the
+/// workspace; absent in such a standalone copy itself).
+#[cfg(rextio_embedded_sources)]
+pub mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+}

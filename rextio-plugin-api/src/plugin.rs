@@ -30,6 +30,10 @@ pub enum CrateSource {
     Registry(String),
     /// An absolute local path.
     Path(String),
+    /// Sources carried by the plugin itself (relative path, text; a standalone `Cargo.toml`
+    /// among them, its workspace siblings as `../<name>` paths): the host writes them under its
+    /// cache directory, so generated crates never depend on a source checkout.
+    Embedded(Vec<(String, String)>),
 }
 
 /// A dependency the generated crate needs.

@@ -144,10 +144,12 @@ pub fn validate_plugin(plugin: &dyn Plugin) -> Result<(), ValidationError> {
                 .strip_prefix('=')
                 .is_some_and(|rest| semver::Version::parse(rest.trim()).is_ok()),
             CrateSource::Path(p) => std::path::Path::new(p).is_absolute(),
+            CrateSource::Embedded(files) => files.iter().any(|(f, _)| f == "Cargo.toml"),
         };
         if !ok {
             let found = match &dep.source {
                 CrateSource::Registry(v) | CrateSource::Path(v) => v.clone(),
+                CrateSource::Embedded(_) => "embedded sources without a Cargo.toml".to_owned(),
             };
             return Err(ValidationError::UnpinnedCrate {
                 plugin: id.to_owned(),

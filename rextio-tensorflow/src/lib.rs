@@ -153,7 +153,7 @@ impl Plugin for TensorflowPlugin {
     fn runtime_crate(&self) -> Option<CrateDependency> {
         Some(CrateDependency {
             name: "rextio-tensorflow".into(),
-            source: CrateSource::Path(env!("CARGO_MANIFEST_DIR").into()),
+            source: runtime_source(),
             features: vec!["runtime".into()],
             // Nothing of TensorFlow is needed at build time: the runtime binds the running
             // wheel with dlopen(RTLD_NOLOAD) when the extension is imported.
@@ -192,5 +192,29 @@ mod tests {
         assert_eq!(c.packages, ["tensorflow"]);
         assert_eq!(c.preload_modules, ["tensorflow"]);
         assert!(c.symbols.iter().all(|s| s.starts_with("tensorflow.")));
+    }
+}
+
+/// This crate's sources with a standalone manifest, embedded at build time (see
+/// `rextio-embed`), so generated crates depend on a copy under the host's cache directory.
+#[cfg(rextio_embedded_sources)]
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+}
+
+/// Where generated crates get this crate: its embedded sources when built from the workspace.
+fn runtime_source() -> CrateSource {
+    #[cfg(rextio_embedded_sources)]
+    {
+        CrateSource::Embedded(
+            embedded::EMBEDDED_SOURCES
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+                .collect(),
+        )
+    }
+    #[cfg(not(rextio_embedded_sources))]
+    {
+        CrateSource::Path(env!("CARGO_MANIFEST_DIR").into())
     }
 }

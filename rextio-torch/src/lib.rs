@@ -193,7 +193,7 @@ impl Plugin for TorchPlugin {
     fn runtime_crate(&self) -> Option<CrateDependency> {
         Some(CrateDependency {
             name: "rextio-torch".into(),
-            source: CrateSource::Path(env!("CARGO_MANIFEST_DIR").into()),
+            source: runtime_source(),
             features: vec!["runtime".into()],
             // torch-sys links the libtorch of the interpreter's torch wheel; the exact version
             // check stays on.
@@ -239,5 +239,29 @@ mod tests {
     #[test]
     fn declarations_are_valid() {
         validate_plugin(&TorchPlugin::new()).unwrap();
+    }
+}
+
+/// This crate's sources with a standalone manifest, embedded at build time (see
+/// `rextio-embed`), so generated crates depend on a copy under the host's cache directory.
+#[cfg(rextio_embedded_sources)]
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+}
+
+/// Where generated crates get this crate: its embedded sources when built from the workspace.
+fn runtime_source() -> CrateSource {
+    #[cfg(rextio_embedded_sources)]
+    {
+        CrateSource::Embedded(
+            embedded::EMBEDDED_SOURCES
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+                .collect(),
+        )
+    }
+    #[cfg(not(rextio_embedded_sources))]
+    {
+        CrateSource::Path(env!("CARGO_MANIFEST_DIR").into())
     }
 }

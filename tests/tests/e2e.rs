@@ -24,6 +24,13 @@ fn phase_a_chain_matches_eager() {
     .unwrap();
     assert_eq!(report["cargo"]["status"], "ok");
     assert_eq!(report["contract_version"], "1");
+    // The generated crate references nothing inside this checkout: the runtime crates' sources
+    // are the copies the host wrote under its cache directory.
+    let manifest =
+        std::fs::read_to_string(built.dir.path().join(".rextio/build/crate/Cargo.toml")).unwrap();
+    let checkout = rextio_tests::workspace_root();
+    assert!(!manifest.contains(checkout.to_str().unwrap()), "{manifest}");
+    assert!(manifest.contains("/crates/"), "{manifest}");
     // The wheel installs (offline, no dependencies) and runs natively from site-packages.
     let wheel = built.out.wheel.clone().unwrap();
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();

@@ -702,6 +702,8 @@ fn dep_table(d: &CrateDependency) -> toml::Table {
     match &d.source {
         CrateSource::Registry(v) => t.insert("version".into(), v.clone().into()),
         CrateSource::Path(p) => t.insert("path".into(), p.clone().into()),
+        // `generate_crate` refuses embedded sources that were not written out first.
+        CrateSource::Embedded(_) => None,
     };
     if !d.features.is_empty() {
         let f: Vec<toml::Value> = d.features.iter().map(|f| f.clone().into()).collect();
@@ -714,7 +716,8 @@ fn table(pairs: Vec<(&str, toml::Value)>) -> toml::Value {
     toml::Value::Table(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-/// The generated crate's `Cargo.toml`, through the `toml` serializer.
+/// The generated crate's `Cargo.toml`, through the `toml` serializer; `deps` include the plugin
+/// API's runtime (see [`crate::vendor`]).
 fn cargo_toml(package: &str, lib_name: &str, deps: &[CrateDependency]) -> String {
     let mut dependencies = toml::Table::new();
     dependencies.insert(
@@ -727,14 +730,7 @@ fn cargo_toml(package: &str, lib_name: &str, deps: &[CrateDependency]) -> String
             ),
         ]),
     );
-    let api = CrateDependency {
-        name: "rextio-plugin-api".into(),
-        source: CrateSource::Path(rextio_plugin_api::CRATE_DIR.into()),
-        features: vec!["runtime".into()],
-        build_env: vec![],
-        forbidden_env: vec![],
-    };
-    for d in std::iter::once(&api).chain(deps) {
+    for d in deps {
         dependencies.insert(d.name.clone(), toml::Value::Table(dep_table(d)));
     }
     let manifest = table(vec![
@@ -782,6 +778,15 @@ pub fn generate_crate(
     deps: &[CrateDependency],
     inits: &[InitStep],
 ) -> Result<GeneratedCrate, Diagnostic> {
+    if let Some(d) = deps
+        .iter()
+        .find(|d| matches!(d.source, CrateSource::Embedded(_)))
+    {
+        return Err(fail(format!(
+            "internal: the embedded sources of `{}` were not written out before generation",
+            d.name
+        )));
+    }
     let lib_name = lib_name.to_owned();
     let package = lib_name.trim_start_matches('_').replace('_', "-");
     let mut lib = format!(
