@@ -207,7 +207,7 @@ pub fn init(dir: &Path, backend: Backend, registry: &Registry) -> Result<Initial
 const TORCH_KERNELS: &str = r#""""Starter kernels: a small classifier head, written as ordinary PyTorch.
 
 `rextio check` proves every call below against rextio-torch's rules, so `rextio build` runs
-`scores` and `classify` natively; `rextio capabilities` lists what else may be used.
+`inference` and `classify` natively; `rextio capabilities` lists what else may be used.
 """
 
 import torch
@@ -216,7 +216,7 @@ from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
 
 
 @torch.inference_mode()
-def scores(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu2D:
+def inference(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu2D:
     """Class probabilities of each row of `x` (weight is `(classes, features)`)."""
     hidden = F.linear(x, weight, bias).relu()
     return hidden.softmax(dim=-1)
@@ -224,7 +224,7 @@ def scores(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> T
 
 def classify(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorI64Cpu1D:
     """The most probable class of each row."""
-    return scores(x, weight, bias).argmax(dim=1)
+    return inference(x, weight, bias).argmax(dim=1)
 "#;
 
 const TORCH_EXAMPLE: &str = r#""""Run the starter kernels natively after `rextio develop` (or with .rextio/build/python on
@@ -238,10 +238,10 @@ x = torch.randn(4, 8)
 weight = torch.randn(3, 8)
 bias = torch.randn(3)
 
-native = kernels.scores(x, weight, bias)
-python = getattr(kernels, "__rextio_fallback__", {}).get("scores", kernels.scores)(x, weight, bias)
-print("native:", type(kernels.scores).__name__ == "builtin_function_or_method")
-print("scores:", native)
+native = kernels.inference(x, weight, bias)
+python = getattr(kernels, "__rextio_fallback__", {}).get("inference", kernels.inference)(x, weight, bias)
+print("native:", type(kernels.inference).__name__ == "builtin_function_or_method")
+print("probabilities:", native)
 print("classes:", kernels.classify(x, weight, bias))
 print("native and Python agree:", torch.allclose(native, python, rtol=1e-5, atol=1e-6))
 "#;
@@ -249,14 +249,14 @@ print("native and Python agree:", torch.allclose(native, python, rtol=1e-5, atol
 const TF_KERNELS: &str = r#""""Starter kernels: a small dense classifier head, written as ordinary TensorFlow.
 
 `rextio check` proves every call below against rextio-tensorflow's rules, so `rextio build`
-runs `scores` and `classify` natively; `rextio capabilities` lists what else may be used.
+runs `inference` and `classify` natively; `rextio capabilities` lists what else may be used.
 """
 
 import tensorflow as tf
 from rextio_tensorflow.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
 
 
-def scores(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu2D:
+def inference(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu2D:
     """Class probabilities of each row of `x` (weight is `(features, classes)`)."""
     hidden = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, weight), bias))
     return tf.nn.softmax(hidden, axis=1)
@@ -264,7 +264,7 @@ def scores(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> T
 
 def classify(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorI64Cpu1D:
     """The most probable class of each row."""
-    return tf.argmax(scores(x, weight, bias), axis=1)
+    return tf.argmax(inference(x, weight, bias), axis=1)
 "#;
 
 const TF_EXAMPLE: &str = r#""""Run the starter kernels natively after `rextio develop` (or with .rextio/build/python on
@@ -280,10 +280,10 @@ x = tf.constant(rng.standard_normal((4, 8)), dtype=tf.float32)
 weight = tf.constant(rng.standard_normal((8, 3)), dtype=tf.float32)
 bias = tf.constant(rng.standard_normal(3), dtype=tf.float32)
 
-native = kernels.scores(x, weight, bias)
-python = getattr(kernels, "__rextio_fallback__", {}).get("scores", kernels.scores)(x, weight, bias)
-print("native:", type(kernels.scores).__name__ == "builtin_function_or_method")
-print("scores:", native.numpy())
+native = kernels.inference(x, weight, bias)
+python = getattr(kernels, "__rextio_fallback__", {}).get("inference", kernels.inference)(x, weight, bias)
+print("native:", type(kernels.inference).__name__ == "builtin_function_or_method")
+print("probabilities:", native.numpy())
 print("classes:", kernels.classify(x, weight, bias).numpy())
 print("native and Python agree:", np.allclose(native.numpy(), python.numpy(), rtol=1e-5, atol=1e-6))
 "#;

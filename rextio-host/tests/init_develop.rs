@@ -85,7 +85,7 @@ fn every_backend_template_routes_native_under_deny_fallback() {
         );
         let (ok, out, err) = rextio(&["check", root.to_str().unwrap(), "--deny-fallback"], &[]);
         assert!(ok, "{backend}: {out}{err}");
-        for f in ["scores", "classify"] {
+        for f in ["inference", "classify"] {
             assert!(
                 out.contains(&format!("{pkg}.kernels.{f}  native-plugin:{plugin}")),
                 "{backend}: {out}"
@@ -116,7 +116,7 @@ fn develop_builds_installs_skips_an_unchanged_wheel_and_reinstalls_a_changed_one
     let (ok, out, err) = develop();
     assert!(ok, "{out}{err}");
     assert!(
-        out.contains("devapp.kernels.scores  native-plugin:rextio-torch"),
+        out.contains("devapp.kernels.inference  native-plugin:rextio-torch"),
         "{out}"
     );
     assert!(out.contains("installed devapp 0.1.0 into"), "{out}");
