@@ -27,10 +27,13 @@ enum Format {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Write a starter rextio.toml and example module.
+    /// Write a starter project (rextio.toml, a package named after DIR, an example).
     Init {
-        /// Directory (default: current).
+        /// Directory (default: current); created when missing.
         dir: Option<PathBuf>,
+        /// The backend the example function uses.
+        #[arg(long, value_enum, default_value = "torch")]
+        backend: BackendArg,
     },
     /// Analyse a project: route and diagnostics per function.
     Check {
@@ -61,6 +64,23 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
     },
+    /// Build the project and install its wheel into the project's interpreter
+    /// (`python -m pip install --no-deps --force-reinstall dist/<wheel>`); an unchanged wheel
+    /// is not reinstalled.
+    Develop {
+        /// Project root (default: current directory).
+        root: Option<PathBuf>,
+        /// Python interpreter to build for and install into (overrides REXTIO_PYTHON and
+        /// rextio.toml).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Cargo time limit in seconds.
+        #[arg(long, default_value_t = 1800)]
+        timeout: u64,
+        /// Fail when generated Rust does not compile (as `build --strict`).
+        #[arg(long)]
+        strict: bool,
+    },
     /// List plugins, API versions, rules, types and device providers.
     Capabilities {
         /// Output format.
@@ -84,11 +104,36 @@ enum Cmd {
         /// The code, e.g. RXT005 or RXTP-TORCH-002.
         code: String,
     },
+    /// Generate documentation from the code tables (maintainers).
+    #[command(hide = true)]
+    Docs {
+        /// Which document.
+        #[arg(value_enum)]
+        which: DocArg,
+        /// Write it here instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Do not write: exit non-zero when the file at --out differs from what would be written.
+        #[arg(long, requires = "out")]
+        check: bool,
+    },
     /// Remove .rextio/ and dist/.
     Clean {
         /// Project root (default: current directory).
         root: Option<PathBuf>,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum BackendArg {
+    Torch,
+    Tensorflow,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum DocArg {
+    /// docs/diagnostics.md
+    Diagnostics,
 }
 
 fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
@@ -98,29 +143,90 @@ fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
 fn run(cli: Cli) -> Result<ExitCode> {
     let registry = Registry::builder().with_default_plugins().build()?;
     match cli.command {
-        Cmd::Init { dir } => {
+        Cmd::Init { dir, backend } => {
             let dir = root_or_cwd(dir);
-            let toml = dir.join("rextio.toml");
-            if toml.exists() {
-                bail!("'{}' already exists; not overwriting it", toml.display());
+            let backend = match backend {
+                BackendArg::Torch => rextio_host::init::Backend::Torch,
+                BackendArg::Tensorflow => rextio_host::init::Backend::Tensorflow,
+            };
+            let done = rextio_host::init::init(&dir, backend, &registry)?;
+            eprintln!(
+                "created package `{}` for {}:",
+                done.package,
+                backend.plugin_id()
+            );
+            for f in &done.files {
+                eprintln!("  {}", f.display());
             }
-            let name = std::fs::canonicalize(&dir)
-                .ok()
-                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "project".into());
-            let pkg = rextio_host::emit::sanitize(&name);
-            let module = dir.join("src").join(&pkg).join("kernels.py");
-            std::fs::create_dir_all(module.parent().unwrap_or(&dir))
-                .with_context(|| format!("creating '{}'", dir.display()))?;
-            std::fs::write(
-                &toml,
-                format!("[project]\nname = {name:?}\n\n[plugins]\nenabled = [\"rextio-torch\"]\n"),
-            )
-            .with_context(|| format!("writing '{}'", toml.display()))?;
-            std::fs::write(dir.join("src").join(&pkg).join("__init__.py"), "")?;
-            std::fs::write(&module, INIT_MODULE)
-                .with_context(|| format!("writing '{}'", module.display()))?;
-            eprintln!("created {} and {}", toml.display(), module.display());
+            eprintln!(
+                "next: rextio check {0} --deny-fallback, then rextio develop {0}",
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Develop {
+            root,
+            python,
+            timeout,
+            strict,
+        } => {
+            let project = Project::open(root_or_cwd(root))?;
+            eprintln!("rextio: building {}", project.root().display());
+            let options = BuildOptions {
+                python: python.clone(),
+                timeout: Duration::from_secs(timeout),
+                target_dir: None,
+                strict,
+            };
+            let out = project.build(&registry, &options)?;
+            print!("{}", render_text(&out.check.report, &out.check.modules));
+            let Some(wheel) = &out.wheel else {
+                bail!("the build produced no wheel");
+            };
+            // The interpreter the extension was built for; a pure-Python build resolves it the
+            // same way.
+            let interpreter = match &out.python {
+                Some(info) => info.executable.clone(),
+                None => project.python(python.as_deref()).0,
+            };
+            match rextio_host::develop::install(&project.state_dir(), wheel, &interpreter)? {
+                rextio_host::develop::Installed::Installed(r) => println!(
+                    "installed {} {} into {} ({})",
+                    r.distribution,
+                    r.version,
+                    interpreter.display(),
+                    wheel.display()
+                ),
+                rextio_host::develop::Installed::Unchanged(r) => println!(
+                    "unchanged: {} {} is already installed into {} (sha256 {})",
+                    r.distribution,
+                    r.version,
+                    interpreter.display(),
+                    &r.sha256[..12.min(r.sha256.len())]
+                ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Docs { which, out, check } => {
+            let text = match which {
+                DocArg::Diagnostics => rextio_host::docs::diagnostics_markdown(&registry),
+            };
+            match (out, check) {
+                (None, _) => print!("{text}"),
+                (Some(path), true) => {
+                    let current = std::fs::read_to_string(&path).unwrap_or_default();
+                    if current != text {
+                        eprintln!(
+                            "'{}' is stale; regenerate it with: {}",
+                            path.display(),
+                            rextio_host::docs::REGENERATE_DIAGNOSTICS
+                        );
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+                (Some(path), false) => std::fs::write(&path, text)
+                    .with_context(|| format!("writing '{}'", path.display()))?,
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check {
@@ -251,10 +357,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
 }
-
-const INIT_MODULE: &str = "import torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D\n\n\n\
-def inference(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu1D:\n    \
-return F.linear(x, weight, bias).relu().mean(dim=1, keepdim=False)\n";
 
 fn capabilities(registry: &Registry) -> serde_json::Value {
     let plugins: Vec<serde_json::Value> = registry

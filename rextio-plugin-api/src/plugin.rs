@@ -51,7 +51,7 @@ pub struct CrateDependency {
     pub forbidden_env: Vec<String>,
 }
 
-/// How far a plugin supports a platform (serialized lowercase, as in the seeds' tables).
+/// How far a plugin supports a platform (serialized lowercase, as `rextio capabilities` prints it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PlatformState {

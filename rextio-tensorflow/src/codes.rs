@@ -1,5 +1,5 @@
-//! Every diagnostic code of rextio-tensorflow, in one table. Codes are never reused; the
-//! numbering follows the seed (`RXTP-TENSORFLOW-001` .. `-033`, `-039`), 034-038 are unassigned.
+//! Every diagnostic code of rextio-tensorflow, in one table (rendered into docs/diagnostics.md).
+//! Codes are never reused: `RXTP-TENSORFLOW-001` .. `-033` and `-039`; 034-038 are unassigned.
 
 use rextio_plugin_api::CodeDoc;
 

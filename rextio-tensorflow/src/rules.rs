@@ -1,5 +1,5 @@
-//! Rule records: the documented surface. Rule ids and their diagnostic codes follow the seed
-//! (`rextio-tensorflow/...`); every native rule names the code its rejected forms carry.
+//! Rule records: the documented surface (`rextio capabilities`, docs/diagnostics.md). Rule ids
+//! are `rextio-tensorflow/...`; every native rule names the code its rejected forms carry.
 
 use crate::codes;
 use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};

@@ -1,5 +1,6 @@
-//! Rule records: the documented surface. Rule ids follow the seed (`rextio-torch/...`); ids
-//! marked "beyond the seed" are forms the Rust host can offer that the Python core could not.
+//! Rule records: the documented surface (`rextio capabilities` lists them; the codes are in
+//! docs/diagnostics.md). Rule ids are `rextio-torch/...`; ids marked "beyond the seed" are forms
+//! added after the first release of the rule table.
 
 use crate::codes;
 use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
