@@ -4,7 +4,7 @@
 
 use crate::python_env::PythonInfo;
 use cargo_metadata::Message;
-use std::io::Read;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -28,6 +28,49 @@ pub struct CargoRequest {
     pub forbidden_env: Vec<String>,
     /// Time limit.
     pub timeout: Duration,
+    /// Where events go as cargo reports them (none: only the final result).
+    pub events: Option<EventSink>,
+}
+
+/// Progress of a build, delivered as it happens: the pipeline's stages, and what cargo reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// A stage starts (`check`, `generate`, `compile`, `package`).
+    Stage {
+        /// The stage.
+        name: &'static str,
+    },
+    /// A compilation unit finished (`name` of the package).
+    Compiled {
+        /// Package name.
+        package: String,
+        /// Units finished so far.
+        done: usize,
+    },
+    /// A compiler diagnostic, rendered by rustc.
+    Diagnostic {
+        /// Whether it is an error.
+        error: bool,
+        /// The rendered text.
+        rendered: String,
+    },
+}
+
+/// A receiver of [`BuildEvent`]s; cargo's are delivered on the thread that reads its output.
+#[derive(Clone)]
+pub struct EventSink(pub std::sync::Arc<dyn Fn(&BuildEvent) + Send + Sync>);
+
+impl EventSink {
+    /// Deliver one event.
+    pub fn send(&self, e: &BuildEvent) {
+        (self.0)(e);
+    }
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventSink")
+    }
 }
 
 /// The build's result.
@@ -134,6 +177,62 @@ pub fn cargo_env(req: &CargoRequest) -> Vec<(String, String)> {
     env
 }
 
+/// What the reader thread collected from cargo's messages.
+#[derive(Default)]
+struct Seen {
+    artifact: Option<PathBuf>,
+    messages: Vec<String>,
+    errors: Vec<CompileError>,
+    done: usize,
+}
+
+impl Seen {
+    fn take(&mut self, msg: Message, lib_name: &str, sink: Option<&EventSink>) {
+        match msg {
+            Message::CompilerArtifact(a) => {
+                self.done += 1;
+                if let Some(f) = sink {
+                    f.send(&BuildEvent::Compiled {
+                        package: a.target.name.clone(),
+                        done: self.done,
+                    });
+                }
+                if a.target.name == lib_name {
+                    self.artifact = a
+                        .filenames
+                        .iter()
+                        .find(|f| {
+                            f.extension()
+                                .is_some_and(|e| e == "so" || e == "dylib" || e == "dll")
+                        })
+                        .map(|f| f.clone().into_std_path_buf());
+                }
+            }
+            Message::CompilerMessage(m) => {
+                let error = m.message.level == cargo_metadata::diagnostic::DiagnosticLevel::Error;
+                if m.target.name == lib_name && error {
+                    let primary = m.message.spans.iter().find(|s| s.is_primary);
+                    self.errors.push(CompileError {
+                        file: primary.map(|s| s.file_name.clone()),
+                        line: primary.map_or(0, |s| s.line_start as u32),
+                        message: m.message.message.clone(),
+                    });
+                }
+                if let Some(r) = m.message.rendered {
+                    if let Some(f) = sink {
+                        f.send(&BuildEvent::Diagnostic {
+                            error,
+                            rendered: r.clone(),
+                        });
+                    }
+                    self.messages.push(r);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Run the build.
 pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -181,12 +280,18 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
     })?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    // Cargo's JSON messages are read as they arrive, so progress and errors show while it runs.
+    let lib_name = req.lib_name.clone();
+    let sink = req.events.clone();
     let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(mut o) = stdout {
-            let _ = o.read_to_end(&mut s);
+        let mut seen = Seen::default();
+        if let Some(o) = stdout {
+            let reader = std::io::BufReader::new(o);
+            for msg in Message::parse_stream(reader).flatten() {
+                seen.take(msg, &lib_name, sink.as_ref());
+            }
         }
-        s
+        seen
     });
     let err_reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -206,41 +311,13 @@ pub fn build(req: &CargoRequest) -> Result<CargoOutcome, CargoError> {
             });
         }
     };
-    let stdout = out_reader.join().unwrap_or_default();
+    let Seen {
+        artifact,
+        messages,
+        errors,
+        ..
+    } = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    let mut artifact = None;
-    let mut messages = Vec::new();
-    let mut errors = Vec::new();
-    for msg in Message::parse_stream(stdout.as_slice()).flatten() {
-        match msg {
-            Message::CompilerArtifact(a) if a.target.name == req.lib_name => {
-                artifact = a
-                    .filenames
-                    .iter()
-                    .find(|f| {
-                        f.extension()
-                            .is_some_and(|e| e == "so" || e == "dylib" || e == "dll")
-                    })
-                    .map(|f| f.clone().into_std_path_buf());
-            }
-            Message::CompilerMessage(m) => {
-                if m.target.name == req.lib_name
-                    && m.message.level == cargo_metadata::diagnostic::DiagnosticLevel::Error
-                {
-                    let primary = m.message.spans.iter().find(|s| s.is_primary);
-                    errors.push(CompileError {
-                        file: primary.map(|s| s.file_name.clone()),
-                        line: primary.map_or(0, |s| s.line_start as u32),
-                        message: m.message.message.clone(),
-                    });
-                }
-                if let Some(r) = m.message.rendered {
-                    messages.push(r);
-                }
-            }
-            _ => {}
-        }
-    }
     if !status.success() {
         let mut text = messages.join("\n");
         text.push_str(&tail(&stderr, 60));

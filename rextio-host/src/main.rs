@@ -177,6 +177,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 timeout: Duration::from_secs(timeout),
                 target_dir: None,
                 strict,
+                events: Some(progress()),
             };
             let out = project.build(&registry, &options)?;
             print!("{}", render_text(&out.check.report, &out.check.modules));
@@ -265,6 +266,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 timeout: Duration::from_secs(timeout),
                 target_dir: None,
                 strict,
+                events: Some(progress()),
             };
             let out = project.build(&registry, &options)?;
             match format {
@@ -355,6 +357,43 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Project::open(root_or_cwd(root))?.clean()?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Build progress on stderr: a spinner with the stage and cargo's latest unit on a terminal,
+/// plain lines otherwise (logs, CI); compiler diagnostics as soon as cargo reports them.
+fn progress() -> rextio_host::cargo_driver::EventSink {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use rextio_host::cargo_driver::{BuildEvent, EventSink};
+    use std::io::IsTerminal as _;
+    if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {prefix:>8} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        EventSink(std::sync::Arc::new(move |e: &BuildEvent| match e {
+            BuildEvent::Stage { name } => {
+                bar.set_prefix(*name);
+                bar.set_message("");
+                if *name == "done" {
+                    bar.finish_and_clear();
+                }
+            }
+            BuildEvent::Compiled { package, done } => {
+                bar.set_message(format!("{package} ({done} units)"));
+            }
+            BuildEvent::Diagnostic { rendered, .. } => bar.println(rendered.trim_end()),
+        }))
+    } else {
+        EventSink(std::sync::Arc::new(|e: &BuildEvent| match e {
+            BuildEvent::Stage { name } => eprintln!("rextio: stage {name}"),
+            BuildEvent::Compiled { package, done } => {
+                eprintln!("rextio: compiled {package} ({done} units)")
+            }
+            BuildEvent::Diagnostic { rendered, .. } => eprintln!("{}", rendered.trim_end()),
+        }))
     }
 }
 

@@ -125,6 +125,8 @@ pub struct BuildOptions {
     /// `--strict`: generated Rust that does not compile fails the build instead of demoting
     /// the functions it falls in to Python.
     pub strict: bool,
+    /// Where progress goes (stages, cargo's units and diagnostics as they happen).
+    pub events: Option<cargo_driver::EventSink>,
 }
 
 impl Default for BuildOptions {
@@ -134,6 +136,7 @@ impl Default for BuildOptions {
             timeout: Duration::from_secs(1800),
             target_dir: None,
             strict: false,
+            events: None,
         }
     }
 }
@@ -464,11 +467,18 @@ impl Project {
         registry: &Registry,
         options: &BuildOptions,
     ) -> Result<BuildOutput, ProjectError> {
+        let stage = |name: &'static str| {
+            if let Some(e) = &options.events {
+                e.send(&cargo_driver::BuildEvent::Stage { name });
+            }
+        };
         let mut demoted: BTreeMap<String, Diagnostic> = BTreeMap::new();
         let t_cargo = Instant::now();
         let mut python: Option<python_env::PythonInfo> = None;
         let (generated_out, cargo_report, extension, failure) = loop {
+            stage("generate");
             let generated_out = self.generate_with(registry, &demoted)?;
+            stage("compile");
             let Some(g) = &generated_out.crate_ else {
                 let skipped = CargoReport {
                     status: CargoStatus::Skipped,
@@ -503,6 +513,7 @@ impl Project {
                     .flat_map(|d| d.forbidden_env.iter().cloned())
                     .collect(),
                 timeout: options.timeout,
+                events: options.events.clone(),
             };
             match cargo_driver::build(&req) {
                 Ok(outcome) => {
@@ -553,6 +564,8 @@ impl Project {
                 p.version.clone(),
             )
         });
+        let t_package = Instant::now();
+        stage("package");
         let wheel = if failure.is_none() {
             let (python_tag, abi_tag, platform_tag, requires_python) = match tags {
                 Some((py, plat, ver)) => (py.clone(), py, plat, Some(format!("=={ver}.*"))),
@@ -614,10 +627,11 @@ impl Project {
             timings_ms: Timings {
                 check: t_check,
                 codegen: t_codegen,
-                cargo: t_cargo
-                    .elapsed()
+                cargo: t_package
+                    .duration_since(t_cargo)
                     .as_millis()
                     .saturating_sub(t_check + t_codegen),
+                package: t_package.elapsed().as_millis(),
             },
             cargo: cargo_report,
         };
@@ -625,6 +639,7 @@ impl Project {
             &self.state_dir().join("reports").join("build.json"),
             &serde_json::to_string_pretty(&report)?,
         )?;
+        stage("done");
         if let Some(e) = failure {
             return Err(e.into());
         }

@@ -235,8 +235,10 @@ pub struct Timings {
     pub check: u128,
     /// Lowering + codegen.
     pub codegen: u128,
-    /// Cargo.
+    /// Cargo (every round, when functions were demoted and the crate rebuilt).
     pub cargo: u128,
+    /// Wheel packaging.
+    pub package: u128,
 }
 
 /// Cargo's outcome.

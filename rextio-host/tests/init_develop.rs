@@ -120,6 +120,23 @@ fn develop_builds_installs_skips_an_unchanged_wheel_and_reinstalls_a_changed_one
         "{out}"
     );
     assert!(out.contains("installed devapp 0.1.0 into"), "{out}");
+    // Progress in a log (stderr is not a terminal here): stages and cargo's units as plain lines,
+    // stage times in build.json.
+    for stage in ["generate", "compile", "package"] {
+        assert!(err.contains(&format!("rextio: stage {stage}")), "{err}");
+    }
+    assert!(
+        err.contains("rextio: compiled devapp")
+            || err.contains("rextio: compiled _rextio_native_devapp"),
+        "{err}"
+    );
+    let build: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join(".rextio/reports/build.json")).unwrap(),
+    )
+    .unwrap();
+    for t in ["check", "codegen", "cargo", "package"] {
+        assert!(build["timings_ms"][t].is_u64(), "{t}: {build}");
+    }
     assert!(site.join("devapp/kernels.py").is_file());
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join(".rextio/develop.json")).unwrap())
