@@ -121,6 +121,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Add a device provider in place of any already added with the same id (for example the
+    /// first-party one from [`RegistryBuilder::with_default_plugins`], replaced by the same
+    /// provider configured differently, as tests do with a synthetic probe report).
+    pub fn replace_provider(mut self, provider: impl DeviceProvider + 'static) -> Self {
+        let id = provider.id().to_owned();
+        self.providers.retain(|p| p.id() != id);
+        self.providers.push(Box::new(provider));
+        self
+    }
+
     /// Negotiate, validate and order everything.
     pub fn build(self) -> Result<Registry, RegistrationError> {
         let mut plugins = Vec::with_capacity(self.plugins.len());

@@ -58,15 +58,16 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let rules = torch["rules"].as_array().unwrap();
     assert_eq!(
         rules.iter().filter(|r| r["outcome"] == "native").count(),
-        102
+        106,
+        "102 CPU rules and the CUDA E2 slice's 4"
     );
     assert!(
         rules.iter().all(|r| r["verified"] == false),
         "no evidence in the test's evidence dir, so nothing is verified"
     );
     assert_eq!(torch["platforms"].as_array().unwrap().len(), 9);
-    assert_eq!(torch["types"].as_array().unwrap().len(), 5);
-    assert_eq!(caps["plugins"][0]["types"].as_array().unwrap().len(), 3);
+    assert_eq!(torch["types"].as_array().unwrap().len(), 7);
+    assert_eq!(caps["plugins"][0]["types"].as_array().unwrap().len(), 5);
 
     // The device provider with its capabilities (Device Provider API 1.1).
     assert_eq!(caps["device_provider_api_version"], "1.1.0");

@@ -120,6 +120,36 @@ fn providers_negotiate_against_the_provider_api_and_errors_say_provider() {
     assert_eq!(ids, vec!["a", "z"]);
 }
 
+#[test]
+fn replace_provider_swaps_one_id_and_keeps_the_others() {
+    let reg = Registry::builder()
+        .provider(fake("a", "1.0.0", &["old"], false))
+        .provider(fake("z", "1.0.0", &["c"], false))
+        .replace_provider(fake("a", "1.1.0", &["new"], false))
+        .build()
+        .unwrap();
+    let listed: Vec<(&str, &[String])> = reg
+        .providers()
+        .iter()
+        .map(|p| {
+            (
+                p.provider.id(),
+                p.provider.manifest().capabilities.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].0, "a");
+    assert_eq!(listed[0].1, ["new".to_owned()]);
+    assert_eq!(listed[1].0, "z");
+    // Without a provider of that id it simply adds one.
+    let reg = Registry::builder()
+        .replace_provider(fake("b", "1.0.0", &["c"], false))
+        .build()
+        .unwrap();
+    assert_eq!(reg.providers().len(), 1);
+}
+
 /// A plugin with a CPU type and a GPU type; functions using the GPU type need capability `gpu-x`.
 struct Dev(Vec<RuleRecord>, Vec<PluginType>);
 

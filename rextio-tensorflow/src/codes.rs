@@ -72,6 +72,11 @@ pub const MINIMUM: &str = "RXTP-TENSORFLOW-033";
 /// `tf.transpose` outside the default-perm rank-2 form.
 pub const TRANSPOSE: &str = "RXTP-TENSORFLOW-039";
 
+/// A site with `GPU:0` tensors outside the exact build-only CUDA E3 lane.
+pub const CUDA_FORM: &str = "RXTP-TENSORFLOW-040";
+/// A site mixing `GPU:0` and CPU tensors (the lane never copies between host and device).
+pub const CUDA_DEVICE_MIX: &str = "RXTP-TENSORFLOW-041";
+
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
     CodeDoc {
@@ -317,6 +322,25 @@ rejected; `tf.math.minimum` is not covered.",
 the default permutation [1, 0]. `perm=`, `conjugate=`, `name=`, extra positional arguments, \
 rank-1 and int64 operands are rejected.",
     },
+    CodeDoc {
+        code: CUDA_FORM,
+        summary: "GPU:0 tensor site outside the build-only CUDA E3 lane",
+        explanation: "The CUDA E3 lane (TensorF32Gpu0_2D / TensorF32Gpu0_1D, float32 EagerTensors already on \
+the eager context's GPU:0) lowers exactly four forms: `tf.matmul(a, b)` on rank 2 x rank 2, \
+`tf.nn.bias_add(h, b)` with a rank-2 value and rank-1 bias (positional, no data_format), \
+`tf.nn.relu(h)` on rank 2 and `tf.reduce_mean(h, axis=1)` on rank 2 (keyword literal axis, no \
+keepdims). Every other form on GPU tensors stays on Python: other spellings (`tf.linalg.matmul`, \
+`tf.math.reduce_mean`, `+`), other ranks, axes and keywords, and every other op. Lowering also \
+needs the `rextio-device-cuda` authorisation of `cuda-tensorflow-tfe-linux-x86_64` (see RXT019).",
+    },
+    CodeDoc {
+        code: CUDA_DEVICE_MIX,
+        summary: "GPU:0 and CPU tensors mixed in one site",
+        explanation: "The CUDA E3 lane never copies between host and device: every tensor operand of a GPU \
+site must be a TensorF32Gpu0 type. A site combining a GPU:0 operand with a CPU tensor type \
+stays on Python; place the data on GPU:0 in Python and annotate the native function with GPU \
+types only.",
+    },
 ];
 
 #[cfg(test)]
@@ -337,6 +361,6 @@ mod tests {
                 c.code
             );
         }
-        assert_eq!(CODES.len(), 34);
+        assert_eq!(CODES.len(), 36);
     }
 }

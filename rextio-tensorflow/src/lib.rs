@@ -18,11 +18,16 @@ pub mod types;
 
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
-    LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
+    DeviceRequirement, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
 };
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-tensorflow";
+
+/// The device provider that may authorise the CUDA E3 lane.
+pub const CUDA_PROVIDER: &str = "rextio-device-cuda";
+/// The capability the CUDA E3 lane needs: build-only reuse of TensorFlow's TFE runtime.
+pub const CUDA_CAPABILITY: &str = "cuda-tensorflow-tfe-linux-x86_64";
 
 /// The exact TensorFlow version the runtime binds (`tf.__version__` and `TF_Version()`).
 pub const TENSORFLOW_VERSION: &str = "2.21.0";
@@ -150,6 +155,23 @@ impl Plugin for TensorflowPlugin {
     ) -> Result<LoweredExpr, LowerError> {
         lower::lower(site, cx)
     }
+    fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
+        let gpu: Vec<&str> = used
+            .iter()
+            .filter(|k| types::f32_gpu0_rank(k).is_some())
+            .map(|k| k.as_str())
+            .collect();
+        if gpu.is_empty() {
+            return Vec::new();
+        }
+        vec![DeviceRequirement {
+            capability: CUDA_CAPABILITY.to_owned(),
+            reason: format!(
+                "the CUDA E3 lane runs on GPU:0 through TensorFlow's TFE runtime ({})",
+                gpu.join(", ")
+            ),
+        }]
+    }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         Some(CrateDependency {
             name: "rextio-tensorflow".into(),
@@ -183,6 +205,20 @@ mod tests {
             .collect();
         for c in p.diagnostic_codes() {
             assert!(used.contains(c.code), "{} is not named by any rule", c.code);
+        }
+    }
+
+    #[test]
+    fn only_gpu_types_require_the_tfe_cuda_capability() {
+        use rextio_plugin_api::TypeKey;
+        let p = TensorflowPlugin::new();
+        assert!(p
+            .device_requirements(&[TypeKey::new(types::F32_CPU_2D)])
+            .is_empty());
+        for key in [types::F32_GPU0_1D, types::F32_GPU0_2D] {
+            let req = p.device_requirements(&[TypeKey::new(types::F32_CPU_1D), TypeKey::new(key)]);
+            assert_eq!(req.len(), 1);
+            assert_eq!(req[0].capability, "cuda-tensorflow-tfe-linux-x86_64");
         }
     }
 

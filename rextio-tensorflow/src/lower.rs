@@ -7,6 +7,30 @@ use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweringContext};
 /// The runtime module generated code calls.
 pub const RT: &str = "::rextio_tensorflow::runtime";
 
+/// A CUDA rule lowers only when the target is the TFE CUDA capability and `rextio-device-cuda`
+/// authorised exactly that capability.
+fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
+    let exact = cx.device_authorization.as_ref().is_some_and(|a| {
+        a.provider == crate::CUDA_PROVIDER && a.capability == crate::CUDA_CAPABILITY
+    }) && cx.target == crate::CUDA_CAPABILITY;
+    if exact {
+        return Ok(());
+    }
+    let held = match &cx.device_authorization {
+        Some(a) => format!("`{}` from `{}`", a.capability, a.provider),
+        None => "none".to_owned(),
+    };
+    Err(LowerError::new(
+        rule,
+        format!(
+            "the CUDA E3 lane needs the `{}` authorisation of `{}` (target `{}`, authorisation {held})",
+            crate::CUDA_CAPABILITY,
+            crate::CUDA_PROVIDER,
+            cx.target
+        ),
+    ))
+}
+
 /// Lower a site; re-validates the claim against the site first.
 pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
     let rule = site.rule_id.as_str();
@@ -19,10 +43,10 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
             "method-style receivers are never lowered (functional TensorFlow calls only)",
         ));
     }
-    if cx.target != "cpu" {
-        return Err(drift(
-            "only the CPU:0 lane is lowered; accelerator targets are not part of this surface",
-        ));
+    // The CPU:0 lane lowers under any target (its boundary proves CPU:0); the CUDA lane only
+    // under the exact authorisation.
+    if claim::is_cuda_rule(rule) {
+        authorised(rule, cx)?;
     }
     let plan = claim::plan(&site.site).map_err(|_| drift("the site no longer matches any rule"))?;
     if plan.rule_id != rule || plan.result != site.result_type {
@@ -219,14 +243,58 @@ mod tests {
             owned_temp: false,
         });
         assert!(lower(&c, &mut cx).is_err());
+        // A CPU rule under a CUDA target still lowers to the CPU:0 lane, unchanged.
         let mut cx = context(&site);
         cx.target = "cuda-tensorflow-tfe-linux-x86_64".into();
-        assert!(lower(&c, &mut cx).is_err());
+        assert_eq!(lower(&c, &mut cx).unwrap().expr, lowered(&site));
         let mut c = claimed(&site);
         c.plugin_id = "rextio-torch".into();
         assert!(lower(&c, &mut context(&site)).is_err());
         let mut c = claimed(&site);
         c.site.receiver = Some(t2());
         assert!(lower(&c, &mut context(&site)).is_err());
+    }
+
+    fn authorised_context(site: &ClaimSite, provider: &str, capability: &str) -> LoweringContext {
+        let mut cx = context(site);
+        cx.target = capability.to_owned();
+        cx.device_authorization = Some(rextio_plugin_api::DeviceAuthorization {
+            provider: provider.to_owned(),
+            capability: capability.to_owned(),
+        });
+        cx
+    }
+
+    #[test]
+    fn the_cuda_lane_lowers_only_with_the_exact_authorisation() {
+        let want = [
+            "::rextio_tensorflow::runtime::cuda::matmul_gpu0(&(v0), &(v1))?",
+            "::rextio_tensorflow::runtime::cuda::bias_add_gpu0(&(v0), &(v1))?",
+            "::rextio_tensorflow::runtime::cuda::relu_gpu0(&(v0))?",
+            "::rextio_tensorflow::runtime::cuda::reduce_mean_axis1_gpu0(&(v0))?",
+        ];
+        let sites = crate::claim::tests::cuda_accepted();
+        assert_eq!(sites.len(), want.len());
+        for ((site, _), want) in sites.iter().zip(want) {
+            let c = claimed(site);
+            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+            assert_eq!(lower(&c, &mut cx).unwrap().expr, want);
+            let err = lower(&c, &mut context(site)).unwrap_err();
+            assert!(
+                err.reason.contains("cuda-tensorflow-tfe-linux-x86_64"),
+                "{err}"
+            );
+            for (provider, capability) in [
+                (crate::CUDA_PROVIDER, "cuda-libtorch-linux-x86_64"),
+                (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
+                ("someone-else", crate::CUDA_CAPABILITY),
+            ] {
+                let mut cx = authorised_context(site, provider, capability);
+                assert!(lower(&c, &mut cx).is_err(), "{provider} {capability}");
+            }
+            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+            cx.target = "cpu".into();
+            assert!(lower(&c, &mut cx).is_err());
+        }
     }
 }

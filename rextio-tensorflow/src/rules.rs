@@ -28,6 +28,23 @@ pub const TRANSPOSE: &str = "rextio-tensorflow/transpose-f32-cpu-2d";
 pub const BIAS_ADD: &str = "rextio-tensorflow/bias-add-nhwc-f32-cpu-2d";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-tensorflow/unsupported-tensor-surface";
+/// CUDA E3 lane: `tf.matmul(a, b)` on rank-2 `GPU:0` tensors.
+pub const CUDA_MATMUL: &str = "rextio-tensorflow/cuda-matmul-f32-gpu0-2d";
+/// CUDA E3 lane: `tf.nn.bias_add(h, b)` (NHWC) on `GPU:0`.
+pub const CUDA_BIAS_ADD: &str = "rextio-tensorflow/cuda-bias-add-nhwc-f32-gpu0-2d";
+/// CUDA E3 lane: `tf.nn.relu(h)` on a rank-2 `GPU:0` tensor.
+pub const CUDA_RELU: &str = "rextio-tensorflow/cuda-relu-f32-gpu0-2d";
+/// CUDA E3 lane: `tf.reduce_mean(h, axis=1)` on a rank-2 `GPU:0` tensor.
+pub const CUDA_REDUCE_MEAN_AXIS1: &str = "rextio-tensorflow/cuda-reduce-mean-axis1-f32-gpu0-2d";
+/// The CUDA E3 lane's rules, in chain order.
+pub const CUDA_RULES: &[&str] = &[
+    CUDA_MATMUL,
+    CUDA_BIAS_ADD,
+    CUDA_RELU,
+    CUDA_REDUCE_MEAN_AXIS1,
+];
+/// Fallback record of GPU/CPU mixing.
+pub const CUDA_DEVICE_MIX: &str = "rextio-tensorflow/cuda-device-mix";
 
 /// One activation: name, TFE op, runtime function, codes for rank 1 and rank 2.
 pub struct Activation {
@@ -368,6 +385,7 @@ pub fn records() -> Vec<RuleRecord> {
         codes::BIAS_ADD,
         "write tf.nn.bias_add(x, b) with x TensorF32Cpu2D and b TensorF32Cpu1D",
     ));
+    out.extend(cuda_records());
     out.push(RuleRecord {
         id: UNSUPPORTED.to_owned(),
         scope: RuleScope::Type,
@@ -376,6 +394,48 @@ pub fn records() -> Vec<RuleRecord> {
         outcome: RuleOutcome::Fallback,
         diagnostic_code: Some(codes::UNSUPPORTED.to_owned()),
         guidance: "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`".to_owned(),
+        stability: Stability::Experimental,
+        verified: false,
+    });
+    out
+}
+
+/// The build-only CUDA E3 lane: lowered only with the exact `cuda-tensorflow-tfe-linux-x86_64`
+/// authorisation of `rextio-device-cuda`.
+fn cuda_records() -> Vec<RuleRecord> {
+    const WHERE: &str = "float32 EagerTensors already on GPU:0 (TensorF32Gpu0_*); needs the \
+rextio-device-cuda authorisation of cuda-tensorflow-tfe-linux-x86_64; no host/device copy; \
+inference only";
+    const GUIDANCE: &str = "write the lane exactly: tf.matmul(x, w), tf.nn.bias_add(h, b), \
+tf.nn.relu(h), tf.reduce_mean(h, axis=1) with TensorF32Gpu0_* annotations";
+    let mut out: Vec<RuleRecord> = [
+        (CUDA_MATMUL, "tf.matmul(a, b)", "two positional rank-2 tensors, no keywords; result rank 2 (TFE MatMul)"),
+        (CUDA_BIAS_ADD, "tf.nn.bias_add(h, b)", "positional rank-2 value then rank-1 bias, no keywords; result rank 2 (TFE BiasAdd, NHWC)"),
+        (CUDA_RELU, "tf.nn.relu(h)", "one positional rank-2 tensor, no keywords; result rank 2 (TFE Relu)"),
+        (CUDA_REDUCE_MEAN_AXIS1, "tf.reduce_mean(h, axis=1)", "one positional rank-2 tensor and exactly the keyword literal axis=1; result rank 1 (TFE Mean)"),
+    ]
+    .into_iter()
+    .map(|(id, pattern, constraint)| {
+        native(
+            id,
+            RuleScope::Call,
+            pattern,
+            &format!("{constraint}; {WHERE}"),
+            codes::CUDA_FORM,
+            GUIDANCE,
+        )
+    })
+    .collect();
+    out.push(RuleRecord {
+        id: CUDA_DEVICE_MIX.to_owned(),
+        scope: RuleScope::Type,
+        pattern: "GPU:0 and CPU tensors in one site".to_owned(),
+        constraint: "every tensor operand of a GPU:0 site must be a TensorF32Gpu0 type".to_owned(),
+        outcome: RuleOutcome::Fallback,
+        diagnostic_code: Some(codes::CUDA_DEVICE_MIX.to_owned()),
+        guidance:
+            "place the data on GPU:0 in Python and annotate the native function with GPU types only"
+                .to_owned(),
         stability: Stability::Experimental,
         verified: false,
     });
@@ -433,7 +493,10 @@ mod tests {
             "transpose-f32-cpu-2d",
             "bias-add-nhwc-f32-cpu-2d",
         ];
-        assert_eq!(ids.len(), want.len());
+        assert_eq!(ids.len(), want.len() + CUDA_RULES.len());
+        for id in CUDA_RULES {
+            assert!(ids.contains(&(*id).to_owned()), "missing {id}");
+        }
         for w in want {
             assert!(
                 ids.contains(&format!("rextio-tensorflow/{w}")),

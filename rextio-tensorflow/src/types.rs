@@ -9,6 +9,32 @@ pub const F32_CPU_2D: &str = "rextio-tensorflow/tensor-f32-cpu-2d";
 /// Type key of `TensorI64Cpu1D` (the default-int64 `tf.argmax` result).
 pub const I64_CPU_1D: &str = "rextio-tensorflow/tensor-i64-cpu-1d";
 
+/// Type key of `TensorF32Gpu0_1D` (the build-only CUDA E3 lane).
+pub const F32_GPU0_1D: &str = "rextio-tensorflow/tensor-f32-gpu0-1d";
+/// Type key of `TensorF32Gpu0_2D` (the build-only CUDA E3 lane).
+pub const F32_GPU0_2D: &str = "rextio-tensorflow/tensor-f32-gpu0-2d";
+
+/// The Rust type of the CUDA lane's tensors (a separate type: the lanes never mix).
+pub const RUST_CUDA_TENSOR: &str = "::rextio_tensorflow::runtime::cuda::RxtTfCudaTensor";
+
+/// The float32 `GPU:0` rank of a type key, if it is one of the CUDA markers.
+pub fn f32_gpu0_rank(key: &TypeKey) -> Option<u8> {
+    match key.as_str() {
+        F32_GPU0_1D => Some(1),
+        F32_GPU0_2D => Some(2),
+        _ => None,
+    }
+}
+
+/// The type of a float32 `GPU:0` tensor of `rank` (1 or 2).
+pub fn f32_gpu0(rank: u8) -> Option<ValueType> {
+    match rank {
+        1 => Some(ValueType::Plugin(TypeKey::new(F32_GPU0_1D))),
+        2 => Some(ValueType::Plugin(TypeKey::new(F32_GPU0_2D))),
+        _ => None,
+    }
+}
+
 /// The Rust type of every TensorFlow tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_tensorflow::runtime::RxtTfTensor";
 
@@ -38,7 +64,11 @@ pub fn i64_cpu_1d() -> ValueType {
     ValueType::Plugin(TypeKey::new(I64_CPU_1D))
 }
 
-/// The vocabulary: three import-free markers, one Rust type, per-type extractors.
+/// Rust path of the CUDA lane's boundary wrapper.
+pub const CUDA_WRAP_FN: &str = "::rextio_tensorflow::runtime::cuda::materialize_gpu0";
+
+/// The vocabulary: import-free markers (three CPU, two build-only `GPU:0`), one Rust type per
+/// lane, per-type extractors.
 pub fn vocabulary() -> Vec<PluginType> {
     let entry = |key: &str, name: &str, extract: &str, description: &str| PluginType {
         annotation: format!("rextio_tensorflow.types.{name}"),
@@ -67,6 +97,26 @@ pub fn vocabulary() -> Vec<PluginType> {
             "extract_i64_cpu_1d",
             "TensorFlow EagerTensor, int64, CPU:0, rank 1 (tf.argmax result)",
         ),
+        PluginType {
+            rust_type: RUST_CUDA_TENSOR.to_owned(),
+            wrap_fn: CUDA_WRAP_FN.to_owned(),
+            ..entry(
+                F32_GPU0_1D,
+                "TensorF32Gpu0_1D",
+                "cuda::extract_f32_gpu0_1d",
+                "TensorFlow EagerTensor, float32, GPU:0, rank 1 (build-only CUDA E3 lane)",
+            )
+        },
+        PluginType {
+            rust_type: RUST_CUDA_TENSOR.to_owned(),
+            wrap_fn: CUDA_WRAP_FN.to_owned(),
+            ..entry(
+                F32_GPU0_2D,
+                "TensorF32Gpu0_2D",
+                "cuda::extract_f32_gpu0_2d",
+                "TensorFlow EagerTensor, float32, GPU:0, rank 2 (build-only CUDA E3 lane)",
+            )
+        },
     ]
 }
 
@@ -84,14 +134,28 @@ mod tests {
                 "rextio_tensorflow.types.TensorF32Cpu1D",
                 "rextio_tensorflow.types.TensorF32Cpu2D",
                 "rextio_tensorflow.types.TensorI64Cpu1D",
+                "rextio_tensorflow.types.TensorF32Gpu0_1D",
+                "rextio_tensorflow.types.TensorF32Gpu0_2D",
             ]
         );
         for t in &v {
-            assert_eq!(t.rust_type, RUST_TENSOR);
-            assert_eq!(t.wrap_fn, WRAP_FN);
-            assert!(t
-                .extract_fn
-                .starts_with("::rextio_tensorflow::runtime::extract_"));
+            let gpu = f32_gpu0_rank(&t.key).is_some();
+            let (rust, wrap, extract) = if gpu {
+                (
+                    RUST_CUDA_TENSOR,
+                    CUDA_WRAP_FN,
+                    "::rextio_tensorflow::runtime::cuda::extract_f32_gpu0_",
+                )
+            } else {
+                (
+                    RUST_TENSOR,
+                    WRAP_FN,
+                    "::rextio_tensorflow::runtime::extract_",
+                )
+            };
+            assert_eq!(t.rust_type, rust);
+            assert_eq!(t.wrap_fn, wrap);
+            assert!(t.extract_fn.starts_with(extract), "{}", t.extract_fn);
         }
     }
 }

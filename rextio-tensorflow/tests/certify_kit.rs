@@ -236,7 +236,12 @@ fn every_kernel_site_is_claimed_and_every_native_rule_is_exercised() {
             }
         }
     }
-    let native: BTreeSet<String> = rules::native_ids().into_iter().collect();
+    // The CUDA lane's rules are certified on a GPU host (`cargo xtask certify --cuda`), never by
+    // this CPU kit.
+    let native: BTreeSet<String> = rules::native_ids()
+        .into_iter()
+        .filter(|id| !rules::CUDA_RULES.contains(&id.as_str()))
+        .collect();
     let missing: Vec<&String> = native.difference(&covered).collect();
     assert!(
         missing.is_empty(),

@@ -56,6 +56,11 @@ pub const MAX_DIM_FORM: &str = "RXTP-TORCH-025";
 /// Shape queries (`size`, `dim`, `numel`, `ndim`, `shape`, `len`) outside the static contract.
 pub const SHAPE_QUERY_FORM: &str = "RXTP-TORCH-026";
 
+/// A site with `cuda:0` tensors outside the exact build-only CUDA E2 slice.
+pub const CUDA_FORM: &str = "RXTP-TORCH-027";
+/// A site mixing `cuda:0` and CPU tensors (the slice never transfers between host and device).
+pub const CUDA_DEVICE_MIX: &str = "RXTP-TORCH-028";
+
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
     CodeDoc {
@@ -270,5 +275,24 @@ dim (negative allowed) when both results have registered types: rank-2 input wit
 `t.size(dim=d)` with an int literal `d` in range (negative allowed), `t.dim()`, `t.ndimension()`, \
 `t.ndim`, `t.numel()` and `len(t)` are lowered to exact Python ints read from the tensor at run \
 time. Dynamic dims, out-of-range dims and extra arguments stay on Python.",
+    },
+    CodeDoc {
+        code: CUDA_FORM,
+        summary: "cuda:0 tensor site outside the build-only CUDA E2 slice",
+        explanation: "The CUDA E2 slice (TensorF32Cuda0_2D / TensorF32Cuda0_1D, float32 tensors already \
+resident on cuda:0) lowers exactly four forms: `a @ b` with both rank 2, `h + bias` with a rank-2 \
+left and a rank-1 right operand, `h.relu()` on rank 2 and `h.mean(dim=1)` on rank 2 (result rank \
+1). Everything else on CUDA tensors stays on Python: functional spellings (`torch.matmul`, \
+`F.relu`, `torch.mean`), reverse or same-rank addition, mixed-rank matmul, other dims or keywords, \
+positional dims, scalars, comparisons, shape queries and every other method. Lowering also needs \
+the `rextio-device-cuda` authorisation of `cuda-libtorch-linux-x86_64` (see RXT019).",
+    },
+    CodeDoc {
+        code: CUDA_DEVICE_MIX,
+        summary: "cuda:0 and CPU tensors mixed in one site",
+        explanation: "The CUDA E2 slice never moves data between host and device: every operand of a CUDA \
+site must be a cuda:0 tensor type. A site combining a TensorF32Cuda0 operand with a CPU tensor \
+type stays on Python; move the data in Python (`.cuda()` / `.to()` are not lowered) and annotate \
+the native function with CUDA types only.",
     },
 ];

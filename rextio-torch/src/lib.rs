@@ -20,8 +20,8 @@ pub mod types;
 
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
-    FunctionScope, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
-    ScopeGuard,
+    DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType,
+    RuleRecord, ScopeGuard,
 };
 
 /// Symbols this plugin recognises (documentation; sites are offered by package and type).
@@ -118,6 +118,11 @@ pub const SYMBOLS: &[&str] = &[
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-torch";
+
+/// The device provider that may authorise the CUDA E2 slice.
+pub const CUDA_PROVIDER: &str = "rextio-device-cuda";
+/// The capability the CUDA E2 slice needs: build-only reuse of PyTorch's libtorch CUDA runtime.
+pub const CUDA_CAPABILITY: &str = "cuda-libtorch-linux-x86_64";
 
 /// The rextio-torch plugin.
 pub struct TorchPlugin {
@@ -224,6 +229,23 @@ impl Plugin for TorchPlugin {
             },
         ]
     }
+    fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
+        let cuda: Vec<&str> = used
+            .iter()
+            .filter(|k| types::f32_cuda0_rank(k).is_some())
+            .map(|k| k.as_str())
+            .collect();
+        if cuda.is_empty() {
+            return Vec::new();
+        }
+        vec![DeviceRequirement {
+            capability: CUDA_CAPABILITY.to_owned(),
+            reason: format!(
+                "the CUDA E2 slice runs on cuda:0 through PyTorch's libtorch ({})",
+                cuda.join(", ")
+            ),
+        }]
+    }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {
             enter_expr: "::rextio_torch::runtime::FunctionGuard::enter()".into(),
@@ -239,6 +261,43 @@ mod tests {
     #[test]
     fn declarations_are_valid() {
         validate_plugin(&TorchPlugin::new()).unwrap();
+    }
+
+    #[test]
+    fn only_cuda_types_require_the_libtorch_cuda_capability() {
+        use rextio_plugin_api::TypeKey;
+        let p = TorchPlugin::new();
+        let cpu = [
+            TypeKey::new(types::F32_CPU_2D),
+            TypeKey::new(types::F32_CPU_1D),
+        ];
+        assert!(p.device_requirements(&cpu).is_empty());
+        assert!(p.device_requirements(&[]).is_empty());
+        for key in [types::F32_CUDA0_1D, types::F32_CUDA0_2D] {
+            let used = [TypeKey::new(types::F32_CPU_2D), TypeKey::new(key)];
+            let req = p.device_requirements(&used);
+            assert_eq!(req.len(), 1);
+            assert_eq!(req[0].capability, "cuda-libtorch-linux-x86_64");
+            assert!(req[0].reason.contains(key), "{}", req[0].reason);
+        }
+    }
+
+    #[test]
+    fn the_cuda_markers_check_cuda0_at_the_boundary() {
+        let v = types::vocabulary();
+        for (name, rank) in [("TensorF32Cuda0_1D", 1), ("TensorF32Cuda0_2D", 2)] {
+            let t = v
+                .iter()
+                .find(|t| t.annotation == format!("rextio_torch.types.{name}"))
+                .unwrap();
+            assert_eq!(
+                t.extract_fn,
+                format!("::rextio_torch::runtime::extract_f32_cuda0_{rank}d")
+            );
+            assert_eq!(t.wrap_fn, "::rextio_torch::runtime::wrap_cuda0");
+        }
+        let py = include_str!("../python/rextio_torch/types.py");
+        assert!(py.contains("class TensorF32Cuda0_1D(") && py.contains("class TensorF32Cuda0_2D("));
     }
 }
 

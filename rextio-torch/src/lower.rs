@@ -28,6 +28,30 @@ fn f64_literal(v: f64) -> String {
     }
 }
 
+/// A CUDA rule lowers only under the exact authorisation: the target is the libtorch CUDA
+/// capability and `rextio-device-cuda` authorised exactly that capability.
+fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
+    let exact = cx.device_authorization.as_ref().is_some_and(|a| {
+        a.provider == crate::CUDA_PROVIDER && a.capability == crate::CUDA_CAPABILITY
+    }) && cx.target == crate::CUDA_CAPABILITY;
+    if exact {
+        return Ok(());
+    }
+    let held = match &cx.device_authorization {
+        Some(a) => format!("`{}` from `{}`", a.capability, a.provider),
+        None => "none".to_owned(),
+    };
+    Err(LowerError::new(
+        rule,
+        format!(
+            "the CUDA E2 slice needs the `{}` authorisation of `{}` (target `{}`, authorisation {held})",
+            crate::CUDA_CAPABILITY,
+            crate::CUDA_PROVIDER,
+            cx.target
+        ),
+    ))
+}
+
 /// Lower a site; re-validates the claim against the site first.
 pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
     let rule = site.rule_id.as_str();
@@ -37,6 +61,9 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
         return Err(drift(
             "the site now plans to a different rule or result type",
         ));
+    }
+    if claim::is_cuda_rule(rule) {
+        authorised(rule, cx)?;
     }
     if usize::from(cx.receiver.is_some()) != usize::from(site.site.receiver.is_some())
         || cx.args.len() != site.site.args.len()
@@ -256,6 +283,73 @@ mod tests {
         let c = claimed(&site);
         let mut cx = context(&site, false);
         cx.args.pop();
+        assert!(lower(&c, &mut cx).is_err());
+    }
+
+    fn authorised_context(
+        site: &rextio_plugin_api::ClaimSite,
+        provider: &str,
+        capability: &str,
+    ) -> LoweringContext {
+        let mut cx = context(site, false);
+        cx.target = capability.to_owned();
+        cx.device_authorization = Some(rextio_plugin_api::DeviceAuthorization {
+            provider: provider.to_owned(),
+            capability: capability.to_owned(),
+        });
+        cx
+    }
+
+    #[test]
+    fn the_cuda_slice_lowers_only_with_the_exact_authorisation() {
+        let want = [
+            "::rextio_torch::runtime::cuda0_matmul_2d(&(v0), &(v1))?",
+            "::rextio_torch::runtime::cuda0_add_bias_2d_1d(&(v0), &(v1))?",
+            "::rextio_torch::runtime::cuda0_relu_2d(&(v99))?",
+            "::rextio_torch::runtime::cuda0_mean_dim1_2d(&(v99))?",
+        ];
+        let sites = crate::claim::tests::cuda_accepted();
+        assert_eq!(sites.len(), want.len());
+        for ((site, _), want) in sites.iter().zip(want) {
+            let c = claimed(site);
+            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+            assert_eq!(lower(&c, &mut cx).unwrap().expr, want);
+            // No authorisation (a CPU target) is a LowerError, never CPU code.
+            let err = lower(&c, &mut context(site, false)).unwrap_err();
+            assert!(err.reason.contains("cuda-libtorch-linux-x86_64"), "{err}");
+            // Another capability, another provider, or a target that disagrees: refused.
+            for (provider, capability) in [
+                (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
+                (crate::CUDA_PROVIDER, "cuda-tensorflow-tfe-linux-x86_64"),
+                ("someone-else", crate::CUDA_CAPABILITY),
+            ] {
+                let mut cx = authorised_context(site, provider, capability);
+                assert!(lower(&c, &mut cx).is_err(), "{provider} {capability}");
+            }
+            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+            cx.target = "cpu".into();
+            assert!(lower(&c, &mut cx).is_err());
+        }
+    }
+
+    #[test]
+    fn cpu_rules_lower_the_same_under_a_cuda_target() {
+        for (site, _) in accepted() {
+            let c = claimed(&site);
+            let plain = lower(&c, &mut context(&site, false)).unwrap();
+            let mut cx = authorised_context(&site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+            assert_eq!(lower(&c, &mut cx).unwrap(), plain);
+            assert!(!plain.expr.contains("cuda0_"), "{}", plain.expr);
+        }
+    }
+
+    #[test]
+    fn a_drifted_cuda_claim_fails_closed() {
+        let site = crate::claim::tests::cuda_accepted().remove(1).0;
+        let mut c = claimed(&site);
+        // The same form on CPU types is a different (CPU) rule: drift.
+        c.site.args = vec![t2(), t1()];
+        let mut cx = authorised_context(&site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
         assert!(lower(&c, &mut cx).is_err());
     }
 }

@@ -5,6 +5,17 @@
 use crate::codes;
 use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
 
+/// CUDA E2 slice: `a @ b`, both rank 2 on `cuda:0`.
+pub const CUDA_MATMUL: &str = "rextio-torch/cuda0-tensor-matmul-f32-2d";
+/// CUDA E2 slice: `h + bias`, rank 2 + rank 1 on `cuda:0`.
+pub const CUDA_ADD_BIAS: &str = "rextio-torch/cuda0-tensor-add-bias-f32-2d-1d";
+/// CUDA E2 slice: `h.relu()`, rank 2 on `cuda:0`.
+pub const CUDA_RELU: &str = "rextio-torch/cuda0-tensor-relu-f32-2d";
+/// CUDA E2 slice: `h.mean(dim=1)`, rank 2 -> rank 1 on `cuda:0`.
+pub const CUDA_MEAN_DIM1: &str = "rextio-torch/cuda0-tensor-mean-dim1-f32-2d";
+/// The CUDA E2 slice's rules, in chain order.
+pub const CUDA_RULES: &[&str] = &[CUDA_MATMUL, CUDA_ADD_BIAS, CUDA_RELU, CUDA_MEAN_DIM1];
+
 /// `F.linear(x, w, b)`, three positional tensors.
 pub const LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-2d";
 /// `F.linear(x, w)`, `(x, w, None)`, `(x, w, bias=None)`.
@@ -337,6 +348,7 @@ pub fn records() -> Vec<RuleRecord> {
         "rank 2: dim 0/1/-1/-2, keepdim False; rank 1: dim 0/-1, keepdim=True; result int64 rank 1",
     ));
     out.extend(extended_records());
+    out.extend(cuda_records());
     out.push(RuleRecord {
         id: UNSUPPORTED.to_owned(),
         scope: RuleScope::Type,
@@ -349,6 +361,46 @@ pub fn records() -> Vec<RuleRecord> {
         verified: false,
     });
     out
+}
+
+/// The build-only CUDA E2 slice: lowered only with the exact `cuda-libtorch-linux-x86_64`
+/// authorisation of `rextio-device-cuda`; experimental until real-GPU evidence exists.
+fn cuda_records() -> Vec<RuleRecord> {
+    use RuleScope::{BinOp, Method};
+    const WHERE: &str = "float32 tensors already on cuda:0 (TensorF32Cuda0_*); needs the \
+rextio-device-cuda authorisation of cuda-libtorch-linux-x86_64; no host/device transfer";
+    [
+        (
+            CUDA_MATMUL,
+            BinOp,
+            "a @ b",
+            "a, b rank 2; result rank 2 on cuda:0",
+        ),
+        (
+            CUDA_ADD_BIAS,
+            BinOp,
+            "h + bias",
+            "h rank 2 (left), bias rank 1 (right); result rank 2 on cuda:0",
+        ),
+        (
+            CUDA_RELU,
+            Method,
+            "h.relu()",
+            "h rank 2; no arguments; result rank 2 on cuda:0",
+        ),
+        (
+            CUDA_MEAN_DIM1,
+            Method,
+            "h.mean(dim=1)",
+            "h rank 2; exactly the keyword dim=1; result rank 1 on cuda:0",
+        ),
+    ]
+    .into_iter()
+    .map(|(id, scope, pattern, constraint)| RuleRecord {
+        stability: Stability::Experimental,
+        ..native(id, scope, pattern, &format!("{constraint}; {WHERE}"))
+    })
+    .collect()
 }
 
 /// Rules of the extended surface (comparisons, where, clamp, shapes, ...).

@@ -37,6 +37,24 @@ fn extract(
     dtype: &str,
     rank: usize,
 ) -> PyResult<RxtTorchTensor> {
+    extract_on(obj, Device::Cpu, kind, dtype, rank)
+}
+
+/// The boundary message for a tensor on the wrong device.
+fn wrong_device(device: Device) -> PyErr {
+    PyValueError::new_err(match device {
+        Device::Cuda(0) => "rextio-torch: expected a cuda:0 tensor",
+        _ => "rextio-torch: expected a CPU tensor",
+    })
+}
+
+fn extract_on(
+    obj: &Bound<'_, PyAny>,
+    device: Device,
+    kind: Kind,
+    dtype: &str,
+    rank: usize,
+) -> PyResult<RxtTorchTensor> {
     // SAFETY: `obj` is a live Python object for the duration of the call (we hold the GIL).
     let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr().cast()) }.map_err(map_err)?;
     let Some(t) = unpacked else {
@@ -44,8 +62,8 @@ fn extract(
             "rextio-torch: expected a torch.Tensor",
         ));
     };
-    if t.device() != Device::Cpu {
-        return Err(PyValueError::new_err("rextio-torch: expected a CPU tensor"));
+    if t.device() != device {
+        return Err(wrong_device(device));
     }
     if t.f_kind().ok() != Some(kind) {
         return Err(PyValueError::new_err(format!(
@@ -78,6 +96,90 @@ pub fn extract_f32_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTo
 /// Boundary check for `TensorF32Cpu2D`.
 pub fn extract_f32_cpu_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
     extract_f32_cpu(obj, 2)
+}
+
+/// The only device of the build-only CUDA E2 slice.
+const CUDA0: Device = Device::Cuda(0);
+
+/// Boundary check for `TensorF32Cuda0_1D`: a strided float32 rank-1 tensor already on `cuda:0`
+/// (never copied or moved).
+pub fn extract_f32_cuda0_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
+    extract_on(obj, CUDA0, Kind::Float, "float32", 1)
+}
+
+/// Boundary check for `TensorF32Cuda0_2D`: a strided float32 rank-2 tensor already on `cuda:0`
+/// (never copied or moved).
+pub fn extract_f32_cuda0_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTorchTensor> {
+    extract_on(obj, CUDA0, Kind::Float, "float32", 2)
+}
+
+/// Hand a `cuda:0` result back to Python (no storage copy); a result on any other device is an
+/// error, never a transfer.
+pub fn wrap_cuda0(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
+    if t.0.device() != CUDA0 {
+        return Err(wrong_device(CUDA0));
+    }
+    if t.0.is_sparse() || t.0.is_mkldnn() {
+        return Err(PyValueError::new_err(
+            "rextio-torch: expected a strided (dense) tensor",
+        ));
+    }
+    wrap(py, t)
+}
+
+/// Every operand and result of the CUDA slice: float32 on `cuda:0` with the rank the rule
+/// proved. A violation is an error naming the op; nothing is moved to another device.
+fn cuda0(t: &RxtTorchTensor, rank: usize, op: &str) -> PyResult<()> {
+    if t.0.device() != CUDA0 {
+        return Err(PyValueError::new_err(format!(
+            "rextio-torch: {op}: expected a cuda:0 tensor"
+        )));
+    }
+    if t.0.f_kind().ok() != Some(Kind::Float) {
+        return Err(PyValueError::new_err(format!(
+            "rextio-torch: {op}: expected a float32 tensor"
+        )));
+    }
+    let got = t.0.dim();
+    if got != rank {
+        return Err(PyValueError::new_err(format!(
+            "rextio-torch: {op}: expected rank-{rank} tensor, got rank {got}"
+        )));
+    }
+    Ok(())
+}
+
+fn cuda0_result(r: Result<Tensor, TchError>, rank: usize, op: &str) -> PyResult<RxtTorchTensor> {
+    let t = ok(r)?;
+    cuda0(&t, rank, op)?;
+    Ok(t)
+}
+
+/// CUDA E2 slice: `a @ b` with both operands rank 2 on `cuda:0` (libtorch's CUDA matmul; no
+/// transfer).
+pub fn cuda0_matmul_2d(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    cuda0(a, 2, "matmul")?;
+    cuda0(b, 2, "matmul")?;
+    cuda0_result(a.0.f_matmul(&b.0), 2, "matmul")
+}
+
+/// CUDA E2 slice: `h + bias` with `h` rank 2 and `bias` rank 1, both on `cuda:0`.
+pub fn cuda0_add_bias_2d_1d(h: &RxtTorchTensor, bias: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    cuda0(h, 2, "add")?;
+    cuda0(bias, 1, "add")?;
+    cuda0_result(h.0.f_add(&bias.0), 2, "add")
+}
+
+/// CUDA E2 slice: `h.relu()` on a rank-2 `cuda:0` tensor (out of place).
+pub fn cuda0_relu_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    cuda0(h, 2, "relu")?;
+    cuda0_result(h.0.f_relu(), 2, "relu")
+}
+
+/// CUDA E2 slice: `h.mean(dim=1)` on a rank-2 `cuda:0` tensor; the result is rank 1 on `cuda:0`.
+pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    cuda0(h, 2, "mean")?;
+    cuda0_result(h.0.f_mean_dim(&[1i64][..], false, None::<Kind>), 1, "mean")
 }
 
 /// Hand a tensor back to Python (no storage copy).

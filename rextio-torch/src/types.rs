@@ -14,6 +14,11 @@ pub const BOOL_CPU_1D: &str = "rextio-torch/tensor-bool-cpu-1d";
 /// Type key of `TensorBoolCpu2D` (comparison results).
 pub const BOOL_CPU_2D: &str = "rextio-torch/tensor-bool-cpu-2d";
 
+/// Type key of `TensorF32Cuda0_1D` (the build-only CUDA E2 slice).
+pub const F32_CUDA0_1D: &str = "rextio-torch/tensor-f32-cuda0-1d";
+/// Type key of `TensorF32Cuda0_2D` (the build-only CUDA E2 slice).
+pub const F32_CUDA0_2D: &str = "rextio-torch/tensor-f32-cuda0-2d";
+
 /// The Rust type of every torch tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_torch::runtime::RxtTorchTensor";
 
@@ -22,6 +27,24 @@ pub fn f32_cpu_rank(key: &TypeKey) -> Option<u8> {
     match key.as_str() {
         F32_CPU_1D => Some(1),
         F32_CPU_2D => Some(2),
+        _ => None,
+    }
+}
+
+/// The float32 `cuda:0` rank of a type key, if it is one of the CUDA markers.
+pub fn f32_cuda0_rank(key: &TypeKey) -> Option<u8> {
+    match key.as_str() {
+        F32_CUDA0_1D => Some(1),
+        F32_CUDA0_2D => Some(2),
+        _ => None,
+    }
+}
+
+/// The type of a float32 `cuda:0` tensor of `rank` (1 or 2).
+pub fn f32_cuda0(rank: u8) -> Option<ValueType> {
+    match rank {
+        1 => Some(ValueType::Plugin(TypeKey::new(F32_CUDA0_1D))),
+        2 => Some(ValueType::Plugin(TypeKey::new(F32_CUDA0_2D))),
         _ => None,
     }
 }
@@ -94,6 +117,23 @@ pub fn vocabulary() -> Vec<PluginType> {
             extract_fn: format!("::rextio_torch::runtime::extract_bool_cpu_{rank}d"),
             wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
             description: format!("torch.Tensor, bool, CPU, rank {rank} (comparison result)"),
+        }),
+    )
+    .chain(
+        [
+            (F32_CUDA0_1D, "TensorF32Cuda0_1D", 1),
+            (F32_CUDA0_2D, "TensorF32Cuda0_2D", 2),
+        ]
+        .into_iter()
+        .map(|(key, name, rank)| PluginType {
+            annotation: format!("rextio_torch.types.{name}"),
+            key: TypeKey::new(key),
+            rust_type: RUST_TENSOR.to_owned(),
+            extract_fn: format!("::rextio_torch::runtime::extract_f32_cuda0_{rank}d"),
+            wrap_fn: "::rextio_torch::runtime::wrap_cuda0".to_owned(),
+            description: format!(
+                "torch.Tensor, float32, cuda:0, rank {rank} (build-only CUDA E2 slice)"
+            ),
         }),
     )
     .collect()

@@ -1,9 +1,10 @@
-//! Workspace automation for Rextio: `cargo xtask setup|demo|test|ci`.
+//! Workspace automation for Rextio: `cargo xtask setup|demo|test|ci|certify [--cuda]|bench`.
 //!
 //! Every command that needs Python runs `setup` first, so a fresh machine reaches a working
 //! demo with one command. Child processes get their environment from [`env::venv_env`].
 
 mod bench;
+mod cuda;
 mod env;
 mod setup;
 
@@ -38,7 +39,14 @@ enum Cmd {
     },
     /// Set up, then certify every plugin with a certification kit on this host
     /// (`rextio certify`): evidence under `target/certify/` and the user's evidence dir.
-    Certify,
+    Certify {
+        /// Instead, run the CUDA lanes for real on this GPU host (parity with eager on
+        /// contiguous and non-contiguous inputs, no host/device transfers, CUDA graph replay
+        /// for torch); evidence under `target/certify/cuda/` with `support_claim=false`. Fails
+        /// with `no CUDA device: ...` on a host without an NVIDIA driver and device.
+        #[arg(long)]
+        cuda: bool,
+    },
     /// `cargo fmt --check`, `cargo clippy -D warnings`, `test`, then `certify`.
     Ci {
         /// Extra arguments passed to `cargo test` (after `--`), as for `test`.
@@ -82,7 +90,8 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Ci { args } => ci(&root, &args),
         Cmd::Bench { quick, threads } => bench::bench(&root, quick, threads),
-        Cmd::Certify => {
+        Cmd::Certify { cuda: true } => cuda::certify_cuda(&root),
+        Cmd::Certify { cuda: false } => {
             setup::setup(&root)?;
             certify(&root)
         }

@@ -4,7 +4,7 @@ They prove dtype, device and rank only; runtime values stay ordinary TensorFlow 
 (``tf.Tensor``) on ``CPU:0``. This module imports neither tensorflow nor rextio.
 """
 
-__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D"]
+__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D", "TensorF32Gpu0_1D", "TensorF32Gpu0_2D"]
 
 
 class _TensorMarker:
@@ -35,6 +35,24 @@ class TensorI64Cpu1D(_TensorMarker):
 
     dtype = "int64"
     rank = 1
+
+
+class TensorF32Gpu0_1D(_TensorMarker):
+    """A float32 rank-1 tensor already resident on the eager context's ``GPU:0``
+    (``rextio-tensorflow/tensor-f32-gpu0-1d``; build-only CUDA E3 lane, lowered only with the
+    ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
+
+    device = "GPU:0"
+    rank = 1
+
+
+class TensorF32Gpu0_2D(_TensorMarker):
+    """A float32 rank-2 tensor already resident on the eager context's ``GPU:0``
+    (``rextio-tensorflow/tensor-f32-gpu0-2d``; build-only CUDA E3 lane, lowered only with the
+    ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
+
+    device = "GPU:0"
+    rank = 2
 
 
 def __getattr__(name):

@@ -12,6 +12,7 @@
 
 mod arith;
 mod classification;
+mod cuda;
 mod layout;
 mod matmul;
 mod reductions;
@@ -51,6 +52,10 @@ pub type NoPlan = ClaimOutcome;
 
 /// Plan a site.
 pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    // GPU values reach only the CUDA lane, never a CPU rule.
+    if cuda::touches_gpu(site) {
+        return cuda::plan(site);
+    }
     match site.kind {
         SiteKind::Call => {
             let Some(name) = site.target.strip_prefix(PREFIX) else {
@@ -119,6 +124,11 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
     }
 }
 
+/// Whether a rule belongs to the build-only CUDA E3 lane.
+pub fn is_cuda_rule(rule_id: &str) -> bool {
+    crate::rules::CUDA_RULES.contains(&rule_id)
+}
+
 /// Whether an operand is one of this plugin's tensor types.
 pub(crate) fn is_ours(op: &Operand) -> bool {
     op.key().is_some_and(|k| k.namespace() == crate::PLUGIN_ID)
@@ -175,7 +185,10 @@ pub(crate) fn describe(op: &Operand) -> String {
         (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
             Some(r) => format!("a rank-{r} float32 tensor"),
             None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-            None => format!("a `{k}` value"),
+            None => match crate::types::f32_gpu0_rank(k) {
+                Some(r) => format!("a rank-{r} float32 GPU:0 tensor"),
+                None => format!("a `{k}` value"),
+            },
         },
         (None, Some(t)) => format!("a {t}"),
     }

@@ -353,6 +353,7 @@ fn accepted_forms() {
 fn every_native_rule_has_an_accepted_form() {
     let claimed: Vec<String> = accepted()
         .iter()
+        .chain(cuda_accepted().iter())
         .map(|(s, _)| match claim(s) {
             ClaimOutcome::Claimed { rule_id, .. } => rule_id,
             other => panic!("{other:?}"),
@@ -1058,6 +1059,123 @@ mod purity {
                 }
                 ClaimOutcome::NotCovered => {}
             }
+        }
+    }
+}
+
+fn g1() -> Operand {
+    Operand::plugin(crate::types::F32_GPU0_1D)
+}
+fn g2() -> Operand {
+    Operand::plugin(crate::types::F32_GPU0_2D)
+}
+
+/// The CUDA E3 lane: exactly its four forms (shared with the lowering tests).
+pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
+    vec![
+        (
+            tf("matmul", vec![g2(), g2()], vec![]),
+            "cuda-matmul-f32-gpu0-2d -> f32-gpu0-2d",
+        ),
+        (
+            tf("nn.bias_add", vec![g2(), g1()], vec![]),
+            "cuda-bias-add-nhwc-f32-gpu0-2d -> f32-gpu0-2d",
+        ),
+        (
+            tf("nn.relu", vec![g2()], vec![]),
+            "cuda-relu-f32-gpu0-2d -> f32-gpu0-2d",
+        ),
+        (
+            tf("reduce_mean", vec![g2()], vec![kw("axis", int(1))]),
+            "cuda-reduce-mean-axis1-f32-gpu0-2d -> f32-gpu0-1d",
+        ),
+    ]
+}
+
+#[test]
+fn the_cuda_lane_claims_exactly_its_chain() {
+    for (site, want) in cuda_accepted() {
+        assert_eq!(outcome(&site), want, "{site:?}");
+    }
+}
+
+#[test]
+fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
+    let table: Vec<(ClaimSite, &str)> = vec![
+        (
+            tf("linalg.matmul", vec![g2(), g2()], vec![]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf("matmul", vec![g2(), g1()], vec![]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf(
+                "matmul",
+                vec![g2(), g2()],
+                vec![kw("transpose_b", boolean(true))],
+            ),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf("nn.bias_add", vec![g1(), g2()], vec![]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf(
+                "nn.bias_add",
+                vec![g2(), g1()],
+                vec![kw("data_format", string("NHWC"))],
+            ),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (tf("nn.relu", vec![g1()], vec![]), "RXTP-TENSORFLOW-040"),
+        (tf("nn.sigmoid", vec![g2()], vec![]), "RXTP-TENSORFLOW-040"),
+        (
+            tf("reduce_mean", vec![g2(), int(1)], vec![]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf("reduce_mean", vec![g2()], vec![kw("axis", int(0))]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf(
+                "reduce_mean",
+                vec![g2()],
+                vec![kw("axis", int(1)), kw("keepdims", boolean(false))],
+            ),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf("math.reduce_mean", vec![g2()], vec![kw("axis", int(1))]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (binop("+", g2(), g1()), "RXTP-TENSORFLOW-040"),
+        (method(g2(), "numpy", vec![]), "RXTP-TENSORFLOW-040"),
+        (tf("add", vec![g2(), g1()], vec![]), "RXTP-TENSORFLOW-040"),
+        // CPU and GPU in one site
+        (
+            tf("matmul", vec![g2(), t2()], vec![]),
+            "RXTP-TENSORFLOW-041",
+        ),
+        (
+            tf("nn.bias_add", vec![t2(), g1()], vec![]),
+            "RXTP-TENSORFLOW-041",
+        ),
+        (binop("+", t2(), g1()), "RXTP-TENSORFLOW-041"),
+    ];
+    for (site, want) in table {
+        assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");
+    }
+}
+
+#[test]
+fn cpu_forms_never_claim_cuda_rules() {
+    for (site, _) in accepted() {
+        if let ClaimOutcome::Claimed { rule_id, .. } = claim(&site) {
+            assert!(!super::is_cuda_rule(&rule_id), "{site:?}");
         }
     }
 }

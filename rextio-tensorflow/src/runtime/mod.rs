@@ -32,6 +32,7 @@ compile_error!(
      Linux GNU (glibc) x86_64 and aarch64; Windows, macOS, musl and 32-bit targets are not supported."
 );
 
+pub mod cuda;
 mod eager;
 mod loader;
 
@@ -113,6 +114,19 @@ fn api(py: Python<'_>) -> PyResult<&'static loader::Api> {
 }
 
 fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfTensor> {
+    extract_on(obj, dtype, rank, is_cpu0, "expected a CPU tensor")
+}
+
+/// The boundary conversion of both lanes: an exact EagerTensor whose handle is copied (sharing
+/// the buffer, never moving it), then checked for device (`on_device`, else `wrong_device`),
+/// dtype, rank and concrete dims.
+pub(crate) fn extract_on(
+    obj: &Bound<'_, PyAny>,
+    dtype: c_int,
+    rank: c_int,
+    on_device: fn(&CStr) -> bool,
+    wrong_device: &str,
+) -> PyResult<RxtTfTensor> {
     let py = obj.py();
     let api = api(py)?;
     let ptr = obj.as_ptr();
@@ -137,8 +151,8 @@ fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfT
     status.check("TFE_TensorHandleCopySharingTensor")?;
     let handle = handle?;
     let facts = handle.facts(&status)?;
-    if !is_cpu0(&facts.device) {
-        return Err(value_error("expected a CPU tensor"));
+    if !on_device(&facts.device) {
+        return Err(value_error(wrong_device));
     }
     if facts.dtype != dtype {
         return Err(value_error(if dtype == TF_INT64 {
@@ -196,9 +210,9 @@ pub fn materialize_tensor(py: Python<'_>, t: RxtTfTensor) -> PyResult<Py<PyAny>>
 }
 
 /// A constant second input of an op: int32 values, scalar or rank 1.
-struct Const(&'static [i32], bool);
+pub(crate) struct Const(pub(crate) &'static [i32], pub(crate) bool);
 
-fn require(t: &RxtTfTensor, rank: c_int, what: &str) -> PyResult<()> {
+pub(crate) fn require(t: &RxtTfTensor, rank: c_int, what: &str) -> PyResult<()> {
     if t.facts.dtype != TF_FLOAT {
         return Err(value_error(format!("{what}: expected a float32 tensor")));
     }
@@ -221,6 +235,20 @@ fn execute(
     konst: Option<Const>,
     attrs: &[Attr],
     out: (c_int, c_int),
+) -> PyResult<RxtTfTensor> {
+    execute_on(name, inputs, konst, attrs, out, (is_cpu0, "CPU:0"))
+}
+
+/// Run one TFE op on the device of its first input (all inputs share it and the eager
+/// context); the result must have the promised dtype and rank and satisfy `device` (a predicate
+/// and its name for messages): an op never moves data to another device unnoticed.
+pub(crate) fn execute_on(
+    name: &'static CStr,
+    inputs: &[&RxtTfTensor],
+    konst: Option<Const>,
+    attrs: &[Attr],
+    out: (c_int, c_int),
+    device_check: (fn(&CStr) -> bool, &str),
 ) -> PyResult<RxtTfTensor> {
     let label = name.to_str().unwrap_or("op");
     let Some(first) = inputs.first() else {
@@ -257,9 +285,10 @@ fn execute(
     drop(op);
     let facts = result.facts(&status)?;
     let (dtype, rank) = out;
-    if !is_cpu0(&facts.device) || facts.dtype != dtype || facts.rank != rank {
+    let (on_device, device_name) = device_check;
+    if !on_device(&facts.device) || facts.dtype != dtype || facts.rank != rank {
         return Err(runtime_error(format!(
-            "{label} produced a {} rank-{} tensor on {}, expected {} rank {rank} on CPU:0",
+            "{label} produced a {} rank-{} tensor on {}, expected {} rank {rank} on {device_name}",
             dtype_name(facts.dtype),
             facts.rank,
             facts.device.to_string_lossy(),
@@ -272,7 +301,7 @@ fn execute(
     })
 }
 
-const T_FLOAT: Attr = Attr::Type(c"T", TF_FLOAT);
+pub(crate) const T_FLOAT: Attr = Attr::Type(c"T", TF_FLOAT);
 
 /// `tf.matmul(a, b)` on rank-2 tensors (TFE MatMul).
 pub fn matmul(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {

@@ -4,7 +4,8 @@ They prove dtype, device and rank only; runtime values stay ordinary ``torch.Ten
 This module imports neither torch nor rextio.
 """
 
-__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D", "TensorBoolCpu1D", "TensorBoolCpu2D"]
+__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D", "TensorBoolCpu1D", "TensorBoolCpu2D",
+           "TensorF32Cuda0_1D", "TensorF32Cuda0_2D"]
 
 
 class _TensorMarker:
@@ -48,4 +49,26 @@ class TensorBoolCpu2D(_TensorMarker):
     """A bool CPU tensor of rank 2, a comparison result (``rextio-torch/tensor-bool-cpu-2d``)."""
 
     dtype = "bool"
+    rank = 2
+
+
+class TensorF32Cuda0_1D(_TensorMarker):
+    """A float32 tensor of rank 1 already resident on ``cuda:0`` (``rextio-torch/tensor-f32-cuda0-1d``).
+
+    Build-only CUDA E2 slice: lowered only with the ``rextio-device-cuda`` authorisation of
+    ``cuda-libtorch-linux-x86_64``; never moved between host and device.
+    """
+
+    device = "cuda:0"
+    rank = 1
+
+
+class TensorF32Cuda0_2D(_TensorMarker):
+    """A float32 tensor of rank 2 already resident on ``cuda:0`` (``rextio-torch/tensor-f32-cuda0-2d``).
+
+    Build-only CUDA E2 slice: lowered only with the ``rextio-device-cuda`` authorisation of
+    ``cuda-libtorch-linux-x86_64``; never moved between host and device.
+    """
+
+    device = "cuda:0"
     rank = 2

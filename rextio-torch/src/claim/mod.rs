@@ -7,6 +7,7 @@ mod activations;
 mod binops;
 mod classification;
 mod compare;
+mod cuda;
 mod elementwise;
 mod linear;
 mod norm;
@@ -149,6 +150,10 @@ pub type NoPlan = ClaimOutcome;
 
 /// Plan a site.
 pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    // CUDA values reach only the CUDA slice, never a CPU rule.
+    if cuda::touches_cuda(site) {
+        return cuda::plan(site);
+    }
     match site.kind {
         SiteKind::Call => {
             if site.target == "builtins.len" {
@@ -266,6 +271,11 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
         },
         Err(outcome) => outcome,
     }
+}
+
+/// Whether a rule belongs to the build-only CUDA E2 slice.
+pub fn is_cuda_rule(rule_id: &str) -> bool {
+    crate::rules::CUDA_RULES.contains(&rule_id)
 }
 
 /// Whether an operand is one of this plugin's tensor types.

@@ -1276,3 +1276,127 @@ mod purity {
         }
     }
 }
+
+fn c1() -> Operand {
+    Operand::plugin(crate::types::F32_CUDA0_1D)
+}
+fn c2() -> Operand {
+    Operand::plugin(crate::types::F32_CUDA0_2D)
+}
+
+/// The CUDA E2 slice: exactly its four forms (shared with the lowering tests).
+pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
+    vec![
+        (
+            binop("@", c2(), c2()),
+            "cuda0-tensor-matmul-f32-2d -> f32-cuda0-2d",
+        ),
+        (
+            binop("+", c2(), c1()),
+            "cuda0-tensor-add-bias-f32-2d-1d -> f32-cuda0-2d",
+        ),
+        (
+            method(c2(), "relu", vec![], vec![]),
+            "cuda0-tensor-relu-f32-2d -> f32-cuda0-2d",
+        ),
+        (
+            method(c2(), "mean", vec![], vec![kw("dim", int(1))]),
+            "cuda0-tensor-mean-dim1-f32-2d -> f32-cuda0-1d",
+        ),
+    ]
+}
+
+#[test]
+fn the_cuda_slice_claims_exactly_its_chain() {
+    for (site, want) in cuda_accepted() {
+        assert_eq!(outcome(&site), want, "{site:?}");
+    }
+}
+
+#[test]
+fn everything_else_on_cuda_is_rejected_never_claimed_as_cpu() {
+    let f = |s: &str| format!("torch.nn.functional.{s}");
+    let table: Vec<(ClaimSite, &str)> = vec![
+        // reverse and same-rank addition, scalars, other operators
+        (binop("+", c1(), c2()), "RXTP-TORCH-027"),
+        (binop("+", c2(), c2()), "RXTP-TORCH-027"),
+        (binop("+", c1(), c1()), "RXTP-TORCH-027"),
+        (binop("+", c2(), flt(1.0)), "RXTP-TORCH-027"),
+        (binop("-", c2(), c1()), "RXTP-TORCH-027"),
+        (binop("*", c2(), c2()), "RXTP-TORCH-027"),
+        // mixed-rank matmul
+        (binop("@", c2(), c1()), "RXTP-TORCH-027"),
+        (binop("@", c1(), c2()), "RXTP-TORCH-027"),
+        // functional spellings
+        (
+            call("torch.matmul", vec![c2(), c2()], vec![]),
+            "RXTP-TORCH-027",
+        ),
+        (call(&f("relu"), vec![c2()], vec![]), "RXTP-TORCH-027"),
+        (call("torch.relu", vec![c2()], vec![]), "RXTP-TORCH-027"),
+        (
+            call("torch.mean", vec![c2()], vec![kw("dim", int(1))]),
+            "RXTP-TORCH-027",
+        ),
+        (
+            call(&f("linear"), vec![c2(), c2(), c1()], vec![]),
+            "RXTP-TORCH-027",
+        ),
+        // method forms outside the slice
+        (method(c1(), "relu", vec![], vec![]), "RXTP-TORCH-027"),
+        (method(c2(), "relu", vec![int(1)], vec![]), "RXTP-TORCH-027"),
+        (method(c2(), "mean", vec![int(1)], vec![]), "RXTP-TORCH-027"),
+        (
+            method(c2(), "mean", vec![], vec![kw("dim", int(0))]),
+            "RXTP-TORCH-027",
+        ),
+        (
+            method(c2(), "mean", vec![], vec![kw("dim", int(-1))]),
+            "RXTP-TORCH-027",
+        ),
+        (
+            method(
+                c2(),
+                "mean",
+                vec![],
+                vec![kw("dim", int(1)), kw("keepdim", boolean(false))],
+            ),
+            "RXTP-TORCH-027",
+        ),
+        (method(c2(), "mean", vec![], vec![]), "RXTP-TORCH-027"),
+        (method(c2(), "sigmoid", vec![], vec![]), "RXTP-TORCH-027"),
+        (method(c2(), "cpu", vec![], vec![]), "RXTP-TORCH-027"),
+        (
+            method(c2(), "to", vec![string("cpu")], vec![]),
+            "RXTP-TORCH-027",
+        ),
+        (method(c2(), "size", vec![], vec![]), "RXTP-TORCH-027"),
+        (attr(c2(), "shape"), "RXTP-TORCH-027"),
+        (call("builtins.len", vec![c2()], vec![]), "RXTP-TORCH-027"),
+        (compare(">", c2(), flt(0.0)), "RXTP-TORCH-027"),
+        // CPU and CUDA in one site: never a transfer
+        (binop("@", c2(), t2()), "RXTP-TORCH-028"),
+        (binop("+", c2(), t1()), "RXTP-TORCH-028"),
+        (binop("+", t2(), c1()), "RXTP-TORCH-028"),
+        (method(t2(), "matmul", vec![c2()], vec![]), "RXTP-TORCH-028"),
+    ];
+    for (site, want) in table {
+        assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");
+    }
+    // `.cuda()` / `.to()` on a CPU tensor (a transfer) stays unclaimed too.
+    assert!(outcome(&method(t2(), "cuda", vec![], vec![])).starts_with("rejected "));
+}
+
+#[test]
+fn cpu_forms_never_claim_cuda_rules() {
+    for (site, _) in accepted() {
+        if let ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        } = claim(&site)
+        {
+            assert!(!super::is_cuda_rule(&rule_id), "{site:?}");
+            assert!(!result_type.to_string().contains("cuda"), "{site:?}");
+        }
+    }
+}

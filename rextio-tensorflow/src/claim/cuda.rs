@@ -1,0 +1,117 @@
+//! The build-only CUDA E3 lane (seed 003): `tf.matmul -> tf.nn.bias_add -> tf.nn.relu ->
+//! tf.reduce_mean(axis=1)` on `GPU:0`, and nothing else. Every site with a `TensorF32Gpu0_*`
+//! operand comes here: the four forms are claimed, everything else is rejected, so a GPU value
+//! never reaches a CPU rule and never crosses between host and device.
+//!
+//! Lowering these rules also needs the exact device authorisation (see `lower.rs`), and the
+//! host keeps the function on Python (RXT019) unless the target authorised
+//! [`crate::CUDA_CAPABILITY`].
+
+use super::{describe, int_literal, reject, NoPlan, Plan, Src, PREFIX};
+use crate::types::{f32_gpu0, f32_gpu0_rank};
+use crate::{codes, rules};
+use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
+
+/// Whether an operand is a `GPU:0` tensor type.
+pub(crate) fn is_gpu(op: &Operand) -> bool {
+    op.key().is_some_and(|k| f32_gpu0_rank(k).is_some())
+}
+
+/// Whether any operand of a site is a `GPU:0` tensor type.
+pub(crate) fn touches_gpu(site: &ClaimSite) -> bool {
+    site.receiver.iter().any(is_gpu)
+        || site.args.iter().any(is_gpu)
+        || site.keywords.iter().any(|k| is_gpu(&k.value))
+}
+
+fn rank(op: &Operand) -> Option<u8> {
+    if op.literal.is_some() {
+        return None;
+    }
+    op.key().and_then(f32_gpu0_rank)
+}
+
+fn outside(what: impl Into<String>) -> NoPlan {
+    reject(
+        codes::CUDA_FORM,
+        format!(
+            "{} is outside the build-only CUDA E3 lane (tf.matmul, tf.nn.bias_add, tf.nn.relu, tf.reduce_mean(axis=1) on GPU:0)",
+            what.into()
+        ),
+        "keep this function in Python, or write the lane exactly: tf.matmul(x, w), tf.nn.bias_add(h, b), tf.nn.relu(h), tf.reduce_mean(h, axis=1)",
+    )
+}
+
+fn plan_gpu(rule: &str, rank: u8, f: &'static str, operands: Vec<Src>) -> Result<Plan, NoPlan> {
+    let result = f32_gpu0(rank).ok_or_else(|| outside("a result rank"))?;
+    Ok(Plan {
+        rule_id: rule.to_owned(),
+        result,
+        f,
+        operands,
+    })
+}
+
+/// Plan a site that touches a `GPU:0` tensor.
+pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let mixed = site
+        .receiver
+        .iter()
+        .chain(&site.args)
+        .chain(site.keywords.iter().map(|k| &k.value))
+        .any(|o| o.key().is_some_and(|k| k.namespace() == crate::PLUGIN_ID) && !is_gpu(o));
+    if mixed {
+        return Err(reject(
+            codes::CUDA_DEVICE_MIX,
+            "this site mixes GPU:0 and CPU tensors; the CUDA E3 lane never copies between host and device",
+            "annotate every tensor of the native function with TensorF32Gpu0_* types, or keep it in Python",
+        ));
+    }
+    if site.kind != SiteKind::Call || site.receiver.is_some() {
+        return Err(outside(format!(
+            "`{}` (only the four functional calls are in the lane)",
+            site.target
+        )));
+    }
+    let name = site.target.strip_prefix(PREFIX).unwrap_or(&site.target);
+    let ranks: Vec<Option<u8>> = site.args.iter().map(rank).collect();
+    let kws = site.keywords.len();
+    match (name, ranks.as_slice(), kws) {
+        ("matmul", [Some(2), Some(2)], 0) => plan_gpu(
+            rules::CUDA_MATMUL,
+            2,
+            "cuda::matmul_gpu0",
+            vec![Src::Arg(0), Src::Arg(1)],
+        ),
+        ("nn.bias_add", [Some(2), Some(1)], 0) => plan_gpu(
+            rules::CUDA_BIAS_ADD,
+            2,
+            "cuda::bias_add_gpu0",
+            vec![Src::Arg(0), Src::Arg(1)],
+        ),
+        ("nn.relu", [Some(2)], 0) => {
+            plan_gpu(rules::CUDA_RELU, 2, "cuda::relu_gpu0", vec![Src::Arg(0)])
+        }
+        ("reduce_mean", [Some(2)], 1)
+            if site.keywords[0].name == "axis"
+                && int_literal(&site.keywords[0].value) == Some(1) =>
+        {
+            plan_gpu(
+                rules::CUDA_REDUCE_MEAN_AXIS1,
+                1,
+                "cuda::reduce_mean_axis1_gpu0",
+                vec![Src::Arg(0)],
+            )
+        }
+        _ => Err(outside(format!(
+            "`{}` with {}{}",
+            site.target,
+            site.args
+                .iter()
+                .map(describe)
+                .collect::<Vec<_>>()
+                .join(", "),
+            if kws > 0 { " and keywords" } else { "" }
+        ))),
+    }
+}
