@@ -134,7 +134,9 @@ pub fn rules_with_verification(plugin: &dyn Plugin, dir: &Path) -> Vec<RuleRecor
         .iter()
         .cloned()
         .map(|mut r| {
-            r.verified = r.outcome == RuleOutcome::Native && verified.contains(&r.id);
+            r.verified = r.outcome == RuleOutcome::Native
+                && plugin.rule_device(&r.id).is_none()
+                && verified.contains(&r.id);
             r
         })
         .collect()
@@ -262,10 +264,12 @@ pub fn certify(
                 .and_then(serde_json::Value::as_bool)
                 == Some(true)
     };
+    // Rules that run only on an accelerator are certified on such a host (`cargo xtask certify
+    // --cuda`), not by this kit.
     let rules: Vec<RuleEvidence> = plugin
         .rules()
         .iter()
-        .filter(|r| r.outcome == RuleOutcome::Native)
+        .filter(|r| r.outcome == RuleOutcome::Native && plugin.rule_device(&r.id).is_none())
         .map(|r| {
             let fns = claimed.get(&r.id).cloned().unwrap_or_default();
             RuleEvidence {

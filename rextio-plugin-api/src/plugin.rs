@@ -157,6 +157,12 @@ pub trait Plugin: Send + Sync {
     fn module_init(&self) -> Option<ModuleInit> {
         None
     }
+    /// The device capability a native rule needs, when it runs only on an accelerator (API >=
+    /// 1.8). Such rules are certified on a host with that device, not by the CPU certification
+    /// kit, and are never `verified` by CPU evidence.
+    fn rule_device(&self, _rule_id: &str) -> Option<String> {
+        None
+    }
     /// Whether a decorator leaves a native function's meaning to this plugin (API >= 1.8): for
     /// `@path` (`called` false) or `@path()` (`called` true), the id of a declared native rule
     /// proving that the function's native lowering already has the decorator's contract (for

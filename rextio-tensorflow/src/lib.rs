@@ -101,6 +101,11 @@ impl Plugin for TensorflowPlugin {
             expr: "::rextio_tensorflow::runtime::load(py)".into(),
         })
     }
+    fn rule_device(&self, rule_id: &str) -> Option<String> {
+        rules::CUDA_RULES
+            .contains(&rule_id)
+            .then(|| CUDA_CAPABILITY.to_owned())
+    }
     fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
         vec![
             rextio_plugin_api::PythonRequirement {

@@ -211,6 +211,11 @@ impl Plugin for TorchPlugin {
             ],
         })
     }
+    fn rule_device(&self, rule_id: &str) -> Option<String> {
+        rules::CUDA_RULES
+            .contains(&rule_id)
+            .then(|| CUDA_CAPABILITY.to_owned())
+    }
     fn native_decorator(&self, path: &str, called: bool) -> Option<String> {
         decorators::rule(path, called).map(str::to_owned)
     }
@@ -261,6 +266,19 @@ mod tests {
     #[test]
     fn declarations_are_valid() {
         validate_plugin(&TorchPlugin::new()).unwrap();
+    }
+
+    #[test]
+    fn only_the_cuda_slice_needs_a_device_to_certify() {
+        let p = TorchPlugin::new();
+        for r in p.rules() {
+            let cuda = rules::CUDA_RULES.contains(&r.id.as_str());
+            assert_eq!(p.rule_device(&r.id).is_some(), cuda, "{}", r.id);
+        }
+        assert_eq!(
+            p.rule_device(rules::CUDA_MATMUL).as_deref(),
+            Some(CUDA_CAPABILITY)
+        );
     }
 
     #[test]
