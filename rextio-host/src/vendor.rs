@@ -87,7 +87,15 @@ pub fn materialize(
     let dir = root.join(digest(&crates));
     if !dir.join(".complete").exists() {
         std::fs::create_dir_all(root)?;
-        let tmp = root.join(format!(".tmp-{}-{}", std::process::id(), digest(&crates)));
+        // Unique per call: builds in other processes and other threads of this one may be
+        // writing the same set right now.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = root.join(format!(
+            ".tmp-{}-{n}-{}",
+            std::process::id(),
+            digest(&crates)
+        ));
         let _ = std::fs::remove_dir_all(&tmp);
         write_set(&tmp, &crates)?;
         std::fs::write(tmp.join(".complete"), b"")?;
@@ -122,6 +130,27 @@ pub fn crates_root() -> PathBuf {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrent_writers_of_one_set_all_get_a_complete_copy() {
+        let root = std::env::temp_dir().join(format!("rextio-vendor-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let root = root.clone();
+                std::thread::spawn(move || materialize(vec![plugin_api_dependency()], &root))
+            })
+            .collect();
+        for t in threads {
+            let out = t.join().unwrap().unwrap();
+            let CrateSource::Path(p) = &out[0].source else {
+                panic!("not a path")
+            };
+            let dir = PathBuf::from(p);
+            assert!(dir.join("Cargo.toml").exists() && dir.join("src/lib.rs").exists());
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn embedded_crates_are_written_once_per_digest_beside_each_other() {
