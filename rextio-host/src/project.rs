@@ -416,12 +416,8 @@ impl Project {
             }
         }
         // The runtime crates' sources travel with the plugins; write them under the cache.
-        let mut deps = std::iter::once(crate::vendor::plugin_api_dependency())
-            .chain(deps)
-            .collect::<Vec<_>>();
-        if used_plugins.is_empty() {
-            deps.clear();
-        }
+        let api = (!used_plugins.is_empty()).then(crate::vendor::plugin_api_dependency);
+        let deps: Vec<CrateDependency> = api.into_iter().chain(deps).collect();
         let crates_root = crate::vendor::crates_root();
         let deps = crate::vendor::materialize(deps, &crates_root).map_err(io(&crates_root))?;
         let ext_name = emit::extension_name(&self.name, &self.root);

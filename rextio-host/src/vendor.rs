@@ -11,12 +11,7 @@ use std::path::{Path, PathBuf};
 pub fn plugin_api_dependency() -> CrateDependency {
     CrateDependency {
         name: "rextio-plugin-api".into(),
-        source: CrateSource::Embedded(
-            rextio_plugin_api::embedded::EMBEDDED_SOURCES
-                .iter()
-                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
-                .collect(),
-        ),
+        source: CrateSource::embedded(rextio_plugin_api::embedded::EMBEDDED_SOURCES),
         features: vec!["runtime".into()],
         build_env: vec![],
         forbidden_env: vec![],
@@ -84,18 +79,15 @@ pub fn materialize(
     if crates.is_empty() {
         return Ok(deps);
     }
-    let dir = root.join(digest(&crates));
+    let set = digest(&crates);
+    let dir = root.join(&set);
     if !dir.join(".complete").exists() {
         std::fs::create_dir_all(root)?;
         // Unique per call: builds in other processes and other threads of this one may be
         // writing the same set right now.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = root.join(format!(
-            ".tmp-{}-{n}-{}",
-            std::process::id(),
-            digest(&crates)
-        ));
+        let tmp = root.join(format!(".tmp-{}-{n}-{set}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         write_set(&tmp, &crates)?;
         std::fs::write(tmp.join(".complete"), b"")?;

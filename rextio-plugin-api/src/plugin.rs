@@ -36,6 +36,18 @@ pub enum CrateSource {
     Embedded(Vec<(String, String)>),
 }
 
+impl CrateSource {
+    /// Embedded sources from a static table (relative path, text), as `rextio-embed` generates.
+    pub fn embedded(files: &[(&str, &str)]) -> Self {
+        CrateSource::Embedded(
+            files
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+                .collect(),
+        )
+    }
+}
+
 /// A dependency the generated crate needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateDependency {
@@ -92,6 +104,19 @@ pub struct PlatformCell {
     pub note: String,
 }
 
+impl PlatformCell {
+    /// A cell of a platform table.
+    pub fn new(os: &str, arch: &str, status: PlatformState, reason_code: &str, note: &str) -> Self {
+        Self {
+            os: os.into(),
+            arch: arch.into(),
+            status,
+            reason_code: reason_code.into(),
+            note: note.into(),
+        }
+    }
+}
+
 /// What `cargo xtask certify` needs to certify a plugin on this host: a project that
 /// exercises every native rule, and a checker that runs it against the eager reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +129,16 @@ pub struct CertificationKit {
     /// (keys are qualified names) and exits 0 when every function passed, 1 when some failed;
     /// any other exit is a broken checker and fails certification.
     pub checker: String,
+}
+
+impl CertificationKit {
+    /// The conventional layout: `DIR/project` (a Rextio project) and `DIR/check.py`.
+    pub fn in_dir(dir: &str) -> Self {
+        Self {
+            project_dir: format!("{dir}/project"),
+            checker: format!("{dir}/check.py"),
+        }
+    }
 }
 
 /// A backend plugin. Implementations must be pure: `claim` depends only on the site.

@@ -163,11 +163,10 @@ impl Plugin for TorchPlugin {
         platforms::table()
     }
     fn certification_kit(&self) -> Option<rextio_plugin_api::CertificationKit> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/certify");
-        Some(rextio_plugin_api::CertificationKit {
-            project_dir: format!("{dir}/project"),
-            checker: format!("{dir}/check.py"),
-        })
+        Some(rextio_plugin_api::CertificationKit::in_dir(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/certify"
+        )))
     }
     fn coverage(&self) -> Coverage {
         Coverage {
@@ -330,12 +329,7 @@ mod embedded {
 fn runtime_source() -> CrateSource {
     #[cfg(rextio_embedded_sources)]
     {
-        CrateSource::Embedded(
-            embedded::EMBEDDED_SOURCES
-                .iter()
-                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
-                .collect(),
-        )
+        CrateSource::embedded(embedded::EMBEDDED_SOURCES)
     }
     #[cfg(not(rextio_embedded_sources))]
     {

@@ -4,34 +4,18 @@
 
 use rextio_plugin_api::{PlatformCell, PlatformState};
 
-fn cell(
-    os: &str,
-    arch: &str,
-    status: PlatformState,
-    reason_code: &str,
-    note: &str,
-) -> PlatformCell {
-    PlatformCell {
-        os: os.into(),
-        arch: arch.into(),
-        status,
-        reason_code: reason_code.into(),
-        note: note.into(),
-    }
-}
-
 /// The table.
 pub fn table() -> Vec<PlatformCell> {
     vec![
-        cell("linux", "x86_64", PlatformState::Certifiable, "torch-evidence-required", "torch 2.13.0 CPython 3.11 wheel exists; `cargo xtask certify` records evidence on this host"),
-        cell("linux", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
-        cell("macos", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
-        cell("macos", "x86_64", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no macOS x86_64 wheel"),
-        cell("linux", "x86", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 i686 wheel"),
-        cell("linux", "arm32", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 ARMv7 wheel"),
-        cell("macos", "x86", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on i686"),
-        cell("macos", "arm32", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on ARMv7"),
-        cell("windows", "*", PlatformState::Deferred, "torch-windows-deferred", "unverified; no support claim"),
+        PlatformCell::new("linux", "x86_64", PlatformState::Certifiable, "torch-evidence-required", "torch 2.13.0 CPython 3.11 wheel exists; `cargo xtask certify` records evidence on this host"),
+        PlatformCell::new("linux", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
+        PlatformCell::new("macos", "aarch64", PlatformState::Experimental, "torch-not-certified-here", "pinned wheel exists; no certification runner in this project"),
+        PlatformCell::new("macos", "x86_64", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no macOS x86_64 wheel"),
+        PlatformCell::new("linux", "x86", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 i686 wheel"),
+        PlatformCell::new("linux", "arm32", PlatformState::Unsupported, "torch-no-pinned-wheel", "torch 2.13.0 publishes no CPython 3.11 ARMv7 wheel"),
+        PlatformCell::new("macos", "x86", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on i686"),
+        PlatformCell::new("macos", "arm32", PlatformState::Unsupported, "torch-impossible-target", "no modern macOS runs on ARMv7"),
+        PlatformCell::new("windows", "*", PlatformState::Deferred, "torch-windows-deferred", "unverified; no support claim"),
     ]
 }
 
