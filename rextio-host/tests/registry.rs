@@ -150,7 +150,8 @@ fn negotiation_matrix_at_registration() {
         ("1.6.0", true),
         ("1.0.0", true),
         ("1.8.0", true),
-        ("1.9.0", false),
+        ("1.9.0", true),
+        ("1.10.0", false),
         ("2.7.0", false),
         ("0.9.0", false),
         ("1.7", false),
@@ -168,9 +169,9 @@ fn negotiation_matrix_at_registration() {
         );
     }
     let mut p = dummy("p");
-    p.version = "1.9.0".into();
+    p.version = "1.10.0".into();
     let msg = build(vec![p]).err().unwrap().to_string();
-    assert!(msg.contains("1.9.0") && msg.contains("1.8.0"), "{msg}");
+    assert!(msg.contains("1.10.0") && msg.contains("1.9.0"), "{msg}");
 }
 
 #[test]

@@ -113,3 +113,78 @@ pub struct ScopeGuard {
     /// conversion; dropping it restores the caller's state on every exit.
     pub enter_expr: String,
 }
+
+/// Where an operand of a region node comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RegionRef {
+    /// A value computed before the region ([`Region::inputs`] index).
+    Input(usize),
+    /// The result of an earlier node of the region ([`Region::nodes`] index).
+    Node(usize),
+}
+
+/// A value flowing into a region from outside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionInput {
+    /// How to read it: a Rust place or pure expression that may be evaluated or borrowed any
+    /// number of times. Plugin-typed inputs are locals; the fused code borrows them and never
+    /// consumes them (the per-site fallback still needs them). When `owned_temp` is true, nothing
+    /// outside the region observes the value after it, so the fused code may write its storage
+    /// in place, but only on the path where it returns `Some`.
+    pub operand: LoweredOperand,
+    /// Its static type.
+    pub ty: crate::ValueType,
+}
+
+/// One claimed site of a region, with operands referring to inputs or earlier nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegionNode {
+    /// The claim (as `lower` would receive it).
+    pub claimed: crate::ClaimedSite,
+    /// Receiver operand.
+    pub receiver: Option<RegionRef>,
+    /// Positional operands.
+    pub args: Vec<RegionRef>,
+    /// Keyword operands (name, operand).
+    pub keywords: Vec<(String, RegionRef)>,
+}
+
+/// A straight-line dataflow region: consecutive statements of one function whose values are
+/// all claims of one plugin, with no control flow between them (plugin API 1.9).
+///
+/// Nodes are in evaluation order; every node's result has a plugin type whose rank is static.
+/// Only the nodes listed in `outputs` are observed after the region (assigned to a local that
+/// is read later, carried around a loop, or returned); the others are internal temporaries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    /// The function's qualified name (for messages).
+    pub qualname: String,
+    /// Values from outside, each listed once.
+    pub inputs: Vec<RegionInput>,
+    /// The claims, in evaluation order.
+    pub nodes: Vec<RegionNode>,
+    /// The nodes whose values leave the region, in the order the lowered tuple yields them.
+    pub outputs: Vec<usize>,
+}
+
+/// Target facts for lowering a region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionContext {
+    /// The target backend (`cpu`, or a device capability).
+    pub target: String,
+    /// The device provider's authorization, if the project has one.
+    pub device_authorization: Option<DeviceAuthorization>,
+}
+
+/// A fused lowering of a whole region.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoweredRegion {
+    /// One Rust expression of type `Option<(T0, T1, ...)>` (the output nodes' Rust types, in
+    /// [`Region::outputs`] order; a one-element tuple for one output). It may use `?` for
+    /// errors that the per-site path would raise identically. `None` means the fused path does
+    /// not apply to these inputs at run time (layout, size, shape): the host then runs the
+    /// region's per-site lowering, so `None` must be decided before anything is written.
+    pub expr: String,
+    /// `use` lines it needs.
+    pub uses: Vec<String>,
+}

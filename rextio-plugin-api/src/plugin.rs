@@ -5,7 +5,9 @@ use crate::device::{
     ProviderManifest,
 };
 use crate::diagnostic::CodeDoc;
-use crate::lowering::{FunctionScope, LowerError, LoweredExpr, LoweringContext, ScopeGuard};
+use crate::lowering::{
+    FunctionScope, LowerError, LoweredExpr, LoweringContext, RegionContext, ScopeGuard,
+};
 use crate::rules::RuleRecord;
 use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
 use crate::types::{PluginType, TypeKey};
@@ -211,6 +213,18 @@ pub trait Plugin: Send + Sync {
     /// environment, a built wheel's `Requires-Dist`, and `rextio init`.
     fn python_requirements(&self) -> Vec<PythonRequirement> {
         Vec::new()
+    }
+    /// One fused lowering for a straight-line region of this plugin's claims (API >= 1.9).
+    /// `Ok(None)` declines: the host lowers the region site by site, as it does for plugins of
+    /// older minors. A fused lowering chooses at run time between its own path and the per-site
+    /// one (see [`crate::LoweredRegion`]), so it never has to cover every input. An error is a
+    /// claim that no longer holds (lowering fails closed, as for `lower`).
+    fn lower_region(
+        &self,
+        _region: &crate::Region,
+        _cx: &RegionContext,
+    ) -> Result<Option<crate::LoweredRegion>, LowerError> {
+        Ok(None)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod claim;
 pub mod codes;
 pub mod decorators;
 pub mod entry;
+pub mod fusion;
 mod lower;
 pub mod platforms;
 pub mod rules;
@@ -154,7 +155,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.8.0"
+        "1.9.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -249,6 +250,13 @@ impl Plugin for TorchPlugin {
                 cuda.join(", ")
             ),
         }]
+    }
+    fn lower_region(
+        &self,
+        region: &rextio_plugin_api::Region,
+        cx: &rextio_plugin_api::RegionContext,
+    ) -> Result<Option<rextio_plugin_api::LoweredRegion>, LowerError> {
+        fusion::lower_region(region, cx)
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {

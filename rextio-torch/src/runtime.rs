@@ -8,6 +8,9 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use tch::{Device, Kind, Scalar, TchError, Tensor};
 
+mod fused;
+pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
+
 /// A torch tensor inside generated code. `Clone` shares storage (`shallow_clone`).
 #[derive(Debug)]
 pub struct RxtTorchTensor(pub Tensor);

@@ -16,11 +16,12 @@ use proc_macro2::{Ident, Literal as LitTok, Span as PmSpan, TokenStream};
 use quote::{format_ident, quote};
 use rextio_plugin_api::{
     CrateDependency, CrateSource, DeviceAuthorization, Diagnostic, FunctionScope, Literal,
-    LoweredOperand, LoweringContext, ValueType,
+    LoweredOperand, LoweringContext, RegionContext, ValueType,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
 pub mod python;
+mod region;
 
 /// PyO3 version of generated crates: the exact version this host was built and tested with, read
 /// from the workspace lock file (the one source of that pin).
@@ -163,6 +164,14 @@ struct Lx<'a> {
     plugins: BTreeSet<String>,
     rules: BTreeSet<(String, String)>,
     uses: Vec<syn::ItemUse>,
+    /// The function's qualified name.
+    qualname: String,
+    /// Locals' types (region targets must be plugin-typed locals).
+    local_types: BTreeMap<String, ValueType>,
+    /// Reads of each local in the whole function (region outputs are the locals read outside).
+    reads: BTreeMap<String, usize>,
+    /// Regions lowered so far (unique names).
+    regions: u32,
 }
 
 /// Failure to lower: a diagnostic (RXT014) for the function.
@@ -408,8 +417,111 @@ impl Lx<'_> {
 
     fn block(&mut self, body: &[Stmt]) -> LResult<TokenStream> {
         let mut out = TokenStream::new();
+        let mut i = 0;
+        while i < body.len() {
+            let (len, plugin) = region::run_at(&body[i..], &self.local_types);
+            if let (true, Some(plugin)) = (len > 0, plugin) {
+                let run = &body[i..i + len];
+                out.extend(self.run(plugin, run)?);
+                i += len;
+                continue;
+            }
+            out.extend(self.stmt(&body[i])?);
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// Statements one by one, each site through `lower`.
+    fn per_site(&mut self, body: &[Stmt]) -> LResult<TokenStream> {
+        let mut out = TokenStream::new();
         for s in body {
-            out.extend(match s {
+            out.extend(self.stmt(s)?);
+        }
+        Ok(out)
+    }
+
+    /// A run of one plugin's claims: the plugin's fused lowering with the per-site statements
+    /// as its run-time fallback, or the per-site statements alone when the plugin declines.
+    fn run(&mut self, plugin: &str, run: &[Stmt]) -> LResult<TokenStream> {
+        let Some(reg) = self.registry.plugin(plugin) else {
+            return Err(fail(format!("plugin `{plugin}` is not registered")));
+        };
+        if !reg.negotiated.region_lowering {
+            return self.per_site(run);
+        }
+        let qualname = self.qualname.clone();
+        let reads = std::mem::take(&mut self.reads);
+        let formed = region::form(&qualname, run, &reads, &mut |e: &Expr| {
+            Ok(self.expr(e)?.to_string())
+        });
+        self.reads = reads;
+        let formed = formed?;
+        let cx = RegionContext {
+            target: self
+                .authorization
+                .as_ref()
+                .map_or_else(|| "cpu".to_owned(), |a| a.capability.clone()),
+            device_authorization: self.authorization.clone(),
+        };
+        let lowered = reg
+            .plugin
+            .lower_region(&formed.region, &cx)
+            .map_err(|err| {
+                fail(format!(
+                    "plugin `{plugin}` could not lower a region of `{qualname}`: {err}"
+                ))
+            })?;
+        let fallback = self.per_site(run)?;
+        let Some(lowered) = lowered else {
+            return Ok(fallback);
+        };
+        let fused: syn::Expr = parse("region expression", &lowered.expr).map_err(|m| {
+            fail(format!(
+                "plugin `{plugin}` lowered a region of `{qualname}` to code that does not parse: {m}"
+            ))
+        })?;
+        for u in &lowered.uses {
+            let item: syn::ItemUse = parse("use item", u)
+                .map_err(|m| fail(format!("plugin `{plugin}` (region): {m}")))?;
+            if !self.uses.contains(&item) {
+                self.uses.push(item);
+            }
+        }
+        self.regions += 1;
+        let slot = format_ident!("__rx_region_{}", self.regions);
+        let outs: Vec<Ident> = (0..formed.region.outputs.len())
+            .map(|i| format_ident!("__rx_out_{}_{}", self.regions, i))
+            .collect();
+        let mut assigns = TokenStream::new();
+        for (out, names) in outs.iter().zip(&formed.assigns) {
+            for (j, name) in names.iter().enumerate() {
+                let id = local_ident(name);
+                // Every name but the last shares the handle.
+                if j + 1 < names.len() || formed.returns.is_some_and(|r| outs[r] == *out) {
+                    assigns.extend(quote!(#id = #out.clone();));
+                } else {
+                    assigns.extend(quote!(#id = #out;));
+                }
+            }
+        }
+        if let Some(r) = formed.returns {
+            let out = &outs[r];
+            assigns.extend(quote!(return Ok(#out);));
+        }
+        Ok(quote! {
+            let #slot = #fused;
+            if let ::std::option::Option::Some((#(#outs,)*)) = #slot {
+                #assigns
+            } else {
+                #fallback
+            }
+        })
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> LResult<TokenStream> {
+        Ok({
+            match s {
                 Stmt::Assign { name, value } => {
                     let v = self.value(value)?;
                     let id = local_ident(name);
@@ -451,9 +563,8 @@ impl Lx<'_> {
                     let v = self.expr(v)?;
                     quote!(return Ok(#v);)
                 }
-            });
-        }
-        Ok(out)
+            }
+        })
     }
 }
 
@@ -539,6 +650,10 @@ pub fn lower_function(
         plugins: BTreeSet::new(),
         rules: BTreeSet::new(),
         uses: Vec::new(),
+        qualname: ir.qualname.clone(),
+        local_types: ir.locals.iter().cloned().collect(),
+        reads: region::reads(&ir.body),
+        regions: 0,
     };
     let ret_ty = lx.rust_type(&ir.ret)?;
     let body_fn = format_ident!("__rx_body_{}", index);

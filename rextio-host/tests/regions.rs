@@ -1,0 +1,93 @@
+//! Region formation with the real torch plugin (plugin API 1.9): straight-line runs of claims
+//! become one fused program with the per-site statements as its run-time fallback; only values
+//! read outside a run leave it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rextio_host::{Project, Registry};
+
+fn generate(src: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-torch\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+    let registry = Registry::builder()
+        .plugin(rextio_torch::TorchPlugin::new())
+        .build()
+        .unwrap();
+    let g = Project::open(dir.path())
+        .unwrap()
+        .generate(&registry)
+        .unwrap();
+    let routes = g.check.report.routes();
+    assert!(
+        routes
+            .iter()
+            .all(|(_, r)| r == "native-plugin:rextio-torch"),
+        "{:#?}",
+        g.check.report
+    );
+    g.crate_.unwrap().lib_rs
+}
+
+const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D\n\n\n";
+
+#[test]
+fn a_pipeline_with_a_loop_becomes_three_kinds_of_regions() {
+    let src = format!(
+        "{HEADER}def f(x: TensorF32Cpu2D, mean: TensorF32Cpu1D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D, w2: TensorF32Cpu2D, rounds: int) -> TensorI64Cpu1D:\n    centered = x - mean\n    normalized = centered / 2.0\n    hidden = F.linear(normalized, w1, b1)\n    for step in range(rounds):\n        if step % 2 == 0:\n            hidden = hidden.relu()\n        else:\n            hidden = hidden.tanh()\n    logits = F.linear(hidden, w2)\n    probs = torch.softmax(logits, dim=1)\n    return torch.argmax(probs, dim=1)\n"
+    );
+    let rs = generate(&src);
+    // Four regions: the prologue, each branch of the loop, the head.
+    assert_eq!(rs.matches("static __RX_PROGRAM").count(), 4, "{rs}");
+    assert_eq!(
+        rs.matches("::rextio_torch::runtime::fused::<").count(),
+        4,
+        "{rs}"
+    );
+    // The prologue yields only `hidden` (read by the loop); `centered`/`normalized` stay inside.
+    let prologue = rs.split("static __RX_PROGRAM").nth(1).unwrap();
+    let prologue = &prologue[..prologue.find("} else {").unwrap()];
+    assert!(prologue.contains("l_hidden = __rx_out_1_0;"), "{prologue}");
+    assert!(!prologue.contains("l_centered ="), "{prologue}");
+    // The scalar divisor is a scalar input of the program.
+    assert!(prologue.contains("Input::Scalar"), "{prologue}");
+    // In the loop, `hidden` is an owned input (written in place) and the region's output.
+    let branch = rs.split("static __RX_PROGRAM").nth(2).unwrap();
+    assert!(branch.contains("owned: true"), "{branch}");
+    // The head returns from both paths.
+    let head = rs.split("static __RX_PROGRAM").nth(4).unwrap();
+    assert!(head.contains("return Ok(__rx_out_4_0);"), "{head}");
+    // The per-site fallback is still there, once per statement.
+    assert_eq!(
+        rs.matches("::rextio_torch::runtime::linear(").count(),
+        2,
+        "{rs}"
+    );
+    assert_eq!(
+        rs.matches("::rextio_torch::runtime::argmax(").count(),
+        1,
+        "{rs}"
+    );
+}
+
+#[test]
+fn values_read_later_or_twice_are_outputs_and_unsupported_claims_decline() {
+    let src = format!(
+        "{HEADER}def g(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    a = F.linear(x, w)\n    b = a.relu()\n    c = b * a\n    return c + b\n\n\ndef h(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    y = x.relu()\n    z = F.silu(y)\n    return z\n"
+    );
+    let rs = generate(&src);
+    // g: one region of four nodes ending in the return; nothing but the result leaves it.
+    let g = &rs[rs.find("Native body of `m.g`").unwrap()..];
+    let g = &g[..g.find("Native body of `m.h`").unwrap_or(g.len())];
+    assert_eq!(g.matches("static __RX_PROGRAM").count(), 1, "{g}");
+    assert!(g.contains("runtime::fused::<"), "{g}");
+    assert!(!g.contains("l_a = __rx_out"), "{g}");
+    // h: silu has no fused form, so the whole run stays per site.
+    let h = &rs[rs.find("Native body of `m.h`").unwrap()..];
+    assert!(!h.contains("static __RX_PROGRAM"), "{h}");
+    assert!(h.contains("::rextio_torch::runtime::silu("), "{h}");
+}

@@ -1,0 +1,908 @@
+//! Fused regions: a straight-line region of claims becomes one small [`Program`] that the
+//! runtime executes on float32 CPU buffers with the SIMD kernels of [`crate::kernels`], instead
+//! of one libtorch call (and one allocation) per site.
+//!
+//! The plugin side ([`lower_region`]) translates the region's claims, re-planned from their
+//! sites, into instructions, or declines the whole region when one of them has no fused form.
+//! The runtime side first [`plan`]s a call from the actual input shapes: shapes of every value,
+//! which buffer each value lives in (internal temporaries, output tensors, or an owned input
+//! written in place), and declines (the per-site path then runs, with libtorch's exact errors)
+//! whenever a shape, a broadcast or a size is outside what the kernels handle. Only after a
+//! complete plan does anything get written.
+
+use crate::claim::{self, Arg, Op, Src};
+use crate::entry::Rt;
+use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
+
+/// A value of a program: inputs first, then one per instruction.
+pub type V = u16;
+
+/// Elementwise functions of one operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryF {
+    /// `relu`.
+    Relu,
+    /// `sigmoid`.
+    Sigmoid,
+    /// `tanh`.
+    Tanh,
+    /// `abs`.
+    Abs,
+    /// `neg`.
+    Neg,
+    /// `exp`.
+    Exp,
+    /// `log`.
+    Log,
+    /// `sqrt`.
+    Sqrt,
+    /// `gelu` (erf form).
+    Gelu,
+}
+
+/// Elementwise functions of two operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryF {
+    /// `+`.
+    Add,
+    /// `-`.
+    Sub,
+    /// `*`.
+    Mul,
+    /// `/`.
+    Div,
+}
+
+/// Reductions over one dim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceF {
+    /// `sum`.
+    Sum,
+    /// `mean`.
+    Mean,
+    /// `amax`.
+    Amax,
+    /// `amin`.
+    Amin,
+}
+
+/// One instruction; its result is the next value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ins {
+    /// `F.linear(x, w, b?)`.
+    Linear {
+        /// Input (rank 1 or 2).
+        x: V,
+        /// Weight (rank 2).
+        w: V,
+        /// Optional bias (rank 1).
+        b: Option<V>,
+    },
+    /// `a @ b` on two matrices.
+    Matmul {
+        /// Left.
+        a: V,
+        /// Right.
+        b: V,
+    },
+    /// Elementwise function.
+    Unary {
+        /// Which.
+        f: UnaryF,
+        /// Operand.
+        t: V,
+    },
+    /// Tensor-tensor elementwise, same shape or a vector broadcast along the last dim.
+    Binary {
+        /// Which.
+        f: BinaryF,
+        /// Left.
+        a: V,
+        /// Right.
+        b: V,
+    },
+    /// Tensor-scalar elementwise (`rev`: the scalar is the left operand).
+    Scalar {
+        /// Which.
+        f: BinaryF,
+        /// Tensor operand.
+        t: V,
+        /// Scalar operand (a scalar input).
+        s: V,
+        /// Scalar on the left (`s - t`, `s / t`).
+        rev: bool,
+    },
+    /// Softmax or log-softmax over a normalised dim.
+    Softmax {
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Log-softmax.
+        log: bool,
+    },
+    /// A reduction over a normalised dim.
+    Reduce {
+        /// Which.
+        f: ReduceF,
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Keep the reduced dim with size 1.
+        keepdim: bool,
+    },
+    /// Argmax over a normalised dim (int64 result).
+    Argmax {
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Keep the reduced dim with size 1.
+        keepdim: bool,
+    },
+}
+
+/// How a program input is passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// `tensors[slot]`; `owned`: may be written in place (nothing else observes it).
+    Tensor {
+        /// Index into the tensor arguments.
+        slot: u16,
+        /// Exclusively owned by the region.
+        owned: bool,
+    },
+    /// `scalars[slot]`.
+    Scalar {
+        /// Index into the scalar arguments.
+        slot: u16,
+    },
+    /// Not read by any instruction (a literal the claim fixed statically, such as a dim).
+    Unused,
+}
+
+/// A fused region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    /// Inputs, values `0..inputs.len()`.
+    pub inputs: &'static [Input],
+    /// Instructions, value `inputs.len() + i` each.
+    pub ins: &'static [Ins],
+    /// The values the region yields, in order.
+    pub outputs: &'static [V],
+}
+
+/// An owned program, as the plugin builds it before rendering it as Rust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramBuf {
+    /// See [`Program::inputs`].
+    pub inputs: Vec<Input>,
+    /// See [`Program::ins`].
+    pub ins: Vec<Ins>,
+    /// See [`Program::outputs`].
+    pub outputs: Vec<V>,
+}
+
+impl ProgramBuf {
+    /// Borrow as a [`Program`]-like view for planning (tests, checks).
+    pub fn leak_free_view(&self) -> ProgramView<'_> {
+        ProgramView {
+            inputs: &self.inputs,
+            ins: &self.ins,
+            outputs: &self.outputs,
+        }
+    }
+}
+
+/// A borrowed program.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramView<'a> {
+    /// Inputs.
+    pub inputs: &'a [Input],
+    /// Instructions.
+    pub ins: &'a [Ins],
+    /// Outputs.
+    pub outputs: &'a [V],
+}
+
+impl Program {
+    /// This program as a view.
+    pub fn view(&self) -> ProgramView<'static> {
+        ProgramView {
+            inputs: self.inputs,
+            ins: self.ins,
+            outputs: self.outputs,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plugin side: region -> program -> Rust.
+// ---------------------------------------------------------------------------------------------
+
+const F32_TYPES: [&str; 2] = [crate::types::F32_CPU_1D, crate::types::F32_CPU_2D];
+
+fn is_f32_cpu(ty: &ValueType) -> bool {
+    matches!(ty, ValueType::Plugin(k) if F32_TYPES.contains(&k.0.as_str()))
+}
+
+fn unary(f: Rt) -> Option<UnaryF> {
+    Some(match f {
+        Rt::Relu => UnaryF::Relu,
+        Rt::Sigmoid => UnaryF::Sigmoid,
+        Rt::Tanh => UnaryF::Tanh,
+        Rt::Abs => UnaryF::Abs,
+        Rt::Neg | Rt::Negative => UnaryF::Neg,
+        Rt::Exp => UnaryF::Exp,
+        Rt::Log => UnaryF::Log,
+        Rt::Sqrt => UnaryF::Sqrt,
+        Rt::GeluNone => UnaryF::Gelu,
+        _ => return None,
+    })
+}
+
+fn binary(f: Rt) -> Option<BinaryF> {
+    Some(match f {
+        Rt::Add => BinaryF::Add,
+        Rt::Sub => BinaryF::Sub,
+        Rt::Mul => BinaryF::Mul,
+        Rt::Div => BinaryF::Div,
+        _ => return None,
+    })
+}
+
+fn scalar(f: Rt) -> Option<(BinaryF, bool)> {
+    Some(match f {
+        Rt::AddScalar => (BinaryF::Add, false),
+        Rt::SubScalar => (BinaryF::Sub, false),
+        Rt::RsubScalar => (BinaryF::Sub, true),
+        Rt::MulScalar => (BinaryF::Mul, false),
+        Rt::DivScalar => (BinaryF::Div, false),
+        Rt::RdivScalar => (BinaryF::Div, true),
+        _ => return None,
+    })
+}
+
+fn reduce(f: Rt) -> Option<ReduceF> {
+    Some(match f {
+        Rt::SumDim => ReduceF::Sum,
+        Rt::MeanDim => ReduceF::Mean,
+        Rt::AmaxDim => ReduceF::Amax,
+        Rt::AminDim => ReduceF::Amin,
+        _ => return None,
+    })
+}
+
+/// Translate a region into a program; `Ok(None)` when some claim has no fused form.
+pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
+    let n_in = region.inputs.len();
+    if n_in + region.nodes.len() > usize::from(V::MAX) {
+        return Ok(None);
+    }
+    let value = |r: RegionRef| -> V {
+        // In range: checked against V::MAX above.
+        match r {
+            RegionRef::Input(i) => i as V,
+            RegionRef::Node(j) => (n_in + j) as V,
+        }
+    };
+    let mut ins = Vec::with_capacity(region.nodes.len());
+    let mut tensor_in = vec![false; n_in];
+    let mut scalar_in = vec![false; n_in];
+    for (j, node) in region.nodes.iter().enumerate() {
+        let c = &node.claimed;
+        let drift = |why: &str| LowerError::new(c.rule_id.clone(), why.to_owned());
+        let plan =
+            claim::plan(&c.site).map_err(|_| drift("the site no longer matches any rule"))?;
+        if plan.rule_id != c.rule_id || plan.result != c.result_type {
+            return Err(drift(
+                "the site now plans to a different rule or result type",
+            ));
+        }
+        let pick = |s: Src| -> Result<RegionRef, LowerError> {
+            let r = match s {
+                Src::Recv => node.receiver,
+                Src::Arg(i) => node.args.get(i).copied(),
+                Src::Kw(i) => node.keywords.get(i).map(|(_, r)| *r),
+            };
+            let r = r.ok_or_else(|| drift("an operand of the plan is missing"))?;
+            if let RegionRef::Node(k) = r {
+                if k >= j {
+                    return Err(drift("an operand refers to a later node"));
+                }
+            }
+            if let RegionRef::Input(i) = r {
+                if i >= n_in {
+                    return Err(drift("an operand refers to a missing input"));
+                }
+            }
+            Ok(r)
+        };
+        // Tensor operands must be float32 CPU values; scalar operands inputs of scalar type.
+        let mut tensor = |s: Src| -> Result<Option<V>, LowerError> {
+            let r = pick(s)?;
+            let ty = match r {
+                RegionRef::Input(i) => &region.inputs[i].ty,
+                RegionRef::Node(k) => &region.nodes[k].claimed.result_type,
+            };
+            if !is_f32_cpu(ty) {
+                return Ok(None);
+            }
+            if let RegionRef::Input(i) = r {
+                tensor_in[i] = true;
+            }
+            Ok(Some(value(r)))
+        };
+        macro_rules! t {
+            ($s:expr) => {
+                match tensor($s)? {
+                    Some(v) => v,
+                    None => return Ok(None),
+                }
+            };
+        }
+        if !is_f32_cpu(&c.result_type) && !matches!(plan.op, Op::Argmax { .. }) {
+            return Ok(None);
+        }
+        let i = match plan.op {
+            Op::Linear { x, w, b } => Ins::Linear {
+                x: t!(x),
+                w: t!(w),
+                b: match b {
+                    Some(b) => Some(t!(b)),
+                    None => None,
+                },
+            },
+            Op::Matmul { a, b } => Ins::Matmul { a: t!(a), b: t!(b) },
+            Op::Unary { f, t } => match unary(f) {
+                Some(f) => Ins::Unary { f, t: t!(t) },
+                None => return Ok(None),
+            },
+            Op::Binary { f, a, b } => match binary(f) {
+                Some(f) => Ins::Binary {
+                    f,
+                    a: t!(a),
+                    b: t!(b),
+                },
+                None => return Ok(None),
+            },
+            Op::Scalar { f, t, s } => {
+                let Some((f, rev)) = scalar(f) else {
+                    return Ok(None);
+                };
+                let t = t!(t);
+                let RegionRef::Input(si) = pick(s)? else {
+                    return Ok(None);
+                };
+                if !matches!(region.inputs[si].ty, ValueType::Int | ValueType::Float) {
+                    return Ok(None);
+                }
+                scalar_in[si] = true;
+                Ins::Scalar {
+                    f,
+                    t,
+                    s: si as V,
+                    rev,
+                }
+            }
+            Op::Softmax { t, dim } => match u8::try_from(dim) {
+                Ok(dim) => Ins::Softmax {
+                    t: t!(t),
+                    dim,
+                    log: false,
+                },
+                Err(_) => return Ok(None),
+            },
+            Op::Call {
+                f: Rt::LogSoftmax,
+                ref args,
+            } => match args.as_slice() {
+                [Arg::Tensor(t), Arg::Int(d)] => match u8::try_from(*d) {
+                    Ok(dim) => Ins::Softmax {
+                        t: t!(*t),
+                        dim,
+                        log: true,
+                    },
+                    Err(_) => return Ok(None),
+                },
+                _ => return Ok(None),
+            },
+            Op::Reduce { f, t, dim, keepdim } => match (reduce(f), u8::try_from(dim)) {
+                (Some(f), Ok(dim)) => Ins::Reduce {
+                    f,
+                    t: t!(t),
+                    dim,
+                    keepdim,
+                },
+                _ => return Ok(None),
+            },
+            Op::Argmax { t, dim, keepdim } => match u8::try_from(dim) {
+                Ok(dim) => Ins::Argmax {
+                    t: t!(t),
+                    dim,
+                    keepdim,
+                },
+                Err(_) => return Ok(None),
+            },
+            Op::Call { .. } => return Ok(None),
+        };
+        ins.push(i);
+    }
+    let mut inputs = Vec::with_capacity(n_in);
+    let (mut ts, mut ss) = (0u16, 0u16);
+    for (i, input) in region.inputs.iter().enumerate() {
+        inputs.push(if tensor_in[i] {
+            ts += 1;
+            Input::Tensor {
+                slot: ts - 1,
+                owned: input.operand.owned_temp,
+            }
+        } else if scalar_in[i] {
+            ss += 1;
+            Input::Scalar { slot: ss - 1 }
+        } else {
+            Input::Unused
+        });
+    }
+    let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
+    Ok(Some(ProgramBuf {
+        inputs,
+        ins,
+        outputs,
+    }))
+}
+
+fn render_ins(i: &Ins) -> String {
+    const P: &str = "::rextio_torch::fusion";
+    let opt = |b: Option<V>| match b {
+        Some(v) => format!("::std::option::Option::Some({v})"),
+        None => "::std::option::Option::None".to_owned(),
+    };
+    match *i {
+        Ins::Linear { x, w, b } => format!("{P}::Ins::Linear {{ x: {x}, w: {w}, b: {} }}", opt(b)),
+        Ins::Matmul { a, b } => format!("{P}::Ins::Matmul {{ a: {a}, b: {b} }}"),
+        Ins::Unary { f, t } => format!("{P}::Ins::Unary {{ f: {P}::UnaryF::{f:?}, t: {t} }}"),
+        Ins::Binary { f, a, b } => {
+            format!("{P}::Ins::Binary {{ f: {P}::BinaryF::{f:?}, a: {a}, b: {b} }}")
+        }
+        Ins::Scalar { f, t, s, rev } => {
+            format!("{P}::Ins::Scalar {{ f: {P}::BinaryF::{f:?}, t: {t}, s: {s}, rev: {rev} }}")
+        }
+        Ins::Softmax { t, dim, log } => {
+            format!("{P}::Ins::Softmax {{ t: {t}, dim: {dim}, log: {log} }}")
+        }
+        Ins::Reduce { f, t, dim, keepdim } => format!(
+            "{P}::Ins::Reduce {{ f: {P}::ReduceF::{f:?}, t: {t}, dim: {dim}, keepdim: {keepdim} }}"
+        ),
+        Ins::Argmax { t, dim, keepdim } => {
+            format!("{P}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim} }}")
+        }
+    }
+}
+
+fn render_input(i: &Input) -> String {
+    const P: &str = "::rextio_torch::fusion";
+    match *i {
+        Input::Tensor { slot, owned } => {
+            format!("{P}::Input::Tensor {{ slot: {slot}, owned: {owned} }}")
+        }
+        Input::Scalar { slot } => format!("{P}::Input::Scalar {{ slot: {slot} }}"),
+        Input::Unused => format!("{P}::Input::Unused"),
+    }
+}
+
+/// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
+pub fn lower_region(
+    region: &Region,
+    cx: &RegionContext,
+) -> Result<Option<LoweredRegion>, LowerError> {
+    if cx.target != "cpu" || region.outputs.is_empty() {
+        return Ok(None);
+    }
+    let Some(prog) = build(region)? else {
+        return Ok(None);
+    };
+    // A program that would not fuse anything beyond what one libtorch call does is still worth
+    // it: the fused path skips the dispatcher and, for owned operands, the allocation.
+    let mut tensors = Vec::new();
+    let mut scalars = Vec::new();
+    for (input, r) in prog.inputs.iter().zip(&region.inputs) {
+        match input {
+            Input::Tensor { .. } => tensors.push(format!("&({})", r.operand.expr)),
+            Input::Scalar { .. } => scalars.push(match r.ty {
+                ValueType::Int => format!("(({}) as f64)", r.operand.expr),
+                _ => format!("(({}) as f64)", r.operand.expr),
+            }),
+            Input::Unused => {}
+        }
+    }
+    let n = prog.outputs.len();
+    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
+    let list = |xs: Vec<String>| xs.join(", ");
+    let expr = format!(
+        "{{ static __RX_PROGRAM: ::rextio_torch::fusion::Program = ::rextio_torch::fusion::Program {{ \
+         inputs: &[{}], ins: &[{}], outputs: &[{}] }}; \
+         ::rextio_torch::runtime::fused::<{n}>(&__RX_PROGRAM, &[{}], &[{}])?\
+         .map(|[{}]| ({},)) }}",
+        list(prog.inputs.iter().map(render_input).collect()),
+        list(prog.ins.iter().map(render_ins).collect()),
+        list(prog.outputs.iter().map(|v| v.to_string()).collect()),
+        list(tensors),
+        list(scalars),
+        names.join(", "),
+        names.join(", "),
+    );
+    Ok(Some(LoweredRegion {
+        expr,
+        uses: Vec::new(),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime side: planning a call from the actual shapes.
+// ---------------------------------------------------------------------------------------------
+
+/// A runtime shape of rank 0, 1 or 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Rank.
+    pub rank: u8,
+    /// Sizes (`dims[..rank]`).
+    pub dims: [usize; 2],
+}
+
+impl Shape {
+    /// A shape from sizes (rank <= 2).
+    pub fn of(sizes: &[usize]) -> Option<Shape> {
+        match *sizes {
+            [] => Some(Shape {
+                rank: 0,
+                dims: [1, 1],
+            }),
+            [n] => Some(Shape {
+                rank: 1,
+                dims: [n, 1],
+            }),
+            [m, n] => Some(Shape {
+                rank: 2,
+                dims: [m, n],
+            }),
+            _ => None,
+        }
+    }
+
+    /// The sizes.
+    pub fn sizes(&self) -> &[usize] {
+        &self.dims[..usize::from(self.rank)]
+    }
+
+    /// Element count.
+    pub fn numel(&self) -> usize {
+        self.sizes().iter().product()
+    }
+
+    /// (rows, cols) seen as a matrix whose last dim is the row (rank 1: one row).
+    pub fn matrix(&self) -> (usize, usize) {
+        match self.rank {
+            2 => (self.dims[0], self.dims[1]),
+            1 => (1, self.dims[0]),
+            _ => (1, 1),
+        }
+    }
+}
+
+/// Element type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dt {
+    /// float32.
+    F32,
+    /// int64.
+    I64,
+}
+
+/// Where a value lives during a fused call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// A scalar input (no buffer).
+    Scalar,
+    /// The buffer of tensor input `value`.
+    Input(V),
+    /// Internal temporary buffer `i`.
+    Temp(usize),
+    /// Output tensor `i` (allocated once, in the output's shape).
+    Output(usize),
+}
+
+/// A complete plan for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Shape and element type of every value (scalars: rank 0 F32).
+    pub shapes: Vec<(Shape, Dt)>,
+    /// Storage of every value.
+    pub store: Vec<Store>,
+    /// Element counts of the temporaries.
+    pub temps: Vec<usize>,
+    /// Per instruction: the result overwrites its first operand's buffer.
+    pub in_place: Vec<bool>,
+    /// Per output: its storage, when it is the buffer of an owned input rather than a fresh
+    /// tensor (`None`: allocate).
+    pub output_alias: Vec<Option<V>>,
+    /// Multiply-adds of the matrix products (for the size guard).
+    pub macs: usize,
+}
+
+fn same_or_row(a: Shape, b: Shape) -> Option<Shape> {
+    if a == b {
+        return Some(a);
+    }
+    // A matrix with a vector broadcast along its last dim (either side).
+    match (a.rank, b.rank) {
+        (2, 1) if b.dims[0] == a.dims[1] => Some(a),
+        (1, 2) if a.dims[0] == b.dims[1] => Some(b),
+        _ => None,
+    }
+}
+
+/// Infer shapes and assign storage; `None` declines the call (the per-site path then runs). `tensor_shapes[v]` is the shape of tensor input `v` (`None`
+/// for scalar or unused inputs).
+pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> {
+    let n_in = p.inputs.len();
+    if input_shapes.len() != n_in {
+        return None;
+    }
+    let n = n_in + p.ins.len();
+    let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n);
+    let scalar_shape = Shape {
+        rank: 0,
+        dims: [1, 1],
+    };
+    for (i, input) in p.inputs.iter().enumerate() {
+        match (input, input_shapes[i]) {
+            (Input::Tensor { .. }, Some(s)) => shapes.push((s, Dt::F32)),
+            (Input::Tensor { .. }, None) => return None,
+            _ => shapes.push((scalar_shape, Dt::F32)),
+        }
+    }
+    let tensor = |shapes: &Vec<(Shape, Dt)>, v: V| -> Option<Shape> {
+        match shapes.get(usize::from(v)) {
+            Some((s, Dt::F32))
+                if usize::from(v) >= n_in
+                    || matches!(p.inputs[usize::from(v)], Input::Tensor { .. }) =>
+            {
+                Some(*s)
+            }
+            _ => None,
+        }
+    };
+    let mut macs = 0usize;
+    for ins in p.ins {
+        let out = match *ins {
+            Ins::Linear { x, w, b } => {
+                let (xs, ws) = (tensor(&shapes, x)?, tensor(&shapes, w)?);
+                if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
+                    return None;
+                }
+                let (m, k) = xs.matrix();
+                let (nn, wk) = (ws.dims[0], ws.dims[1]);
+                if wk != k {
+                    return None;
+                }
+                if let Some(b) = b {
+                    let bs = tensor(&shapes, b)?;
+                    if bs.rank != 1 || bs.dims[0] != nn {
+                        return None;
+                    }
+                }
+                macs = macs.saturating_add(m.saturating_mul(k).saturating_mul(nn));
+                if xs.rank == 2 {
+                    (Shape::of(&[m, nn])?, Dt::F32)
+                } else {
+                    (Shape::of(&[nn])?, Dt::F32)
+                }
+            }
+            Ins::Matmul { a, b } => {
+                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
+                if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
+                    return None;
+                }
+                macs = macs.saturating_add(
+                    as_.dims[0]
+                        .saturating_mul(as_.dims[1])
+                        .saturating_mul(bs.dims[1]),
+                );
+                (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
+            }
+            Ins::Unary { t, .. } => (tensor(&shapes, t)?, Dt::F32),
+            Ins::Binary { f, a, b } => {
+                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
+                let s = same_or_row(as_, bs)?;
+                // A vector on the left of a matrix: only the commuting operations.
+                if as_.rank < bs.rank && !matches!(f, BinaryF::Add | BinaryF::Mul) {
+                    return None;
+                }
+                (s, Dt::F32)
+            }
+            Ins::Scalar { t, s, .. } => {
+                if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
+                    return None;
+                }
+                (tensor(&shapes, t)?, Dt::F32)
+            }
+            Ins::Softmax { t, dim, .. } => {
+                let s = tensor(&shapes, t)?;
+                if s.rank == 0 || dim >= s.rank {
+                    return None;
+                }
+                (s, Dt::F32)
+            }
+            Ins::Reduce {
+                t, dim, keepdim, ..
+            }
+            | Ins::Argmax { t, dim, keepdim } => {
+                let s = tensor(&shapes, t)?;
+                // Reductions to a 0-dim tensor stay on libtorch.
+                if s.rank != 2 || dim >= 2 {
+                    return None;
+                }
+                let (m, nn) = (s.dims[0], s.dims[1]);
+                let kept = if dim == 1 { m } else { nn };
+                let shape = match (keepdim, dim) {
+                    (true, 1) => Shape::of(&[m, 1]),
+                    (true, _) => Shape::of(&[1, nn]),
+                    (false, _) => Shape::of(&[kept]),
+                }?;
+                let dt = if matches!(ins, Ins::Argmax { .. }) {
+                    Dt::I64
+                } else {
+                    Dt::F32
+                };
+                // Empty reductions raise (argmax, amax) or need libtorch's conventions.
+                if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
+                    return None;
+                }
+                (shape, dt)
+            }
+        };
+        shapes.push(out);
+    }
+    // Last read of every value (outputs are read at the end).
+    let mut last = vec![None::<usize>; n];
+    for (j, ins) in p.ins.iter().enumerate() {
+        for v in operands(ins) {
+            last[usize::from(v)] = Some(j);
+        }
+    }
+    let mut is_output = vec![false; n];
+    for &o in p.outputs {
+        let o = usize::from(o);
+        if o >= n {
+            return None;
+        }
+        is_output[o] = true;
+    }
+    let mut store: Vec<Store> = Vec::with_capacity(n);
+    for (i, input) in p.inputs.iter().enumerate() {
+        store.push(match input {
+            Input::Tensor { .. } => Store::Input(i as V),
+            _ => Store::Scalar,
+        });
+    }
+    let mut temps: Vec<usize> = Vec::new();
+    let mut in_place = Vec::with_capacity(p.ins.len());
+    let mut output_alias: Vec<Option<V>> = vec![None; p.outputs.len()];
+    // Which buffers may be overwritten: temporaries, and owned inputs.
+    let writable = |st: Store| match st {
+        Store::Temp(_) => true,
+        Store::Input(v) => matches!(
+            p.inputs.get(usize::from(v)),
+            Some(Input::Tensor { owned: true, .. })
+        ),
+        _ => false,
+    };
+    let mut temp_free: Vec<usize> = Vec::new();
+    // The value each temporary currently holds.
+    let mut holder: Vec<usize> = Vec::new();
+    for (j, ins) in p.ins.iter().enumerate() {
+        let v = n_in + j;
+        let (shape, dt) = shapes[v];
+        // In place over the first operand when this is its last read, it is not an output, it
+        // has the result's shape, and no other operand shares its buffer.
+        let first = match *ins {
+            Ins::Unary { t, .. } | Ins::Scalar { t, .. } => Some(t),
+            Ins::Binary { a, b, .. } => {
+                Some(a).filter(|&a| store[usize::from(a)] != store[usize::from(b)])
+            }
+            _ => None,
+        };
+        let reuse = first.map(usize::from).filter(|&u| {
+            last[u] == Some(j)
+                && !is_output[u]
+                && shapes[u] == (shape, dt)
+                && writable(store[u])
+                // A temporary cannot become an output tensor.
+                && !(is_output[v] && matches!(store[u], Store::Temp(_)))
+        });
+        let st = match reuse {
+            Some(u) => {
+                let st = store[u];
+                match st {
+                    Store::Temp(t) => holder[t] = v,
+                    Store::Input(iv) if is_output[v] => {
+                        if let Some(k) = p.outputs.iter().position(|&o| usize::from(o) == v) {
+                            output_alias[k] = Some(iv);
+                        }
+                    }
+                    _ => {}
+                }
+                st
+            }
+            None if is_output[v] => output_store(p.outputs, v)?,
+            None => {
+                let len = shape.numel();
+                let t = match temp_free.iter().position(|&t| temps[t] == len) {
+                    Some(pos) => temp_free.swap_remove(pos),
+                    None => {
+                        temps.push(len);
+                        holder.push(v);
+                        temps.len() - 1
+                    }
+                };
+                holder[t] = v;
+                Store::Temp(t)
+            }
+        };
+        in_place.push(reuse.is_some());
+        store.push(st);
+        // A temporary whose value died here (and was not overwritten in place) is free.
+        for u in operands(ins) {
+            let u = usize::from(u);
+            if let Store::Temp(t) = store[u] {
+                if last[u] == Some(j) && holder[t] == u && !temp_free.contains(&t) {
+                    temp_free.push(t);
+                }
+            }
+        }
+    }
+    // The same value listed twice as an output would alias two result tensors: decline.
+    for (i, o) in p.outputs.iter().enumerate() {
+        if p.outputs[..i].contains(o) {
+            return None;
+        }
+        if usize::from(*o) < n_in {
+            return None;
+        }
+    }
+    Some(Plan {
+        shapes,
+        store,
+        temps,
+        in_place,
+        output_alias,
+        macs,
+    })
+}
+
+fn output_store(outputs: &[V], v: usize) -> Option<Store> {
+    outputs
+        .iter()
+        .position(|&o| usize::from(o) == v)
+        .map(Store::Output)
+}
+
+/// The operand values an instruction reads.
+pub fn operands(ins: &Ins) -> Vec<V> {
+    match *ins {
+        Ins::Linear { x, w, b } => {
+            let mut v = vec![x, w];
+            v.extend(b);
+            v
+        }
+        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => vec![a, b],
+        Ins::Scalar { t, s, .. } => vec![t, s],
+        Ins::Unary { t, .. }
+        | Ins::Softmax { t, .. }
+        | Ins::Reduce { t, .. }
+        | Ins::Argmax { t, .. } => vec![t],
+    }
+}
