@@ -906,3 +906,322 @@ pub fn operands(ins: &Ins) -> Vec<V> {
         | Ins::Argmax { t, .. } => vec![t],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(slot: u16, owned: bool) -> Input {
+        Input::Tensor { slot, owned }
+    }
+
+    fn sh(sizes: &[usize]) -> Option<Shape> {
+        Shape::of(sizes)
+    }
+
+    fn view<'a>(inputs: &'a [Input], ins: &'a [Ins], outputs: &'a [V]) -> ProgramView<'a> {
+        ProgramView {
+            inputs,
+            ins,
+            outputs,
+        }
+    }
+
+    /// The scoring prologue: `(x - mean) / s` then `linear`: the two elementwise steps share
+    /// one temporary (the second in place), the linear writes the output tensor.
+    #[test]
+    fn a_chain_shares_one_temporary_and_writes_the_output_directly() {
+        let inputs = [
+            t(0, false),
+            t(1, false),
+            Input::Scalar { slot: 0 },
+            t(2, false),
+            t(3, false),
+        ];
+        let ins = [
+            Ins::Binary {
+                f: BinaryF::Sub,
+                a: 0,
+                b: 1,
+            },
+            Ins::Scalar {
+                f: BinaryF::Div,
+                t: 5,
+                s: 2,
+                rev: false,
+            },
+            Ins::Linear {
+                x: 6,
+                w: 3,
+                b: Some(4),
+            },
+        ];
+        let shapes = [sh(&[4, 32]), sh(&[32]), None, sh(&[16, 32]), sh(&[16])];
+        let p = plan(view(&inputs, &ins, &[7]), &shapes).unwrap();
+        assert_eq!(p.shapes[7].0.sizes(), &[4, 16]);
+        assert_eq!(p.store[5], Store::Temp(0));
+        assert_eq!(p.store[6], Store::Temp(0));
+        assert_eq!(p.in_place, vec![false, true, false]);
+        assert_eq!(p.store[7], Store::Output(0));
+        assert_eq!(p.temps, vec![128]);
+        assert_eq!(p.macs, 4 * 32 * 16);
+        assert_eq!(p.output_alias, vec![None]);
+    }
+
+    #[test]
+    fn an_owned_input_is_overwritten_in_place_and_becomes_the_output() {
+        let inputs = [t(0, true)];
+        let ins = [Ins::Unary {
+            f: UnaryF::Relu,
+            t: 0,
+        }];
+        let p = plan(view(&inputs, &ins, &[1]), &[sh(&[2, 3])]).unwrap();
+        assert_eq!(p.in_place, vec![true]);
+        assert_eq!(p.store[1], Store::Input(0));
+        assert_eq!(p.output_alias, vec![Some(0)]);
+        // A borrowed input is never written.
+        let inputs = [t(0, false)];
+        let p = plan(view(&inputs, &ins, &[1]), &[sh(&[2, 3])]).unwrap();
+        assert_eq!(p.in_place, vec![false]);
+        assert_eq!(p.store[1], Store::Output(0));
+        assert_eq!(p.output_alias, vec![None]);
+    }
+
+    #[test]
+    fn values_read_again_or_returned_are_never_overwritten() {
+        // a = relu(x); b = a * a; c = tanh(a): a is read again by c, so b (whose two operands
+        // share one buffer anyway) is computed out of place; c, a's last reader, may take over
+        // the owned buffer and become the output that aliases x.
+        let inputs = [t(0, true)];
+        let ins = [
+            Ins::Unary {
+                f: UnaryF::Relu,
+                t: 0,
+            },
+            Ins::Binary {
+                f: BinaryF::Mul,
+                a: 1,
+                b: 1,
+            },
+            Ins::Unary {
+                f: UnaryF::Tanh,
+                t: 1,
+            },
+        ];
+        let p = plan(view(&inputs, &ins, &[2, 3]), &[sh(&[3])]).unwrap();
+        assert_eq!(p.in_place, vec![true, false, true]);
+        assert_eq!(p.store[1], Store::Input(0));
+        assert_eq!(p.store[2], Store::Output(0));
+        assert_eq!(p.store[3], Store::Input(0));
+        assert_eq!(p.output_alias, vec![None, Some(0)]);
+        // An output is never the in-place target of a later instruction.
+        let ins = [
+            Ins::Unary {
+                f: UnaryF::Relu,
+                t: 0,
+            },
+            Ins::Unary {
+                f: UnaryF::Exp,
+                t: 1,
+            },
+        ];
+        let inputs = [t(0, false)];
+        let p = plan(view(&inputs, &ins, &[1, 2]), &[sh(&[3])]).unwrap();
+        assert_eq!(p.in_place, vec![false, false]);
+    }
+
+    #[test]
+    fn dead_temporaries_are_reused_but_never_by_their_own_reader() {
+        // t1 = x + 1; t2 = linear(t1, w); t3 = t2 - 1 (in place); out = linear(t3, w)
+        let inputs = [t(0, false), Input::Scalar { slot: 0 }, t(1, false)];
+        let ins = [
+            Ins::Scalar {
+                f: BinaryF::Add,
+                t: 0,
+                s: 1,
+                rev: false,
+            },
+            Ins::Linear {
+                x: 3,
+                w: 2,
+                b: None,
+            },
+            Ins::Scalar {
+                f: BinaryF::Sub,
+                t: 4,
+                s: 1,
+                rev: false,
+            },
+            Ins::Linear {
+                x: 5,
+                w: 2,
+                b: None,
+            },
+        ];
+        let p = plan(view(&inputs, &ins, &[6]), &[sh(&[2, 4]), None, sh(&[4, 4])]).unwrap();
+        // The linear cannot write the buffer it reads; the in-place step keeps t2's buffer.
+        assert_ne!(p.store[3], p.store[4]);
+        assert_eq!(p.store[4], p.store[5]);
+        assert_eq!(p.temps.len(), 2);
+    }
+
+    #[test]
+    fn shapes_outside_the_kernels_decline() {
+        let inputs = [t(0, false), t(1, false)];
+        let sub = [Ins::Binary {
+            f: BinaryF::Sub,
+            a: 0,
+            b: 1,
+        }];
+        // Same shape, and a row vector on the right: fine.
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 3])]).is_some());
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[3])]).is_some());
+        // A vector minus a matrix, mismatched sizes, a column broadcast: libtorch.
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[3]), sh(&[2, 3])]).is_none());
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[4])]).is_none());
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 1])]).is_none());
+        // But a vector plus a matrix commutes.
+        let add = [Ins::Binary {
+            f: BinaryF::Add,
+            a: 0,
+            b: 1,
+        }];
+        let p = plan(view(&inputs, &add, &[2]), &[sh(&[3]), sh(&[2, 3])]).unwrap();
+        assert_eq!(p.shapes[2].0.sizes(), &[2, 3]);
+        // Linear with a wrong inner size, a 1-D weight: libtorch raises its own error.
+        let lin = [Ins::Linear {
+            x: 0,
+            w: 1,
+            b: None,
+        }];
+        assert!(plan(view(&inputs, &lin, &[2]), &[sh(&[2, 3]), sh(&[4, 2])]).is_none());
+        assert!(plan(view(&inputs, &lin, &[2]), &[sh(&[2, 3]), sh(&[3])]).is_none());
+        let p = plan(view(&inputs, &lin, &[2]), &[sh(&[3]), sh(&[5, 3])]).unwrap();
+        assert_eq!(p.shapes[2].0.sizes(), &[5]);
+        // Reductions over an empty dim, or to a 0-dim tensor: libtorch.
+        let one = [t(0, false)];
+        let amax = [Ins::Reduce {
+            f: ReduceF::Amax,
+            t: 0,
+            dim: 1,
+            keepdim: false,
+        }];
+        assert!(plan(view(&one, &amax, &[1]), &[sh(&[2, 0])]).is_none());
+        assert!(plan(view(&one, &amax, &[1]), &[sh(&[4])]).is_none());
+        let keep = [Ins::Argmax {
+            t: 0,
+            dim: 0,
+            keepdim: true,
+        }];
+        let p = plan(view(&one, &keep, &[1]), &[sh(&[2, 5])]).unwrap();
+        assert_eq!(p.shapes[1], (Shape::of(&[1, 5]).unwrap(), Dt::I64));
+        // A missing tensor shape, a wrong input count.
+        assert!(plan(view(&one, &keep, &[1]), &[None]).is_none());
+        assert!(plan(view(&one, &keep, &[1]), &[]).is_none());
+    }
+
+    fn region_of(src: &str) -> Region {
+        // Build a region from claims of the real claim table.
+        use crate::claim::tests::{binop, t1, t2};
+        use rextio_plugin_api::{
+            ClaimOutcome, ClaimedSite, LoweredOperand, RegionInput, RegionNode,
+        };
+        let claimed = |site: rextio_plugin_api::ClaimSite| {
+            let ClaimOutcome::Claimed {
+                rule_id,
+                result_type,
+            } = claim::claim(&site)
+            else {
+                panic!("not claimed: {site:?}")
+            };
+            ClaimedSite {
+                site,
+                plugin_id: crate::PLUGIN_ID.into(),
+                rule_id,
+                result_type,
+            }
+        };
+        let input = |ty: ValueType, owned: bool| RegionInput {
+            operand: LoweredOperand {
+                expr: "l_v".into(),
+                owned_temp: owned,
+            },
+            ty,
+        };
+        let ty = |o: &rextio_plugin_api::Operand| o.ty.clone().unwrap_or(ValueType::Int);
+        match src {
+            // x - mean (2-D minus 1-D)
+            "sub" => Region {
+                qualname: "m.f".into(),
+                inputs: vec![input(ty(&t2()), false), input(ty(&t1()), false)],
+                nodes: vec![RegionNode {
+                    claimed: claimed(binop("-", t2(), t1())),
+                    receiver: None,
+                    args: vec![RegionRef::Input(0), RegionRef::Input(1)],
+                    keywords: vec![],
+                }],
+                outputs: vec![0],
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_region_renders_as_a_static_program_with_a_fallback_option() {
+        let region = region_of("sub");
+        let cx = RegionContext {
+            target: "cpu".into(),
+            device_authorization: None,
+        };
+        let lowered = lower_region(&region, &cx).unwrap().unwrap();
+        assert!(
+            lowered.expr.contains("static __RX_PROGRAM"),
+            "{}",
+            lowered.expr
+        );
+        assert!(
+            lowered
+                .expr
+                .contains("fused::<1>(&__RX_PROGRAM, &[&(l_v), &(l_v)], &[])?"),
+            "{}",
+            lowered.expr
+        );
+        assert!(syn_like_balanced(&lowered.expr));
+        // Another target: declined, never CPU code.
+        let cx = RegionContext {
+            target: crate::CUDA_CAPABILITY.into(),
+            device_authorization: None,
+        };
+        assert_eq!(lower_region(&region, &cx).unwrap(), None);
+        // A drifted claim fails closed.
+        let mut drifted = region.clone();
+        drifted.nodes[0].claimed.rule_id = "rextio-torch/tensor-add-f32-cpu-same-rank".into();
+        assert!(lower_region(
+            &drifted,
+            &RegionContext {
+                target: "cpu".into(),
+                device_authorization: None
+            }
+        )
+        .is_err());
+        // An operand pointing past the inputs fails closed too.
+        let mut bad = region;
+        bad.nodes[0].args[1] = RegionRef::Input(7);
+        assert!(build(&bad).is_err());
+    }
+
+    fn syn_like_balanced(s: &str) -> bool {
+        let mut depth = 0i32;
+        for c in s.chars() {
+            match c {
+                '{' | '(' | '[' => depth += 1,
+                '}' | ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return false;
+            }
+        }
+        depth == 0
+    }
+}
