@@ -236,3 +236,44 @@ fn a_service_package_with_constants_helpers_tuples_and_shapes_matches_eager() {
         assert!(out.contains(&format!("service ok ({mode})")), "{out}");
     }
 }
+
+/// Fused regions on every path: the default (`auto`), and each path forced, against eager.
+#[test]
+fn fused_regions_match_eager_on_every_path() {
+    let built = build("fused");
+    for f in [
+        "scoring",
+        "two_outputs",
+        "reuse",
+        "heads",
+        "reductions",
+        "keepdim_center",
+        "wide",
+    ] {
+        assert_eq!(
+            built.route(&format!("fusedk.kernels.{f}")),
+            "native-plugin:rextio-torch",
+            "{f}"
+        );
+    }
+    for path in ["auto", "fused", "per-op"] {
+        let out = built.run_python("check_fused.py", &[("REXTIO_TORCH_PATH", path)]);
+        assert!(out.contains(&format!("fused ok ({path})")), "{out}");
+    }
+    // An unknown path is a clear error, not a silent default.
+    let root = rextio_tests::workspace_root();
+    let run = std::process::Command::new(rextio_tests::python())
+        .args(["-c", "import torch; from fusedk import kernels as k; k.wide(torch.ones(2, 3), torch.ones(4, 3))"])
+        .env("PYTHONPATH", &built.out.python_dir)
+        .env("REXTIO_NATIVE_MODE", "native")
+        .env("REXTIO_TORCH_PATH", "fastest")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success()
+            && stderr.contains("REXTIO_TORCH_PATH must be `auto`, `fused` or `per-op`"),
+        "{stderr}"
+    );
+}

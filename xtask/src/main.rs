@@ -156,12 +156,25 @@ fn demo(root: &Path) -> Result<()> {
 }
 
 fn certify(root: &Path) -> Result<()> {
+    // rextio-torch has two CPU paths (fused kernels and per-op libtorch) chosen per call: its
+    // kit must pass on each of them, forced, before the default run records the evidence.
+    for path in ["fused", "per-op"] {
+        eprintln!("xtask: rextio certify rextio-torch with REXTIO_TORCH_PATH={path}");
+        let mut cmd = rextio_command(root);
+        cmd.args(["certify", "rextio-torch", "--python"])
+            .arg(env::venv_python(root))
+            .arg("--out")
+            .arg(root.join("target").join(format!("certify-{path}")))
+            .env("REXTIO_TORCH_PATH", path);
+        env::run(&mut cmd, "")?;
+    }
     eprintln!("xtask: rextio certify (every plugin with a certification kit)");
     let mut cmd = rextio_command(root);
     cmd.args(["certify", "--python"])
         .arg(env::venv_python(root))
         .arg("--out")
-        .arg(root.join("target").join("certify"));
+        .arg(root.join("target").join("certify"))
+        .env_remove("REXTIO_TORCH_PATH");
     env::run(&mut cmd, "")
 }
 

@@ -1,0 +1,94 @@
+"""Fused regions against eager, on the path REXTIO_TORCH_PATH forces (auto, fused, per-op):
+values, NaN masks, signed zeros, dtypes, shapes; inputs never written; layouts and shapes the
+fused path declines (non-contiguous views, broadcasts it does not take, mismatched sizes,
+sizes above the auto guard) still match, errors included."""
+
+import os
+
+import torch
+
+from rxcheck import assert_same, is_native, load_eager, raises, same_outcome
+from fusedk import kernels
+
+eager = load_eager("fusedk.kernels")
+path = os.environ.get("REXTIO_TORCH_PATH", "auto")
+names = [n for n in dir(eager) if not n.startswith("_") and callable(getattr(eager, n)) and getattr(getattr(eager, n), "__module__", "") == eager.__name__]
+for n in names:
+    assert is_native(getattr(kernels, n)), n
+
+SPECIAL = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0]
+
+
+def spiked(t):
+    t = t.clone()
+    flat = t.view(-1)
+    for i, v in enumerate(SPECIAL):
+        if i * 3 < flat.numel():
+            flat[i * 3] = v
+    return t
+
+
+def check(name, *args, signed_zero=True):
+    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    native = getattr(kernels, name)(*args)
+    expected = getattr(eager, name)(*args)
+    outs = native if isinstance(native, tuple) else (native,)
+    refs = expected if isinstance(expected, tuple) else (expected,)
+    assert len(outs) == len(refs), name
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        assert_same(o, r, f"{name}[{i}] ({path})")
+        if signed_zero and o.dtype == torch.float32:
+            zeros = (r == 0) & ~torch.isnan(r)
+            assert torch.equal(torch.signbit(o[zeros]), torch.signbit(r[zeros])), f"{name}[{i}]: signed zeros differ ({path})"
+    for a, b in zip(args, before):
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num()), f"{name}: an input was written"
+
+
+torch.manual_seed(7)
+F_, H, C = 12, 16, 5
+for batch in (1, 3, 17):
+    x = torch.randn(batch, F_)
+    mean, scale = torch.randn(F_), torch.rand(F_) + 0.5
+    w1, b1, w2, b2 = torch.randn(H, F_) * 0.4, torch.randn(H), torch.randn(C, H) * 0.4, torch.randn(C)
+    for rounds in (0, 1, 4):
+        check("scoring", x, mean, scale, w1, b1, w2, b2, rounds)
+    check("scoring", spiked(x), mean, scale, w1, b1, w2, b2, 3)
+    w = torch.randn(H, F_) * 0.5
+    check("two_outputs", x, w)
+    check("two_outputs", spiked(x), w)
+    check("reuse", spiked(x), torch.randn(F_, F_))
+    check("heads", spiked(x))
+    check("heads", x)
+    check("reductions", x)
+    check("reductions", spiked(x))
+    check("column_reductions", spiked(x))
+    check("keepdim_center", spiked(x))
+    check("matmuls", x, torch.randn(F_, 7) * 0.3)
+    check("scalars", spiked(x), 1.5, 3)
+    check("scalars", x, -0.25, -2)
+    check("vector_and_matrix", torch.rand(F_) + 0.5, spiked(x))
+    check("column_argmax", spiked(x))
+    check("column_argmax", x)
+    check("activations", spiked(x))
+    check("wide", x, w)
+# Non-contiguous inputs (a transposed view): declined by the fused path, same results.
+xt = torch.randn(F_, 4).t()
+assert not xt.is_contiguous()
+check("wide", xt, torch.randn(H, F_))
+check("heads", xt)
+check("scoring", xt, mean, scale, w1, b1, w2, b2, 2)
+# Sizes above the auto guard (per-op under auto, fused when forced).
+check("wide", torch.randn(256, 128), torch.randn(256, 128) * 0.1)
+# Long sums reorder additions (as any vectorised sum does): no cancellation in the result.
+check("reductions", torch.rand(600, 600))
+check("column_reductions", torch.rand(700, 300))
+# Shapes the kernels do not take and mismatched sizes: libtorch's outcome, errors included.
+same_outcome(kernels.wide, eager.wide, torch.randn(3, F_), torch.randn(H, F_ + 1))
+same_outcome(kernels.vector_and_matrix, eager.vector_and_matrix, torch.randn(F_ + 1), torch.randn(3, F_))
+same_outcome(kernels.matmuls, eager.matmuls, torch.randn(3, 4), torch.randn(5, 2))
+err = raises(RuntimeError, kernels.scoring, torch.randn(2, F_), mean, scale, torch.randn(H, F_ + 2), b1, w2, b2, 1)
+# Empty batches.
+check("wide", torch.randn(0, F_), torch.randn(H, F_))
+check("scoring", torch.randn(0, F_), mean, scale, w1, b1, w2, b2, 1)
+print(f"fused ok ({path})")
