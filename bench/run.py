@@ -47,7 +47,7 @@ def _early_threads(argv: list[str]) -> str:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _early_threads(sys.argv[1:]))
 
 from rxbench import (  # noqa: E402
-    jitsrc, onnxlane, parity, report, schedule, stats, svg, tflanes, twins,
+    boundary, jitsrc, onnxlane, parity, report, schedule, stats, svg, tflanes, twins,
 )
 from rxbench.model import (  # noqa: E402
     FRAMEWORK_LANES,
@@ -576,6 +576,21 @@ def main(argv: list[str] | None = None) -> int:
             if native is not None and native.status in (WRONG, UNAVAILABLE):
                 failures.append(f"{w.name} {c.label}: native {native.status}: {native.reason}")
         run.workloads.append(wr)
+
+    # The boundary's cost per call and GIL release, on the scoring project's native build.
+    scoring = next((w for w in by_name(a.workloads) if w.name == "scoring"), None)
+    if scoring is not None:
+        p = open_project(scoring, projects, builds, out / "jit")
+        if p.native_status == TIMED and p.wrapper is not None:
+            meta["boundary"] = boundary.measure_boundary(p.wrapper, p.eager, opts.quick)
+            meta["gil_threads"] = boundary.measure_threads(p.wrapper, 128, opts.quick)
+            b = meta["boundary"]
+            log(f"boundary: {b.get('function', '')}: native {b.get('native_us')} µs/call, "
+                f"eager {b.get('eager_us')} µs, empty Python call {b.get('python_call_us')} µs"
+                + (f" — {b['error']}" if "error" in b else ""))
+            t = meta["gil_threads"]
+            log(f"threads: {t['function']}: {t['calls_per_s_1_thread']} calls/s on 1 thread, "
+                f"{t['calls_per_s_2_threads']} on 2 ({t['scaling']}x)")
 
     meta["loadavg_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     meta["duration_s"] = round(time.perf_counter() - started, 1)

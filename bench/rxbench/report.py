@@ -207,6 +207,14 @@ def render_markdown(run: RunResult, command: str = "cargo xtask bench") -> str:
     lines = [f"Command: `{command}` — {settings_line(run)}."]
     for title, body in _sections(run, markdown):
         lines += ["", f"**{title}**", "", body]
+    b, t = run.meta.get("boundary"), run.meta.get("gil_threads")
+    if b and "native_us" in b:
+        lines += ["", "**Boundary** (" + b["function"] + "): native "
+                  f"{b['native_us']} µs per call (target ≤ {b['target_us']} µs), eager "
+                  f"{b['eager_us']} µs, an empty Python function {b['python_call_us']} µs."]
+    if t:
+        lines += ["", f"**Threads** ({t['function']}): {t['calls_per_s_1_thread']} calls/s from "
+                  f"one Python thread, {t['calls_per_s_2_threads']} from two ({t['scaling']}x)."]
     extra = notes(run)
     if extra:
         lines += ["", "Not timed:", ""] + [f"- {n}" for n in extra]

@@ -632,20 +632,56 @@ pub struct Plan {
     pub macs: usize,
 }
 
-fn same_or_row(a: Shape, b: Shape) -> Option<Shape> {
-    if a == b {
-        return Some(a);
-    }
-    // A matrix with a vector broadcast along its last dim (either side).
-    match (a.rank, b.rank) {
-        (2, 1) if b.dims[0] == a.dims[1] => Some(a),
-        (1, 2) if a.dims[0] == b.dims[1] => Some(b),
-        _ => None,
-    }
+/// How an operand of an elementwise op spans the `rows × cols` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Every element (same shape as the result).
+    Full,
+    /// One row repeated (`[n]` or `[1, n]`).
+    Row,
+    /// One column repeated (`[m, 1]`).
+    Col,
+    /// One element repeated.
+    Single,
 }
 
-/// Infer shapes and assign storage; `None` declines the call (the per-site path then runs). `tensor_shapes[v]` is the shape of tensor input `v` (`None`
-/// for scalar or unused inputs).
+/// Broadcast two shapes of rank <= 2 as torch does: the result's shape and each operand's role.
+pub fn broadcast(a: Shape, b: Shape) -> Option<(Shape, Role, Role)> {
+    let pad = |s: Shape| match s.rank {
+        2 => (s.dims[0], s.dims[1]),
+        1 => (1, s.dims[0]),
+        _ => (1, 1),
+    };
+    let ((a0, a1), (b0, b1)) = (pad(a), pad(b));
+    let dim = |x: usize, y: usize| match (x, y) {
+        _ if x == y => Some(x),
+        (1, _) => Some(y),
+        (_, 1) => Some(x),
+        _ => None,
+    };
+    let (r0, r1) = (dim(a0, b0)?, dim(a1, b1)?);
+    let rank = a.rank.max(b.rank);
+    let result = match rank {
+        2 => Shape::of(&[r0, r1])?,
+        1 => Shape::of(&[r1])?,
+        _ => return None,
+    };
+    let role = |(x0, x1): (usize, usize)| {
+        if (x0, x1) == (r0, r1) {
+            Role::Full
+        } else if (x0, x1) == (1, r1) {
+            Role::Row
+        } else if (x0, x1) == (r0, 1) {
+            Role::Col
+        } else {
+            Role::Single
+        }
+    };
+    Some((result, role((a0, a1)), role((b0, b1))))
+}
+
+/// Infer shapes and assign storage; `None` declines the call (the per-site path then runs).
+/// `input_shapes[v]` is the shape of tensor input `v` (`None` for scalar or unused inputs).
 pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> {
     let n_in = p.inputs.len();
     if input_shapes.len() != n_in {
@@ -714,14 +750,9 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
                 (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
             }
             Ins::Unary { t, .. } => (tensor(&shapes, t)?, Dt::F32),
-            Ins::Binary { f, a, b } => {
+            Ins::Binary { a, b, .. } => {
                 let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
-                let s = same_or_row(as_, bs)?;
-                // A vector on the left of a matrix: only the commuting operations.
-                if as_.rank < bs.rank && !matches!(f, BinaryF::Add | BinaryF::Mul) {
-                    return None;
-                }
-                (s, Dt::F32)
+                (broadcast(as_, bs)?.0, Dt::F32)
             }
             Ins::Scalar { t, s, .. } => {
                 if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
@@ -809,7 +840,7 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         // In place over the first operand when this is its last read, it is not an output, it
         // has the result's shape, and no other operand shares its buffer.
         let first = match *ins {
-            Ins::Unary { t, .. } | Ins::Scalar { t, .. } => Some(t),
+            Ins::Unary { t, .. } | Ins::Scalar { t, rev: false, .. } => Some(t),
             Ins::Binary { a, b, .. } => {
                 Some(a).filter(|&a| store[usize::from(a)] != store[usize::from(b)])
             }

@@ -9,8 +9,10 @@
 //! `auto` (default).
 
 use super::{map_err, RxtTorchTensor};
-use crate::fusion::{self, Dt, Input, Ins, Plan, Program, ProgramView, ReduceF, Shape, Store};
-use adapter as k;
+use crate::fusion::{
+    self, BinaryF, Dt, Input, Ins, Plan, Program, ProgramView, ReduceF, Role, Shape, Store, UnaryF,
+};
+use crate::kernels as k;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
 use std::sync::OnceLock;
@@ -193,12 +195,51 @@ pub fn fused<const N: usize>(
     // outputs are tensors owned by `outs`, temporaries are owned by `temps`, and none of them is
     // resized. The plan gives an instruction a destination distinct from its operands unless it
     // is marked in place, and in-place instructions only touch their destination slice.
-    unsafe { execute(p, &plan, &bufs, scalars) }?;
+    let job = Job {
+        p,
+        plan: &plan,
+        bufs: &bufs,
+        scalars,
+    };
+    let work = plan
+        .macs
+        .saturating_add(plan.shapes.iter().map(|(s, _)| s.numel()).sum::<usize>());
+    if work >= GIL_RELEASE_WORK {
+        // Other Python threads run while the kernels do (a threaded server scales).
+        pyo3::Python::attach(|py| py.detach(move || job.run()))?;
+    } else {
+        job.run()?;
+    }
     drop(temps);
     let outs: [RxtTorchTensor; N] = outs
         .try_into()
         .map_err(|_| internal("the output count changed"))?;
     Ok(Some(outs))
+}
+
+/// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
+/// kernels run; below it, releasing and re-taking the GIL would cost more than it frees.
+pub const GIL_RELEASE_WORK: usize = 1 << 15;
+
+/// One planned call, runnable without the GIL.
+struct Job<'a> {
+    p: ProgramView<'a>,
+    plan: &'a Plan,
+    bufs: &'a [Buf],
+    scalars: &'a [f64],
+}
+
+// SAFETY: the buffers a job points into belong to this call (borrowed input tensors, the output
+// tensors and temporaries it owns) and are only touched by the job while it runs; it reads no
+// Python object.
+unsafe impl Send for Job<'_> {}
+
+impl Job<'_> {
+    fn run(self) -> PyResult<()> {
+        // SAFETY: see the call site in `fused`: every buffer is valid for its value's shape and
+        // the plan only shares buffers along in-place chains.
+        unsafe { execute(self.p, self.plan, self.bufs, self.scalars) }
+    }
 }
 
 fn internal(what: &str) -> pyo3::PyErr {
@@ -221,11 +262,44 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
         }
     };
     let n_in = p.inputs.len();
+    // Whether value `v` is read by nothing after instruction `j` and is not an output.
+    let dead_after = |v: usize, j: usize| {
+        !p.outputs.iter().any(|&o| usize::from(o) == v)
+            && p.ins[j + 1..]
+                .iter()
+                .all(|i| !fusion::operands(i).iter().any(|&u| usize::from(u) == v))
+    };
+    let mut skip = false;
     for (j, i) in p.ins.iter().enumerate() {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
         let v = n_in + j;
         let (out_shape, _) = plan.shapes[v];
         let n = out_shape.numel();
         let in_place = plan.in_place.get(j).copied().unwrap_or(false);
+        // softmax over rows whose only reader is an argmax over the same rows: labels only.
+        if let (
+            Ins::Softmax {
+                t,
+                dim: 1,
+                log: false,
+            },
+            Some(&Ins::Argmax { t: pt, dim: 1, .. }),
+        ) = (*i, p.ins.get(j + 1))
+        {
+            if usize::from(pt) == v && dead_after(v, j + 1) && shape(t).rank == 2 {
+                let Buf::I64(d) = bufs[v + 1] else {
+                    return Err(internal("argmax has no int64 destination"));
+                };
+                let (m, c) = shape(t).matrix();
+                // SAFETY: see the function's contract.
+                let dst = unsafe { std::slice::from_raw_parts_mut(d, m) };
+                k_err(k::softmax_argmax_rows(src(t)?, m, c, dst))?;
+                skip = true;
+                continue;
+            }
+        }
         if let Ins::Argmax { t, dim, .. } = *i {
             let Buf::I64(d) = bufs[v] else {
                 return Err(internal("argmax has no int64 destination"));
@@ -253,7 +327,23 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
                     Some(b) => Some(src(b)?),
                     None => None,
                 };
-                k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?;
+                // An activation applied in place to this result right after: fuse it into the
+                // store.
+                let epilogue = match p.ins.get(j + 1) {
+                    Some(&Ins::Unary { f, t })
+                        if usize::from(t) == v && plan.in_place.get(j + 1) == Some(&true) =>
+                    {
+                        epilogue(f)
+                    }
+                    _ => None,
+                };
+                match epilogue {
+                    Some(e) => {
+                        k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
+                        skip = true;
+                    }
+                    None => k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?,
+                }
             }
             Ins::Matmul { a, b } => {
                 let (m, kk) = shape(a).matrix();
@@ -262,30 +352,22 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
             }
             Ins::Unary { f, t } => {
                 if in_place {
-                    k_err(k::unary_inplace(f, dst))?;
+                    k::unary_inplace(unary(f), dst);
                 } else {
-                    k_err(k::unary(f, src(t)?, dst))?;
+                    k_err(k::unary(unary(f), src(t)?, dst))?;
                 }
             }
             Ins::Binary { f, a, b } => {
-                let (sa, sb) = (shape(a), shape(b));
-                if sa == sb {
-                    if in_place {
-                        k_err(k::binary_same_inplace(f, dst, src(b)?))?;
-                    } else {
-                        k_err(k::binary_same(f, src(a)?, src(b)?, dst))?;
-                    }
-                } else if sa.rank == 2 {
-                    let (m, c) = sa.matrix();
-                    if in_place {
-                        k_err(k::binary_row_inplace(f, dst, m, c, src(b)?))?;
-                    } else {
-                        k_err(k::binary_row(f, src(a)?, m, c, src(b)?, dst))?;
-                    }
+                let Some((_, ra, rb)) = fusion::broadcast(shape(a), shape(b)) else {
+                    return Err(internal("an elementwise operand no longer broadcasts"));
+                };
+                let (m, c) = out_shape.matrix();
+                let rhs = operand(rb, src(b)?)?;
+                if in_place {
+                    k_err(k::binary_inplace(binary(f), m, c, dst, rhs))?;
                 } else {
-                    // A vector on the left of a matrix: the plan only admits commuting ops.
-                    let (m, c) = sb.matrix();
-                    k_err(k::binary_row(f, src(b)?, m, c, src(a)?, dst))?;
+                    let lhs = operand(ra, src(a)?)?;
+                    k_err(k::binary(binary(f), m, c, lhs, rhs, dst))?;
                 }
             }
             Ins::Scalar { f, t, s, rev } => {
@@ -295,11 +377,30 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
                 let Some(&sv) = scalars.get(usize::from(slot)) else {
                     return Err(internal("a scalar operand is missing"));
                 };
-                let sv = sv as f32;
-                if in_place {
-                    k_err(k::binary_scalar_inplace(f, dst, sv, rev))?;
-                } else {
-                    k_err(k::binary_scalar(f, src(t)?, sv, rev, dst))?;
+                // Eager casts a Python scalar to the tensor's dtype before the operation.
+                let sv = k::Operand::Scalar(sv as f32);
+                let (m, c) = out_shape.matrix();
+                match (in_place, rev) {
+                    (true, false) => k_err(k::binary_inplace(binary(f), m, c, dst, sv))?,
+                    (false, false) => k_err(k::binary(
+                        binary(f),
+                        m,
+                        c,
+                        k::Operand::Full(src(t)?),
+                        sv,
+                        dst,
+                    ))?,
+                    (true, true) => {
+                        return Err(internal("`scalar op tensor` is never planned in place"))
+                    }
+                    (false, true) => k_err(k::binary(
+                        binary(f),
+                        m,
+                        c,
+                        sv,
+                        k::Operand::Full(src(t)?),
+                        dst,
+                    ))?,
                 }
             }
             Ins::Softmax { t, dim, log } => {
@@ -323,6 +424,51 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
     Ok(())
 }
 
+fn unary(f: UnaryF) -> k::Unary {
+    match f {
+        UnaryF::Relu => k::Unary::Relu,
+        UnaryF::Sigmoid => k::Unary::Sigmoid,
+        UnaryF::Tanh => k::Unary::Tanh,
+        UnaryF::Abs => k::Unary::Abs,
+        UnaryF::Neg => k::Unary::Neg,
+        UnaryF::Exp => k::Unary::Exp,
+        UnaryF::Log => k::Unary::Log,
+        UnaryF::Sqrt => k::Unary::Sqrt,
+        UnaryF::Gelu => k::Unary::Gelu,
+    }
+}
+
+fn epilogue(f: UnaryF) -> Option<k::Epilogue> {
+    Some(match f {
+        UnaryF::Relu => k::Epilogue::Relu,
+        UnaryF::Tanh => k::Epilogue::Tanh,
+        UnaryF::Sigmoid => k::Epilogue::Sigmoid,
+        UnaryF::Gelu => k::Epilogue::Gelu,
+        _ => return None,
+    })
+}
+
+fn binary(f: BinaryF) -> k::Binary {
+    match f {
+        BinaryF::Add => k::Binary::Add,
+        BinaryF::Sub => k::Binary::Sub,
+        BinaryF::Mul => k::Binary::Mul,
+        BinaryF::Div => k::Binary::Div,
+    }
+}
+
+fn operand(role: Role, x: &[f32]) -> PyResult<k::Operand<'_>> {
+    Ok(match role {
+        Role::Full => k::Operand::Full(x),
+        Role::Row => k::Operand::Row(x),
+        Role::Col => k::Operand::Col(x),
+        Role::Single => match x.first() {
+            Some(&v) => k::Operand::Scalar(v),
+            None => return Err(internal("a broadcast operand is empty")),
+        },
+    })
+}
+
 fn reduce(
     f: ReduceF,
     rows: bool,
@@ -344,374 +490,5 @@ fn reduce(
 }
 
 fn k_err(r: Result<(), k::KernelError>) -> PyResult<()> {
-    r.map_err(|e| internal(&format!("kernel rejected its operands: {e:?}")))
-}
-
-/// The kernels the fused path calls, as one narrow interface.
-mod adapter {
-    use crate::fusion::{BinaryF, UnaryF};
-
-    /// Operands whose lengths do not match their dims.
-    #[derive(Debug)]
-    pub struct KernelError;
-
-    type R = Result<(), KernelError>;
-
-    fn check(ok: bool) -> R {
-        if ok {
-            Ok(())
-        } else {
-            Err(KernelError)
-        }
-    }
-
-    fn un(f: UnaryF, x: f32) -> f32 {
-        match f {
-            UnaryF::Relu => {
-                if x.is_nan() || x > 0.0 {
-                    x
-                } else {
-                    0.0
-                }
-            }
-            UnaryF::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            UnaryF::Tanh => x.tanh(),
-            UnaryF::Abs => x.abs(),
-            UnaryF::Neg => -x,
-            UnaryF::Exp => x.exp(),
-            UnaryF::Log => x.ln(),
-            UnaryF::Sqrt => x.sqrt(),
-            UnaryF::Gelu => {
-                let xd = f64::from(x);
-                (0.5 * xd * (1.0 + libm_erf(xd / std::f64::consts::SQRT_2))) as f32
-            }
-        }
-    }
-
-    fn libm_erf(x: f64) -> f64 {
-        // Abramowitz-Stegun 7.1.26 is too coarse; use a series/continued fraction split.
-        if x.is_nan() {
-            return x;
-        }
-        let t = x.abs();
-        let r = if t < 2.5 {
-            let mut sum = t;
-            let mut term = t;
-            let x2 = t * t;
-            let mut n = 0.0;
-            loop {
-                n += 1.0;
-                term *= -x2 / n;
-                let add = term / (2.0 * n + 1.0);
-                sum += add;
-                if add.abs() < 1e-17 {
-                    break;
-                }
-            }
-            sum * 2.0 / std::f64::consts::PI.sqrt()
-        } else {
-            // erfc continued fraction.
-            let mut f = 0.0;
-            for k in (1..60).rev() {
-                f = (k as f64 / 2.0) / (t + f);
-            }
-            1.0 - (-t * t).exp() / (std::f64::consts::PI.sqrt() * (t + f))
-        };
-        if x < 0.0 {
-            -r
-        } else {
-            r
-        }
-    }
-
-    fn bin(f: BinaryF, a: f32, b: f32) -> f32 {
-        match f {
-            BinaryF::Add => a + b,
-            BinaryF::Sub => a - b,
-            BinaryF::Mul => a * b,
-            BinaryF::Div => a / b,
-        }
-    }
-
-    pub fn linear(
-        x: &[f32],
-        m: usize,
-        k: usize,
-        w: &[f32],
-        n: usize,
-        b: Option<&[f32]>,
-        out: &mut [f32],
-    ) -> R {
-        check(
-            x.len() == m * k
-                && w.len() == n * k
-                && out.len() == m * n
-                && b.is_none_or(|b| b.len() == n),
-        )?;
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = 0.0f32;
-                for q in 0..k {
-                    acc += x[i * k + q] * w[j * k + q];
-                }
-                out[i * n + j] = acc + b.map_or(0.0, |b| b[j]);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn matmul(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) -> R {
-        check(a.len() == m * k && b.len() == k * n && out.len() == m * n)?;
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = 0.0f32;
-                for q in 0..k {
-                    acc += a[i * k + q] * b[q * n + j];
-                }
-                out[i * n + j] = acc;
-            }
-        }
-        Ok(())
-    }
-
-    pub fn unary(f: UnaryF, x: &[f32], out: &mut [f32]) -> R {
-        check(x.len() == out.len())?;
-        for (o, &v) in out.iter_mut().zip(x) {
-            *o = un(f, v);
-        }
-        Ok(())
-    }
-
-    pub fn unary_inplace(f: UnaryF, x: &mut [f32]) -> R {
-        for v in x.iter_mut() {
-            *v = un(f, *v);
-        }
-        Ok(())
-    }
-
-    pub fn binary_same(f: BinaryF, a: &[f32], b: &[f32], out: &mut [f32]) -> R {
-        check(a.len() == b.len() && a.len() == out.len())?;
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *o = bin(f, x, y);
-        }
-        Ok(())
-    }
-
-    pub fn binary_same_inplace(f: BinaryF, a: &mut [f32], b: &[f32]) -> R {
-        check(a.len() == b.len())?;
-        for (x, &y) in a.iter_mut().zip(b) {
-            *x = bin(f, *x, y);
-        }
-        Ok(())
-    }
-
-    pub fn binary_row(
-        f: BinaryF,
-        a: &[f32],
-        m: usize,
-        n: usize,
-        row: &[f32],
-        out: &mut [f32],
-    ) -> R {
-        check(a.len() == m * n && row.len() == n && out.len() == m * n)?;
-        for i in 0..m {
-            for j in 0..n {
-                out[i * n + j] = bin(f, a[i * n + j], row[j]);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn binary_row_inplace(f: BinaryF, a: &mut [f32], m: usize, n: usize, row: &[f32]) -> R {
-        check(a.len() == m * n && row.len() == n)?;
-        for i in 0..m {
-            for j in 0..n {
-                a[i * n + j] = bin(f, a[i * n + j], row[j]);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn binary_scalar(f: BinaryF, a: &[f32], s: f32, rev: bool, out: &mut [f32]) -> R {
-        check(a.len() == out.len())?;
-        for (o, &x) in out.iter_mut().zip(a) {
-            *o = if rev { bin(f, s, x) } else { bin(f, x, s) };
-        }
-        Ok(())
-    }
-
-    pub fn binary_scalar_inplace(f: BinaryF, a: &mut [f32], s: f32, rev: bool) -> R {
-        for x in a.iter_mut() {
-            *x = if rev { bin(f, s, *x) } else { bin(f, *x, s) };
-        }
-        Ok(())
-    }
-
-    fn softmax_line(x: &[f32], stride: usize, n: usize, out: &mut [f32], log: bool, base: usize) {
-        let mut max = f32::NEG_INFINITY;
-        let mut nan = false;
-        for j in 0..n {
-            let v = x[base + j * stride];
-            if v.is_nan() {
-                nan = true;
-            }
-            if v > max {
-                max = v;
-            }
-        }
-        if nan {
-            max = f32::NAN;
-        }
-        let mut sum = 0.0f32;
-        for j in 0..n {
-            let e = (x[base + j * stride] - max).exp();
-            sum += e;
-            out[base + j * stride] = e;
-        }
-        for j in 0..n {
-            let o = &mut out[base + j * stride];
-            if log {
-                *o = x[base + j * stride] - max - sum.ln();
-            } else {
-                *o /= sum;
-            }
-        }
-    }
-
-    pub fn softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        check(x.len() == m * n && out.len() == m * n)?;
-        for i in 0..m {
-            softmax_line(x, 1, n, out, false, i * n);
-        }
-        Ok(())
-    }
-
-    pub fn log_softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        check(x.len() == m * n && out.len() == m * n)?;
-        for i in 0..m {
-            softmax_line(x, 1, n, out, true, i * n);
-        }
-        Ok(())
-    }
-
-    pub fn softmax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        check(x.len() == m * n && out.len() == m * n)?;
-        for j in 0..n {
-            softmax_line(x, n, m, out, false, j);
-        }
-        Ok(())
-    }
-
-    pub fn log_softmax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        check(x.len() == m * n && out.len() == m * n)?;
-        for j in 0..n {
-            softmax_line(x, n, m, out, true, j);
-        }
-        Ok(())
-    }
-
-    fn fold(
-        x: &[f32],
-        m: usize,
-        n: usize,
-        rows: bool,
-        out: &mut [f32],
-        f: impl Fn(&mut dyn Iterator<Item = f32>) -> f32,
-    ) -> R {
-        check(x.len() == m * n && out.len() == if rows { m } else { n })?;
-        if rows {
-            for i in 0..m {
-                out[i] = f(&mut x[i * n..(i + 1) * n].iter().copied());
-            }
-        } else {
-            for j in 0..n {
-                out[j] = f(&mut (0..m).map(|i| x[i * n + j]));
-            }
-        }
-        Ok(())
-    }
-
-    fn sum(it: &mut dyn Iterator<Item = f32>) -> f32 {
-        it.fold(0.0, |a, b| a + b)
-    }
-
-    fn amax(it: &mut dyn Iterator<Item = f32>) -> f32 {
-        it.fold(f32::NEG_INFINITY, |a, b| {
-            if a.is_nan() || b.is_nan() {
-                f32::NAN
-            } else if b > a {
-                b
-            } else {
-                a
-            }
-        })
-    }
-
-    fn amin(it: &mut dyn Iterator<Item = f32>) -> f32 {
-        it.fold(f32::INFINITY, |a, b| {
-            if a.is_nan() || b.is_nan() {
-                f32::NAN
-            } else if b < a {
-                b
-            } else {
-                a
-            }
-        })
-    }
-
-    pub fn sum_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, true, out, sum)
-    }
-    pub fn mean_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, true, out, |it| sum(it) / n as f32)
-    }
-    pub fn amax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, true, out, amax)
-    }
-    pub fn amin_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, true, out, amin)
-    }
-    pub fn sum_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, false, out, sum)
-    }
-    pub fn mean_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, false, out, |it| sum(it) / m as f32)
-    }
-    pub fn amax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, false, out, amax)
-    }
-    pub fn amin_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> R {
-        fold(x, m, n, false, out, amin)
-    }
-
-    fn arg(it: &mut dyn Iterator<Item = f32>) -> i64 {
-        let mut best = f32::NEG_INFINITY;
-        let mut idx = 0i64;
-        for (i, v) in it.enumerate() {
-            if best.is_nan() {
-                break;
-            }
-            if i == 0 || v.is_nan() || v > best {
-                best = v;
-                idx = i as i64;
-            }
-        }
-        idx
-    }
-
-    pub fn argmax_rows(x: &[f32], m: usize, n: usize, out: &mut [i64]) -> R {
-        check(x.len() == m * n && out.len() == m)?;
-        for i in 0..m {
-            out[i] = arg(&mut x[i * n..(i + 1) * n].iter().copied());
-        }
-        Ok(())
-    }
-
-    pub fn argmax_cols(x: &[f32], m: usize, n: usize, out: &mut [i64]) -> R {
-        check(x.len() == m * n && out.len() == n)?;
-        for j in 0..n {
-            out[j] = arg(&mut (0..m).map(|i| x[i * n + j]));
-        }
-        Ok(())
-    }
+    r.map_err(|e| internal(&format!("kernel rejected its operands: {e}")))
 }
