@@ -47,6 +47,7 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def unary(x: M) -> M:\n    return -x\n", "fallback-python", &["RXT004"]),
     ("def keyword_bias(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, bias=b)\n", "native-plugin:rextio-torch", &[]),
     ("def extra_kw(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, b, bias=b)\n", "fallback-python", &["RXTP-TORCH-001"]),
+    ("def ln_list(x: M) -> M:\n    return F.layer_norm(x, [x.shape[-1]])\n", "native-plugin:rextio-torch", &[]),
 ];
 
 #[test]

@@ -193,12 +193,12 @@ float32, as in eager; `clamp(min > max)` sets every element to `max`, as in eage
         summary: "layer_norm outside the last-dim contract",
         explanation: "`F.layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5)` is lowered for \
 a rank-1 or rank-2 float32 input normalised over its last dim only: `normalized_shape` must be a \
-one-element tuple of int (`(n,)`, `(x.shape[-1],)`, a `tuple[int]` value); its value is checked by \
-libtorch at run time exactly as eager checks it (a wrong `n` raises the same RuntimeError). A \
-plain int, a list, or a tuple of two or more ints (normalising several dims) is not lowered: a \
-claim site cannot express a list, and a multi-dim normalised shape needs a rank the surface does \
-not prove. `weight` and `bias` must be rank-1 float32 tensors or `None`; `eps` a float literal or \
-float parameter.",
+one-element tuple of int (`(n,)`, `(x.shape[-1],)`, a `tuple[int]` value) or a one-element list \
+written in the call (`[n]`); its value is checked by libtorch at run time exactly as eager checks \
+it (a wrong `n` raises the same RuntimeError). A plain int, or a sequence of two or more ints \
+(normalising several dims), is not lowered: a multi-dim normalised shape needs a rank the surface \
+does not prove. `weight` and `bias` must be rank-1 float32 tensors or `None`; `eps` a float \
+literal or float parameter.",
     },
     CodeDoc {
         code: VIEW_FORM,

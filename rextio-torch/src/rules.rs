@@ -460,8 +460,8 @@ fn extended_records() -> Vec<RuleRecord> {
     out.push(native(
         LAYER_NORM,
         Call,
-        "torch.nn.functional.layer_norm(x, (n,)[, weight][, bias][, eps])",
-        "x rank 1 or 2; normalized_shape a one-element tuple[int] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
+        "torch.nn.functional.layer_norm(x, (n,) | [n][, weight][, bias][, eps])",
+        "x rank 1 or 2; normalized_shape a one-element tuple[int] or [n] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
     ));
     for name in ["clamp", "clamp_min", "clamp_max"] {
         out.push(native(
