@@ -47,6 +47,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def unary(x: M) -> M:\n    return -x\n", "fallback-python", &["RXT004"]),
     ("def keyword_bias(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, bias=b)\n", "native-plugin:rextio-torch", &[]),
     ("def extra_kw(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, b, bias=b)\n", "fallback-python", &["RXTP-TORCH-001"]),
+    ("def cat_list(x: M, y: M) -> M:\n    return torch.cat([x, y.relu()], dim=1)\n", "native-plugin:rextio-torch", &[]),
+    ("def cat_tuple_local(x: M, y: M) -> M:\n    xs = (x, y)\n    return torch.cat(xs, -1)\n", "native-plugin:rextio-torch", &[]),
+    ("def cat_list_local(x: M, y: M) -> M:\n    xs = [x, y]\n    return torch.cat(xs)\n", "fallback-python", &["RXT004"]),
+    ("def cat_ranks(x: M, v: V) -> M:\n    return torch.cat([x, v])\n", "fallback-python", &["RXTP-TORCH-029"]),
+    ("def cat_dim(x: M, d: int) -> M:\n    return torch.cat([x, x], dim=d)\n", "fallback-python", &["RXTP-TORCH-030"]),
+    ("def ln_list(x: M) -> M:\n    return F.layer_norm(x, [x.shape[-1]])\n", "native-plugin:rextio-torch", &[]),
 ];
 
 #[test]

@@ -44,7 +44,9 @@ pub enum ValueType {
     /// A plugin-owned type.
     Plugin(TypeKey),
     /// A fixed-length tuple (`tuple[int, int]`, `(values, indices)`); in generated code a Rust
-    /// tuple of the elements' Rust types. API >= 1.8.
+    /// tuple of the elements' Rust types. A list literal written directly as an argument of a
+    /// site (`torch.cat([a, b])`) is offered with this type too, as the tuple of its elements:
+    /// Python calls taking a sequence take either. API >= 1.8.
     Tuple(Vec<ValueType>),
 }
 

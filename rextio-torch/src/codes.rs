@@ -61,6 +61,11 @@ pub const CUDA_FORM: &str = "RXTP-TORCH-027";
 /// A site mixing `cuda:0` and CPU tensors (the slice never transfers between host and device).
 pub const CUDA_DEVICE_MIX: &str = "RXTP-TORCH-028";
 
+/// `torch.cat` / `torch.concat` of something other than a list or tuple of rank-2 float32 tensors.
+pub const CAT_SEQUENCE: &str = "RXTP-TORCH-029";
+/// `torch.cat` / `torch.concat` with a dim or keywords outside the static contract.
+pub const CAT_FORM: &str = "RXTP-TORCH-030";
+
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
     CodeDoc {
@@ -193,12 +198,12 @@ float32, as in eager; `clamp(min > max)` sets every element to `max`, as in eage
         summary: "layer_norm outside the last-dim contract",
         explanation: "`F.layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5)` is lowered for \
 a rank-1 or rank-2 float32 input normalised over its last dim only: `normalized_shape` must be a \
-one-element tuple of int (`(n,)`, `(x.shape[-1],)`, a `tuple[int]` value); its value is checked by \
-libtorch at run time exactly as eager checks it (a wrong `n` raises the same RuntimeError). A \
-plain int, a list, or a tuple of two or more ints (normalising several dims) is not lowered: a \
-claim site cannot express a list, and a multi-dim normalised shape needs a rank the surface does \
-not prove. `weight` and `bias` must be rank-1 float32 tensors or `None`; `eps` a float literal or \
-float parameter.",
+one-element tuple of int (`(n,)`, `(x.shape[-1],)`, a `tuple[int]` value) or a one-element list \
+written in the call (`[n]`); its value is checked by libtorch at run time exactly as eager checks \
+it (a wrong `n` raises the same RuntimeError). A plain int, or a sequence of two or more ints \
+(normalising several dims), is not lowered: a multi-dim normalised shape needs a rank the surface \
+does not prove. `weight` and `bias` must be rank-1 float32 tensors or `None`; `eps` a float \
+literal or float parameter.",
     },
     CodeDoc {
         code: VIEW_FORM,
@@ -294,5 +299,29 @@ the `rextio-device-cuda` authorisation of `cuda-libtorch-linux-x86_64` (see RXT0
 site must be a cuda:0 tensor type. A site combining a TensorF32Cuda0 operand with a CPU tensor \
 type stays on Python; move the data in Python (`.cuda()` / `.to()` are not lowered) and annotate \
 the native function with CUDA types only.",
+    },
+    CodeDoc {
+        code: CAT_SEQUENCE,
+        summary: "torch.cat of something other than a list or tuple of rank-2 float32 tensors",
+        explanation: "`torch.cat(tensors[, dim])` and its alias `torch.concat` are lowered when `tensors` is a \
+list or tuple of 1 to 16 TensorF32Cpu2D values whose length the source fixes: a list or tuple \
+written in the call (`torch.cat([a, b])`, `torch.cat((a, b @ w), 1)`) or a tuple-typed local \
+(`xs = (a, b)`). A list bound to a name first (`xs = [a, b]; torch.cat(xs)`) is not: the host \
+lowers a list literal only as a direct argument of a call (RXT004), because a list can be \
+mutated or grow. An empty sequence (eager raises), a single tensor instead of a sequence, rank-1, \
+int64 or bool elements (eager raises on mixed ranks and promotes mixed dtypes), Python numbers, \
+and more than 16 elements stay on Python; a sequence of cuda:0 tensors is outside the CUDA slice \
+(RXTP-TORCH-027).",
+    },
+    CodeDoc {
+        code: CAT_FORM,
+        summary: "torch.cat with a dim or keywords outside the static contract",
+        explanation: "The dim of `torch.cat` / `torch.concat` must be omitted (0) or an int literal in range for \
+rank 2 (0, 1, -1 or -2; negative dims are normalised statically), given once, positionally or as \
+`dim=`. A dim held in a variable, out of range (eager raises IndexError), or a string (named) \
+dim, and \
+keywords other than `tensors=` and `dim=` (`out=` writes into a caller's tensor) stay on Python. \
+Sizes of the other dim are checked by libtorch at run time exactly as eager checks them: a \
+mismatch raises the same RuntimeError. The result is a fresh tensor that never aliases an input.",
     },
 ];

@@ -2,9 +2,10 @@
 //!
 //! The PyTorch backend: claims a proven float32 CPU surface of PyTorch (`F.linear`, activation
 //! methods, matmul, `+`, static-dim reductions, comparisons to bool tensors, `where`, clamp,
-//! layer_norm, materialised transposes, shape queries as ints) and lowers each site to one call into [`runtime`],
-//! which drives libtorch through `tch`'s fallible APIs. The plugin itself (claim, lower, rules)
-//! needs no libtorch; the `runtime` feature, enabled by generated crates, does.
+//! layer_norm, materialised transposes, `torch.cat` of rank-2 tensors, shape queries as ints) and
+//! lowers each site to one call into [`runtime`], which drives libtorch through `tch`'s fallible
+//! APIs. The plugin itself (claim, lower, rules) needs no libtorch; the `runtime` feature, enabled
+//! by generated crates, does.
 
 pub mod claim;
 pub mod codes;
@@ -88,6 +89,8 @@ pub const SYMBOLS: &[&str] = &[
     "torch.t",
     "torch.transpose",
     "torch.unsqueeze",
+    "torch.cat",
+    "torch.concat",
     "torch.Tensor.log_softmax",
     "torch.Tensor.amax",
     "torch.Tensor.amin",

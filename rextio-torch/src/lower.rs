@@ -129,7 +129,7 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
             let mut parts = Vec::with_capacity(args.len());
             for a in args {
                 parts.push(match a {
-                    Arg::Tensor(s) => by_ref(get(s)?),
+                    Arg::Tensor(s) | Arg::Tensors(s) => by_ref(get(s)?),
                     Arg::OptTensor(Some(s)) => format!("Some({})", by_ref(get(s)?)),
                     Arg::OptTensor(None) => "None".to_owned(),
                     Arg::Scalar(s) => format!("({})", get(s)?.expr),
@@ -269,6 +269,29 @@ mod tests {
             f64_literal(f64::INFINITY),
             "f64::from_bits(0x7ff0000000000000_u64)"
         );
+    }
+
+    #[test]
+    fn cat_borrows_the_whole_sequence_with_a_normalised_dim() {
+        let two_d = rextio_plugin_api::ValueType::Plugin(rextio_plugin_api::TypeKey::new(
+            crate::types::F32_CPU_2D,
+        ));
+        let site = crate::claim::tests::call(
+            "torch.cat",
+            vec![
+                rextio_plugin_api::Operand::typed(rextio_plugin_api::ValueType::Tuple(vec![
+                    two_d.clone(),
+                    two_d,
+                ])),
+                rextio_plugin_api::Operand::literal(rextio_plugin_api::Literal::Int(-1)),
+            ],
+            vec![],
+        );
+        // Owned or not, the elements are only borrowed: cat never writes in place.
+        for owned in [false, true] {
+            let e = lower(&claimed(&site), &mut context(&site, owned)).unwrap();
+            assert_eq!(e.expr, "::rextio_torch::runtime::cat(&(v0), 1_i64)?");
+        }
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub const NDIM_ATTR: &str = "rextio-torch/tensor-attribute-ndim-int";
 pub const NUMEL: &str = "rextio-torch/tensor-numel-int";
 /// `len(t)`.
 pub const LEN: &str = "rextio-torch/builtin-len-tensor-int";
+/// `torch.cat(seq[, dim])` / `torch.concat(...)` of rank-2 tensors (beyond the seed).
+pub const CAT: &str = "rextio-torch/cat-static-dim-f32-cpu-2d";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-torch/unsupported-tensor-surface";
 
@@ -460,8 +462,8 @@ fn extended_records() -> Vec<RuleRecord> {
     out.push(native(
         LAYER_NORM,
         Call,
-        "torch.nn.functional.layer_norm(x, (n,)[, weight][, bias][, eps])",
-        "x rank 1 or 2; normalized_shape a one-element tuple[int] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
+        "torch.nn.functional.layer_norm(x, (n,) | [n][, weight][, bias][, eps])",
+        "x rank 1 or 2; normalized_shape a one-element tuple[int] or [n] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
     ));
     for name in ["clamp", "clamp_min", "clamp_max"] {
         out.push(native(
@@ -530,6 +532,12 @@ fn extended_records() -> Vec<RuleRecord> {
         Method,
         "t.unsqueeze(d) / torch.unsqueeze(t, d)",
         "rank 1; d an int literal in [-2, 2); result a fresh rank-2 tensor",
+    ));
+    out.push(native(
+        CAT,
+        Call,
+        "torch.cat(tensors[, dim]) / torch.concat(tensors[, dim])",
+        "tensors a list or tuple of 1 to 16 float32 rank-2 tensors written in the call (or a tuple value); dim omitted (0) or an int literal in range once (negative normalised); no out=; result a fresh rank-2 tensor",
     ));
     out.push(native(
         SIZE_DIM,

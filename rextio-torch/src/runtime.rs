@@ -534,6 +534,52 @@ pub fn unsqueeze(t: &RxtTorchTensor, d: i64) -> PyResult<RxtTorchTensor> {
     materialise(t.0.f_unsqueeze(d).map_err(map_err)?)
 }
 
+/// A fixed-length tuple of tensors: a list or tuple written in the call (`torch.cat([a, b])`),
+/// which generated code holds as a Rust tuple, seen as a slice of borrowed tensors.
+pub trait TensorTuple {
+    /// Call `f` with the tensors, in order (no copy of their storage).
+    fn with_tensors<R>(&self, f: impl FnOnce(&[&Tensor]) -> R) -> R;
+}
+
+macro_rules! tensor_tuple {
+    ($(($($i:tt),+);)+) => {
+        $(
+            impl TensorTuple for ($(tensor_tuple!(@one $i),)+) {
+                fn with_tensors<R>(&self, f: impl FnOnce(&[&Tensor]) -> R) -> R {
+                    f(&[$(&self.$i.0),+])
+                }
+            }
+        )+
+    };
+    (@one $i:tt) => { RxtTorchTensor };
+}
+
+// Lengths 1 to 16: `claim::concat::MAX_TENSORS`, which a test checks against this list.
+tensor_tuple! {
+    (0);
+    (0, 1);
+    (0, 1, 2);
+    (0, 1, 2, 3);
+    (0, 1, 2, 3, 4);
+    (0, 1, 2, 3, 4, 5);
+    (0, 1, 2, 3, 4, 5, 6);
+    (0, 1, 2, 3, 4, 5, 6, 7);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/// `torch.cat(tensors, dim)`: a fresh tensor (never aliasing an input, even for one element).
+/// libtorch checks the other dims' sizes exactly as eager does; a mismatch is a RuntimeError.
+pub fn cat<T: TensorTuple>(tensors: &T, dim: i64) -> PyResult<RxtTorchTensor> {
+    tensors.with_tensors(|ts| ok(Tensor::f_cat(ts, dim)))
+}
+
 macro_rules! comparison {
     ($name:ident, $scalar:ident, $f:ident, $f_scalar:ident, $op:literal) => {
         #[doc = concat!("`a ", $op, " b` on tensors; a bool tensor.")]

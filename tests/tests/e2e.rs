@@ -276,4 +276,31 @@ fn fused_regions_match_eager_on_every_path() {
             && stderr.contains("REXTIO_TORCH_PATH must be `auto`, `fused` or `per-op`"),
         "{stderr}"
     );
+
+#[test]
+fn cat_of_rank2_lists_and_tuples_matches_eager() {
+    let built = build("concat");
+    for f in ["rows", "columns", "last_dim", "tuple_local", "single"] {
+        let q = format!("joins.ops.{f}");
+        assert_eq!(
+            built.route(&q),
+            "native-plugin:rextio-torch",
+            "{f}: {:?}",
+            built.codes(&q)
+        );
+    }
+    // A list bound to a name is the host's RXT004 (only a list written in the call is offered);
+    // the forms the plugin recognises but does not take carry its codes.
+    for (f, code) in [
+        ("list_variable", "RXT004"),
+        ("mixed_ranks", "RXTP-TORCH-029"),
+        ("dim_out_of_range", "RXTP-TORCH-030"),
+        ("dynamic_dim", "RXTP-TORCH-030"),
+    ] {
+        let q = format!("joins.ops.{f}");
+        assert_eq!(built.route(&q), "fallback-python", "{f}");
+        assert_eq!(built.codes(&q), vec![code.to_owned()], "{f}");
+    }
+    let out = built.run_python("check_concat.py", &[]);
+    assert!(out.contains("concat ok"), "{out}");
 }

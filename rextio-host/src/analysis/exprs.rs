@@ -228,32 +228,14 @@ impl Fx<'_> {
             ast::Expr::Call(c) => self.call(c, at),
             ast::Expr::Attribute(a) => self.attribute(a, at),
             ast::Expr::Subscript(sub) => self.subscript(sub, at),
-            ast::Expr::Tuple(t) => {
-                let mut items = Vec::new();
-                let mut failed = false;
-                for x in &t.elts {
-                    if matches!(x, ast::Expr::Starred(_)) {
-                        return Err(self.error(
-                            codes::UNSUPPORTED_EXPRESSION,
-                            at,
-                            "starred tuple elements are not lowered",
-                            None,
-                        ));
-                    }
-                    match self.expr(x) {
-                        Ok(v) => items.push(v),
-                        Err(_) => failed = true,
-                    }
-                }
-                if failed {
-                    return Err(Failed);
-                }
-                Ok(Expr {
-                    ty: ValueType::Tuple(items.iter().map(|i| i.ty.clone()).collect()),
-                    kind: ExprKind::Tuple(items),
-                    span: at,
-                })
-            }
+            ast::Expr::Tuple(t) => self.sequence(&t.elts, at),
+            // Only a direct argument of a plugin site may be a list (see `Fx::site_arg`).
+            ast::Expr::List(_) => Err(self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                at,
+                "a list literal is lowered only as a direct argument of a plugin operation",
+                Some("write the list in the call (`torch.cat([a, b])`), or bind a tuple instead (`xs = (a, b)`)"),
+            )),
             _ => Err(self.error(
                 codes::UNSUPPORTED_EXPRESSION,
                 at,
@@ -261,6 +243,35 @@ impl Fx<'_> {
                 None,
             )),
         }
+    }
+
+    /// The elements of a tuple display (or of a list literal offered to a plugin as a tuple),
+    /// each evaluated, as one tuple-typed expression.
+    pub(super) fn sequence(&mut self, elts: &[ast::Expr], at: Span) -> R<Expr> {
+        let mut items = Vec::new();
+        let mut failed = false;
+        for x in elts {
+            if matches!(x, ast::Expr::Starred(_)) {
+                return Err(self.error(
+                    codes::UNSUPPORTED_EXPRESSION,
+                    at,
+                    "starred elements are not lowered",
+                    None,
+                ));
+            }
+            match self.expr(x) {
+                Ok(v) => items.push(v),
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            return Err(Failed);
+        }
+        Ok(Expr {
+            ty: ValueType::Tuple(items.iter().map(|i| i.ty.clone()).collect()),
+            kind: ExprKind::Tuple(items),
+            span: at,
+        })
     }
 
     pub(super) fn unary(&mut self, op: ast::UnaryOp, v: Expr, at: Span) -> R<Expr> {

@@ -37,15 +37,17 @@ impl Fx<'_> {
     }
 
     /// A call's positional and keyword arguments, each evaluated (starred and `**` arguments are
-    /// not lowered). With `opaque`, a keyword whose value names a module-level object
-    /// (`output_type=tf.int32`) is collected there instead, as `(name, dotted path)`: it is
-    /// offered to plugins as an operand of unknown type and never lowered.
+    /// not lowered). `opaque` is given for the arguments of a plugin site: a keyword whose value
+    /// names a module-level object (`output_type=tf.int32`) is collected there instead, as
+    /// `(name, dotted path)`: it is offered to plugins as an operand of unknown type and never
+    /// lowered; and a list literal argument is offered as a tuple ([`Fx::site_arg`]).
     fn call_args(
         &mut self,
         c: &ast::ExprCall,
         at: Span,
         mut opaque: Option<&mut Vec<(String, String)>>,
     ) -> R<CallArgs> {
+        let site = opaque.is_some();
         let mut args = Vec::new();
         let mut failed = false;
         for a in c.arguments.args.iter() {
@@ -57,7 +59,7 @@ impl Fx<'_> {
                     None,
                 ));
             }
-            match self.expr(a) {
+            match self.arg(a, site) {
                 Ok(v) => args.push(v),
                 Err(_) => failed = true,
             }
@@ -78,7 +80,7 @@ impl Fx<'_> {
                     continue;
                 }
             }
-            match self.expr(&k.value) {
+            match self.arg(&k.value, site) {
                 Ok(v) => keywords.push((name.as_str().to_owned(), v)),
                 Err(_) => failed = true,
             }
@@ -87,6 +89,29 @@ impl Fx<'_> {
             return Err(Failed);
         }
         Ok((args, keywords))
+    }
+
+    /// One call argument: of a plugin site ([`Fx::site_arg`]) or of any other call.
+    fn arg(&mut self, e: &ast::Expr, site: bool) -> R<Expr> {
+        if site {
+            self.site_arg(e)
+        } else {
+            self.expr(e)
+        }
+    }
+
+    /// An argument of a plugin site. A list literal written there (`torch.cat([a, b])`) is
+    /// offered as the tuple of its elements: a Python call taking a sequence takes a list or a
+    /// tuple alike, and the literal's length and element types are static. Nowhere else is a
+    /// list lowered (it could be mutated or grow).
+    fn site_arg(&mut self, e: &ast::Expr) -> R<Expr> {
+        match e {
+            ast::Expr::List(l) => {
+                let at = self.span(e);
+                self.sequence(&l.elts, at)
+            }
+            _ => self.expr(e),
+        }
     }
 
     pub(super) fn operand(e: &Expr) -> Operand {

@@ -1,5 +1,6 @@
 //! The analysis and ownership passes on their own, with a small test plugin (`tp`): one vector
-//! type, `a + b` and `tp.relu(v)` claimed, `tp.bad(v)` rejected with a documented code.
+//! type, `a + b`, `tp.relu(v)` and `tp.stack(seq)` (a tuple of vectors) claimed, `tp.bad(v)`
+//! rejected with a documented code.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::*;
@@ -45,6 +46,7 @@ fn tp() -> Tp {
             rule("tp/bad", Some("RXTP-TP-001")),
             rule("tp/decorator", None),
             rule("tp/shape", None),
+            rule("tp/stack", None),
         ],
         types: vec![PluginType {
             annotation: "tp.Vec".into(),
@@ -59,6 +61,12 @@ fn tp() -> Tp {
 
 fn is_vec(o: &Operand) -> bool {
     matches!(&o.ty, Some(ValueType::Plugin(k)) if k.as_str() == VEC)
+}
+
+/// A non-empty tuple of vectors.
+fn is_vec_seq(o: &Operand) -> bool {
+    matches!(&o.ty, Some(ValueType::Tuple(items)) if !items.is_empty()
+        && items.iter().all(|t| matches!(t, ValueType::Plugin(k) if k.as_str() == VEC)))
 }
 
 impl Plugin for Tp {
@@ -98,6 +106,12 @@ impl Plugin for Tp {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
             }
             (SiteKind::Call, "tp.relu", [a]) if is_vec(a) => claimed("tp/relu"),
+            (SiteKind::Call, "tp.stack", [s]) if is_vec_seq(s) => claimed("tp/stack"),
+            (SiteKind::Call, "tp.stack", [])
+                if site.keyword("seq").is_some_and(is_vec_seq) && site.keywords.len() == 1 =>
+            {
+                claimed("tp/stack")
+            }
             (SiteKind::Attribute, "shape", _) => ClaimOutcome::Claimed {
                 rule_id: "tp/shape".into(),
                 result_type: ValueType::Tuple(vec![ValueType::Int, ValueType::Int]),
@@ -497,5 +511,88 @@ def wrong_type(a: tp.Vec, n: int) -> tp.Vec:\n    return block(a, n)\n";
         "pkg.model.wrong_type",
         codes::CALLEE_NOT_NATIVE,
         "annotated",
+    );
+}
+
+#[test]
+fn list_literals_are_tuple_operands_of_plugin_sites_only() {
+    let vec = ValueType::Plugin(TypeKey::new(VEC));
+    // Positional: offered as a tuple of its elements' types, nested sites included.
+    let f = one("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    return tp.stack([a, b + b])\n");
+    assert_eq!(
+        f.route,
+        Route::Native(vec!["tp".into()]),
+        "{:?}",
+        f.diagnostics
+    );
+    let ir = f.ir.unwrap();
+    let [Stmt::Return(e)] = ir.body.as_slice() else {
+        panic!("{:?}", ir.body)
+    };
+    let ExprKind::Site { args, claimed, .. } = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(claimed.rule_id, "tp/stack");
+    assert_eq!(
+        claimed.site.args[0],
+        Operand::typed(ValueType::Tuple(vec![vec.clone(), vec.clone()]))
+    );
+    let ExprKind::Tuple(items) = &args[0].kind else {
+        panic!("{:?}", args[0])
+    };
+    assert!(matches!(&items[0].kind, ExprKind::Local(n) if n == "a"));
+    assert!(
+        matches!(&items[1].kind, ExprKind::Site { claimed, .. } if claimed.rule_id == "tp/add")
+    );
+    // As a keyword, and the tuple spelling, and a tuple-typed local: the same operand.
+    for body in [
+        "    return tp.stack(seq=[a])\n",
+        "    return tp.stack((a, b))\n",
+        "    xs = (a, b)\n    return tp.stack(xs)\n",
+    ] {
+        let f = one(&format!("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n{body}"));
+        assert_eq!(
+            f.route,
+            Route::Native(vec!["tp".into()]),
+            "{body}: {:?}",
+            f.diagnostics
+        );
+    }
+    // The plugin decides about the elements: an empty list or non-vector elements are not its
+    // form, so nobody claims them.
+    for body in ["    return tp.stack([])\n", "    return tp.stack([a, 1])\n"] {
+        let f = one(&format!("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n{body}"));
+        assert_eq!(codes(&f), vec![codes::UNCLAIMED_SITE], "{body}");
+    }
+    // Anywhere else a list literal keeps RXT004: bound to a name, returned, nested in a list,
+    // starred, an argument of a builtin or of a project function, a method receiver.
+    for body in [
+        "    xs = [a, b]\n    return tp.stack(xs)\n",
+        "    return tp.stack([[a]])\n",
+        "    return tp.stack([*(a, b)])\n",
+        "    n = len([a])\n    return a\n",
+        "    return g([a])\n",
+        "    return [a, b].pop()\n",
+    ] {
+        let src = format!("def g(s: tp.Vec) -> tp.Vec:\n    return s\n\ndef f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n{body}");
+        let m = analyse(&src);
+        let f = m.functions.iter().find(|f| f.qualname == "m.f").unwrap();
+        assert_eq!(f.route, Route::Fallback, "{body}");
+        assert!(
+            codes(f).iter().all(|c| *c == codes::UNSUPPORTED_EXPRESSION)
+                && !f.diagnostics.is_empty(),
+            "{body}: {:?}",
+            f.diagnostics
+        );
+    }
+    let f =
+        one("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    xs = [a, b]\n    return tp.stack(xs)\n");
+    let d = &f.diagnostics[0];
+    assert!(d.message.contains("list literal"), "{}", d.message);
+    assert!(
+        d.suggestion
+            .as_deref()
+            .is_some_and(|s| s.contains("xs = (a, b)")),
+        "{d:?}"
     );
 }

@@ -13,18 +13,39 @@ use crate::codes;
 use crate::entry::Rt;
 use crate::rules;
 use crate::types::{f32_cuda0, f32_cuda0_rank};
-use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
+use rextio_plugin_api::{ClaimSite, Operand, SiteKind, TypeKey, ValueType};
 
-/// Whether an operand is a `cuda:0` tensor type.
-pub(crate) fn is_cuda(op: &Operand) -> bool {
-    op.key().is_some_and(|k| f32_cuda0_rank(k).is_some())
+/// The plugin type keys an operand carries: its own, or its elements' when it is a tuple (a
+/// list or tuple argument such as `torch.cat([a, b])`).
+fn keys(op: &Operand) -> Vec<&TypeKey> {
+    fn walk<'a>(t: &'a ValueType, out: &mut Vec<&'a TypeKey>) {
+        match t {
+            ValueType::Plugin(k) => out.push(k),
+            ValueType::Tuple(items) => items.iter().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(t) = &op.ty {
+        walk(t, &mut out);
+    }
+    out
 }
 
-/// Whether any operand of a site (receiver, positional, keyword) is a `cuda:0` tensor type.
+/// Every operand of a site: receiver, positional, keyword.
+fn operands(site: &ClaimSite) -> impl Iterator<Item = &Operand> {
+    site.receiver
+        .iter()
+        .chain(&site.args)
+        .chain(site.keywords.iter().map(|k| &k.value))
+}
+
+/// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
+/// operand) is a `cuda:0` tensor type.
 pub(crate) fn touches_cuda(site: &ClaimSite) -> bool {
-    site.receiver.iter().any(is_cuda)
-        || site.args.iter().any(is_cuda)
-        || site.keywords.iter().any(|k| is_cuda(&k.value))
+    operands(site)
+        .flat_map(keys)
+        .any(|k| f32_cuda0_rank(k).is_some())
 }
 
 /// The CUDA rank of a non-literal operand.
@@ -57,14 +78,9 @@ fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan
 
 /// Plan a site that touches a `cuda:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let operands = site
-        .receiver
-        .iter()
-        .chain(&site.args)
-        .chain(site.keywords.iter().map(|k| &k.value));
-    if operands
-        .clone()
-        .any(|o| o.key().is_some_and(|k| k.namespace() == crate::PLUGIN_ID) && !is_cuda(o))
+    if operands(site)
+        .flat_map(keys)
+        .any(|k| k.namespace() == crate::PLUGIN_ID && f32_cuda0_rank(k).is_none())
     {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,

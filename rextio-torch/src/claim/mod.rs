@@ -7,6 +7,7 @@ mod activations;
 mod binops;
 mod classification;
 mod compare;
+mod concat;
 mod cuda;
 mod elementwise;
 mod linear;
@@ -39,6 +40,9 @@ pub enum Src {
 pub enum Arg {
     /// A tensor operand, passed by reference.
     Tensor(Src),
+    /// A tuple of tensor operands (a list or tuple written in the call, or a tuple value),
+    /// passed by reference.
+    Tensors(Src),
     /// An optional tensor operand (`None` when absent or a literal `None`).
     OptTensor(Option<Src>),
     /// A Python int or float operand, passed as its Rust scalar (`i64` / `f64`).
@@ -178,6 +182,7 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 "amax" => reductions::plan(site, "amax", false),
                 "amin" => reductions::plan(site, "amin", false),
                 "transpose" | "t" | "unsqueeze" | "squeeze" => shape::plan_view(site, name),
+                "cat" | "concat" => concat::plan_cat(site, name),
                 "nn.functional.linear" => linear::plan(site),
                 "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp"
                 | "log" | "sqrt" => activations::plan_function(site, name),

@@ -28,6 +28,19 @@ fn iparam() -> Operand {
 fn tuple_int() -> Operand {
     Operand::typed(ValueType::Tuple(vec![ValueType::Int]))
 }
+/// A list or tuple of operands of these types, as the host offers it.
+fn seq(items: &[&str]) -> Operand {
+    Operand::typed(ValueType::Tuple(
+        items
+            .iter()
+            .map(|k| match *k {
+                "int" => ValueType::Int,
+                "float" => ValueType::Float,
+                key => ValueType::Plugin(rextio_plugin_api::TypeKey::new(key)),
+            })
+            .collect(),
+    ))
+}
 fn int(v: i64) -> Operand {
     Operand::literal(Literal::Int(v))
 }
@@ -707,6 +720,31 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             call("builtins.len", vec![b1()], vec![]),
             "builtin-len-tensor-int -> int",
         ),
+        // cat / concat of rank-2 tensors
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D, F32_CPU_2D])], vec![]),
+            "cat-static-dim-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D]), int(1)], vec![]),
+            "cat-static-dim-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D, F32_CPU_2D, F32_CPU_2D])],
+                vec![kw("dim", int(-1))],
+            ),
+            "cat-static-dim-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            call(
+                "torch.concat",
+                vec![],
+                vec![kw("tensors", seq(&[F32_CPU_2D; 16])), kw("dim", int(-2))],
+            ),
+            "cat-static-dim-f32-cpu-2d -> f32-cpu-2d",
+        ),
     ]
 }
 
@@ -1206,6 +1244,120 @@ fn rejected_and_uncovered_forms() {
             "RXTP-TORCH-026",
         ),
         (call("builtins.len", vec![iparam()], vec![]), "not-covered"),
+        // cat: the sequence
+        (call("torch.cat", vec![t2()], vec![]), "RXTP-TORCH-029"),
+        (
+            call("torch.cat", vec![Operand::unknown()], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (call("torch.cat", vec![seq(&[])], vec![]), "RXTP-TORCH-029"),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D, F32_CPU_1D])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_1D, F32_CPU_1D])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D, BOOL_CPU_2D])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![seq(&[I64_CPU_1D])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D, "float"])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![tuple_int()], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D; 17])], vec![]),
+            "RXTP-TORCH-029",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![Operand::typed(ValueType::Tuple(vec![ValueType::Tuple(
+                    vec![ValueType::Plugin(rextio_plugin_api::TypeKey::new(
+                        F32_CPU_2D,
+                    ))],
+                )]))],
+                vec![],
+            ),
+            "RXTP-TORCH-029",
+        ),
+        // cat: dim and keywords
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D; 2]), int(2)], vec![]),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D; 2])],
+                vec![kw("dim", int(-3))],
+            ),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call("torch.cat", vec![seq(&[F32_CPU_2D; 2]), iparam()], vec![]),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D; 2])],
+                vec![kw("dim", string("rows"))],
+            ),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D; 2]), int(0)],
+                vec![kw("dim", int(0))],
+            ),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D; 2])],
+                vec![kw("out", t2())],
+            ),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[F32_CPU_2D; 2]), int(0), t2()],
+                vec![],
+            ),
+            "RXTP-TORCH-030",
+        ),
+        (call("torch.cat", vec![], vec![]), "RXTP-TORCH-030"),
+        (
+            call("torch.concat", vec![], vec![kw("dim", int(0))]),
+            "RXTP-TORCH-030",
+        ),
+        (
+            call("torch.concatenate", vec![seq(&[F32_CPU_2D])], vec![]),
+            "not-covered",
+        ),
+        // layer_norm takes a one-element list as the host offers it (a tuple type).
+        (
+            call(
+                "torch.nn.functional.layer_norm",
+                vec![t2(), seq(&["int", "int"])],
+                vec![],
+            ),
+            "RXTP-TORCH-018",
+        ),
         (
             call("builtins.len", vec![t2(), t2()], vec![]),
             "not-covered",
@@ -1379,6 +1531,23 @@ fn everything_else_on_cuda_is_rejected_never_claimed_as_cpu() {
         (binop("+", c2(), t1()), "RXTP-TORCH-028"),
         (binop("+", t2(), c1()), "RXTP-TORCH-028"),
         (method(t2(), "matmul", vec![c2()], vec![]), "RXTP-TORCH-028"),
+        // a list or tuple of cuda:0 tensors is looked into: never a CPU rule
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[crate::types::F32_CUDA0_2D; 2])],
+                vec![],
+            ),
+            "RXTP-TORCH-027",
+        ),
+        (
+            call(
+                "torch.cat",
+                vec![seq(&[crate::types::F32_CUDA0_2D, F32_CPU_2D])],
+                vec![],
+            ),
+            "RXTP-TORCH-028",
+        ),
     ];
     for (site, want) in table {
         assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");

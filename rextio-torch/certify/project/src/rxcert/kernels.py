@@ -394,6 +394,26 @@ def bool_shapes(m: BM) -> int:
     return m.size(-1) + len(m) + m.numel() + m.dim()
 
 
+# Joining: lists and tuples written in the call, a tuple local; sizes checked as eager checks them.
+
+
+def cat_rows(a: M, b: M) -> M:
+    return torch.cat([a, b])
+
+
+def cat_columns(a: M, b: M, c: M) -> M:
+    return torch.cat((a, b.relu(), c), 1)
+
+
+def cat_last_dim(a: M, b: M) -> M:
+    return torch.cat([a * 2.0, b], dim=-1)
+
+
+def cat_forms(a: M, b: M) -> M:
+    pair = (a, b)
+    return torch.concat(pair, dim=-2) + torch.cat([torch.cat([b], 1), a], 0)
+
+
 @torch.no_grad()
 def decorated_no_grad(x: M) -> M:
     return x.relu() * 2.0
