@@ -580,6 +580,7 @@ impl Project {
                 platform_tag,
                 requires_python,
                 requires_dist,
+                summary: None,
             };
             let dist = self.root.join("dist");
             // Older wheels of this project would shadow the new one on install.
