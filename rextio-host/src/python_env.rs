@@ -298,7 +298,13 @@ pub fn discover(inputs: &Inputs) -> Result<Discovery, PythonError> {
 }
 
 fn discover_with(inputs: &Inputs, script: &Path) -> Result<Discovery, PythonError> {
-    if let Some(named) = inputs.named() {
+    if let Some(mut named) = inputs.named() {
+        // A bare name (`--python python3.11`) is looked up on PATH, so the build knows the
+        // interpreter's directory (cargo runs with it first on PATH).
+        let bare = named.path.components().count() == 1 && !named.path.exists();
+        if let Some(found) = bare.then(|| inputs.on_path(&named.path.to_string_lossy())) {
+            named.path = found.unwrap_or(named.path);
+        }
         let chosen = probe(&named, script).map_err(|reason| PythonError::NotRunnable {
             path: named.path.clone(),
             source_name: named.source.to_owned(),
@@ -601,6 +607,15 @@ mod tests {
             (cli, "--python")
         );
         assert_eq!(d.chosen.abi_tag, "cp312");
+
+        // A bare name is looked up on PATH.
+        let inputs = Inputs {
+            cli: Some(PathBuf::from("python3")),
+            path: Some(good.clone().into_os_string()),
+            ..Inputs::default()
+        };
+        let d = discover_with(&inputs, &probe_script(tmp.path())).unwrap();
+        assert_eq!(d.chosen.executable, good.join("python3"));
 
         let inputs = Inputs {
             config: Some(PathBuf::from(".venv/bin/python")),
