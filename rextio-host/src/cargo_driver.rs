@@ -40,6 +40,13 @@ pub enum BuildEvent {
         /// The stage.
         name: &'static str,
     },
+    /// The interpreter was chosen (before the first compile).
+    Interpreter {
+        /// [`crate::python_env::Discovery::summary`].
+        summary: String,
+        /// One note per discovered candidate skipped before it.
+        notes: Vec<String>,
+    },
     /// A compilation unit finished (`name` of the package).
     Compiled {
         /// Package name.

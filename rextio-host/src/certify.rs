@@ -204,8 +204,14 @@ pub fn certify(
     let _ = std::fs::remove_file(&result_path);
     // The interpreter the build chose; with nothing native, the same resolution the build uses.
     let interpreter = match &built.python {
-        Some(p) => p.executable.clone(),
-        None => project.python(python.as_deref()).0,
+        Some(d) => d.chosen.executable.clone(),
+        None => {
+            project
+                .python(python.as_deref())
+                .map_err(ProjectError::from)?
+                .chosen
+                .executable
+        }
     };
     let status = Command::new(&interpreter)
         .arg(&kit.checker)

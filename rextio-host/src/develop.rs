@@ -2,7 +2,7 @@
 //!
 //! The build itself is [`crate::Project::build`]; this stage runs
 //! `python -m pip install --no-deps --force-reinstall dist/<wheel>` with the interpreter the build
-//! resolved (`--python` > `REXTIO_PYTHON` > `[toolchain] python` > `$VIRTUAL_ENV` > `python3`),
+//! chose ([`crate::Project::python`], see [`crate::python_env`]),
 //! and records what it installed in `.rextio/develop.json`. When the new wheel's SHA-256 equals
 //! the recorded one, the interpreter is the same and the distribution is still installed in it
 //! at that version, pip is not run again.

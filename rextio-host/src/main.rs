@@ -187,8 +187,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // The interpreter the extension was built for; a pure-Python build resolves it the
             // same way.
             let interpreter = match &out.python {
-                Some(info) => info.executable.clone(),
-                None => project.python(python.as_deref()).0,
+                Some(d) => d.chosen.executable.clone(),
+                None => {
+                    let d = project.python(python.as_deref())?;
+                    report_interpreter(&d.summary(), &d.notes());
+                    d.chosen.executable
+                }
             };
             match rextio_host::develop::install(&project.state_dir(), wheel, &interpreter)? {
                 rextio_host::develop::Installed::Installed(r) => println!(
@@ -381,6 +385,12 @@ fn progress() -> rextio_host::cargo_driver::EventSink {
                     bar.finish_and_clear();
                 }
             }
+            BuildEvent::Interpreter { summary, notes } => {
+                for n in notes {
+                    bar.println(format!("rextio: note: {n}"));
+                }
+                bar.println(format!("rextio: python: {summary}"));
+            }
             BuildEvent::Compiled { package, done } => {
                 bar.set_message(format!("{package} ({done} units)"));
             }
@@ -389,12 +399,21 @@ fn progress() -> rextio_host::cargo_driver::EventSink {
     } else {
         EventSink(std::sync::Arc::new(|e: &BuildEvent| match e {
             BuildEvent::Stage { name } => eprintln!("rextio: stage {name}"),
+            BuildEvent::Interpreter { summary, notes } => report_interpreter(summary, notes),
             BuildEvent::Compiled { package, done } => {
                 eprintln!("rextio: compiled {package} ({done} units)")
             }
             BuildEvent::Diagnostic { rendered, .. } => eprintln!("{}", rendered.trim_end()),
         }))
     }
+}
+
+/// The chosen interpreter on stderr, after a note per candidate skipped before it.
+fn report_interpreter(summary: &str, notes: &[String]) {
+    for n in notes {
+        eprintln!("rextio: note: {n}");
+    }
+    eprintln!("rextio: python: {summary}");
 }
 
 fn capabilities(registry: &Registry) -> serde_json::Value {

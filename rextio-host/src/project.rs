@@ -173,8 +173,9 @@ pub struct BuildOutput {
     pub extension: Option<PathBuf>,
     /// The wheel in `dist/`.
     pub wheel: Option<PathBuf>,
-    /// The interpreter the extension was built for (absent when nothing is native).
-    pub python: Option<python_env::PythonInfo>,
+    /// The interpreter the extension was built for, and the candidates skipped before it
+    /// (absent when nothing is native).
+    pub python: Option<python_env::Discovery>,
 }
 
 impl Project {
@@ -202,11 +203,16 @@ impl Project {
         &self.name
     }
 
-    /// The interpreter this project builds, certifies and benches with, and where the choice
-    /// came from (`--python` > `REXTIO_PYTHON` > `[toolchain] python` > `$VIRTUAL_ENV` >
-    /// `python3`).
-    pub fn python(&self, cli: Option<&Path>) -> (PathBuf, &'static str) {
-        python_env::resolve(cli, self.config.toolchain.python.as_deref(), &self.root)
+    /// The interpreter this project builds, develops, certifies and benches with: the one named
+    /// by `--python` > `REXTIO_PYTHON` > `[toolchain] python`, else the first of
+    /// `$VIRTUAL_ENV/bin/python`, `python3`, `python` on PATH that probes as a supported
+    /// CPython (see [`python_env`]), with the candidates skipped on the way.
+    pub fn python(&self, cli: Option<&Path>) -> Result<python_env::Discovery, PythonError> {
+        python_env::discover(&python_env::Inputs::from_env(
+            cli,
+            self.config.toolchain.python.as_deref(),
+            &self.root,
+        ))
     }
 
     /// `.rextio/`.
@@ -470,7 +476,7 @@ impl Project {
         };
         let mut demoted: BTreeMap<String, Diagnostic> = BTreeMap::new();
         let t_cargo = Instant::now();
-        let mut python: Option<python_env::PythonInfo> = None;
+        let mut python: Option<python_env::Discovery> = None;
         let (generated_out, cargo_report, extension, failure) = loop {
             stage("generate");
             let generated_out = self.generate_with(registry, &demoted)?;
@@ -483,12 +489,18 @@ impl Project {
                 break (generated_out, skipped, None, None);
             };
             let info = match &python {
-                Some(p) => p.clone(),
+                Some(d) => d.chosen.clone(),
                 None => {
-                    let (path, source) = self.python(options.python.as_deref());
-                    let p = python_env::probe(&path, source)?;
-                    python = Some(p.clone());
-                    p
+                    let d = self.python(options.python.as_deref())?;
+                    if let Some(e) = &options.events {
+                        e.send(&cargo_driver::BuildEvent::Interpreter {
+                            summary: d.summary(),
+                            notes: d.notes(),
+                        });
+                    }
+                    let info = d.chosen.clone();
+                    python = Some(d);
+                    info
                 }
             };
             let deps = &generated_out.deps;
@@ -553,18 +565,19 @@ impl Project {
             t_codegen,
             ..
         } = generated_out;
-        let tags = python.as_ref().map(|p| {
+        let tags = python.as_ref().map(|d| {
             (
-                p.python_tag.clone(),
-                p.platform_tag.clone(),
-                p.version.clone(),
+                d.chosen.python_tag.clone(),
+                d.chosen.abi_tag.clone(),
+                d.chosen.platform_tag.clone(),
+                d.chosen.version.clone(),
             )
         });
         let t_package = Instant::now();
         stage("package");
         let wheel = if failure.is_none() {
             let (python_tag, abi_tag, platform_tag, requires_python) = match tags {
-                Some((py, plat, ver)) => (py.clone(), py, plat, Some(format!("=={ver}.*"))),
+                Some((py, abi, plat, ver)) => (py, abi, plat, Some(format!("=={ver}.*"))),
                 None => ("py3".to_owned(), "none".to_owned(), "any".to_owned(), None),
             };
             let info = WheelInfo {
@@ -580,6 +593,7 @@ impl Project {
                 platform_tag,
                 requires_python,
                 requires_dist,
+                summary: None,
             };
             let dist = self.root.join("dist");
             // Older wheels of this project would shadow the new one on install.
@@ -630,6 +644,7 @@ impl Project {
                 package: t_package.elapsed().as_millis(),
             },
             cargo: cargo_report,
+            python: python.clone(),
         };
         write(
             &self.state_dir().join("reports").join("build.json"),

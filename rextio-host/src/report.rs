@@ -213,6 +213,10 @@ pub struct BuildReport {
     pub timings_ms: Timings,
     /// Cargo's outcome.
     pub cargo: CargoReport,
+    /// The interpreter the extension was built for, where the choice came from, and the
+    /// discovered candidates skipped before it (absent when nothing is native).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<crate::python_env::Discovery>,
 }
 
 /// Built artifacts.

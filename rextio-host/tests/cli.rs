@@ -143,3 +143,61 @@ fn bad_projects_fail_with_a_clear_message() {
         "{err}"
     );
 }
+
+#[test]
+fn a_build_with_no_usable_interpreter_names_every_candidate_it_skipped() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("app");
+    let (ok, _, err) = rextio(&["init", root.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    // A virtual environment whose python is broken, and a PATH whose python3 is Python 2.
+    let venv = dir.path().join("venv");
+    let bin = dir.path().join("bin");
+    for (path, body) in [
+        (venv.join("bin/python"), "echo 'broken venv' >&2; exit 1"),
+        (
+            bin.join("python3"),
+            r#"echo '{"implementation": "CPython", "version": [2, 7, 18], "sys_executable": "/usr/bin/python2", "prefix": "/usr", "base_prefix": "/usr", "platform": "linux-x86_64", "ext_suffix": null, "soabi": null, "abiflags": "", "pointer_width": 64}'"#,
+        ),
+    ] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rextio"))
+        .args(["build", root.to_str().unwrap()])
+        .env_remove("REXTIO_PYTHON")
+        .env("VIRTUAL_ENV", &venv)
+        .env("PATH", &bin)
+        .env("REXTIO_CACHE_DIR", dir.path().join("cache"))
+        .env("REXTIO_EVIDENCE_DIR", dir.path().join("evidence"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no usable Python interpreter found"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "skipped {} ($VIRTUAL_ENV)",
+            venv.join("bin/python").display()
+        )) && err.contains("broken venv"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "skipped {} (python3 on PATH)",
+            bin.join("python3").display()
+        )) && err.contains("Python 2.7.18 is older than 3.10"),
+        "{err}"
+    );
+    // The probe that ran is a real file under the cache directory.
+    let probes: Vec<_> = std::fs::read_dir(dir.path().join("cache/probe"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        probes.len() == 1 && probes[0].starts_with("probe_python-") && probes[0].ends_with(".py"),
+        "{probes:?}"
+    );
+}

@@ -242,7 +242,7 @@ fn build_project(root: &Path, name: &str, dir: &Path) -> Step {
     let mut cmd = crate::rextio_command(root);
     cmd.arg("build").arg(dir);
     let error = match cmd.output() {
-        Ok(output) if output.status.success() => None,
+        Ok(output) if output.status.success() => built_for_other_python(root, dir),
         Ok(output) => {
             let stdout = String::from_utf8_lossy(&output.stdout);
             let stderr = String::from_utf8_lossy(&output.stderr);
@@ -257,6 +257,31 @@ fn build_project(root: &Path, name: &str, dir: &Path) -> Step {
         Err(e) => Some(format!("cannot start cargo: {e}")),
     };
     step(name, started, error)
+}
+
+/// The bench times every lane with `.venv`'s interpreter, which `rextio build` also chose
+/// (`REXTIO_PYTHON`); a project whose `build.json` names another one is an error, not a lane
+/// timed against the wrong extension.
+fn built_for_other_python(root: &Path, dir: &Path) -> Option<String> {
+    let report = dir.join(".rextio").join("reports").join("build.json");
+    let text = match fs::read_to_string(&report) {
+        Ok(t) => t,
+        Err(e) => return Some(format!("cannot read '{}': {e}", report.display())),
+    };
+    let json: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(j) => j,
+        Err(e) => return Some(format!("'{}' is not JSON: {e}", report.display())),
+    };
+    // Nothing native: no interpreter was needed.
+    let chosen = json["python"]["chosen"]["executable"].as_str()?;
+    let bench = env::venv_python(root);
+    (Path::new(chosen) != bench).then(|| {
+        format!(
+            "`rextio build` chose {chosen} ({}), but the bench runs {}",
+            json["python"]["chosen"]["source"].as_str().unwrap_or("?"),
+            bench.display()
+        )
+    })
 }
 
 /// Why the TensorFlow projects cannot be built here (`.venv` has no `tensorflow` package), or

@@ -1,10 +1,11 @@
-//! Workspace automation for Rextio: `cargo xtask setup|demo|test|ci|certify [--cuda]|bench`.
+//! Workspace automation for Rextio: `cargo xtask setup|demo|test|ci|certify [--cuda]|bench|dist`.
 //!
 //! Every command that needs Python runs `setup` first, so a fresh machine reaches a working
 //! demo with one command. Child processes get their environment from [`env::venv_env`].
 
 mod bench;
 mod cuda;
+mod dist;
 mod env;
 mod setup;
 
@@ -53,6 +54,10 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Build the installable wheels into `target/dist/`: the `rextio` CLI (release binary in
+    /// `rextio-<ver>.data/scripts/`, py3-none-<platform>) and each backend's marker-types
+    /// package (py3-none-any). Install with `pip install target/dist/*.whl`.
+    Dist,
     /// Build the benchmark projects and the floor lane, then time every lane (`bench/run.py`);
     /// table on stdout, JSON, markdown and SVG plot under `target/bench/`.
     Bench {
@@ -90,6 +95,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Ci { args } => ci(&root, &args),
         Cmd::Bench { quick, threads } => bench::bench(&root, quick, threads),
+        Cmd::Dist => dist::dist(&root).map(|_| ()),
         Cmd::Certify { cuda: true } => cuda::certify_cuda(&root),
         Cmd::Certify { cuda: false } => {
             setup::setup(&root)?;

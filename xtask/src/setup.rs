@@ -198,7 +198,7 @@ fn stamp_digest(root: &Path, requirements: &str, python_version: &str) -> String
 
 /// The Python requirements of the plugins this workspace builds (each plugin declares its own:
 /// the pinned framework and its marker-types package, installed editable from the checkout).
-fn plugin_requirements() -> Result<Vec<rextio_plugin_api::PythonRequirement>> {
+pub fn plugin_requirements() -> Result<Vec<rextio_plugin_api::PythonRequirement>> {
     let registry = rextio_host::Registry::builder()
         .with_default_plugins()
         .build()
