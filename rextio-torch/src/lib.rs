@@ -10,6 +10,7 @@ pub mod claim;
 pub mod codes;
 pub mod decorators;
 pub mod entry;
+pub mod kernels;
 mod lower;
 pub mod platforms;
 pub mod rules;
