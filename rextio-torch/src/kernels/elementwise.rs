@@ -6,6 +6,7 @@ use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 
 /// A unary elementwise op, with torch's float32 semantics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Unary {
     /// `torch.relu` (`clamp_min(x, 0)`): `relu(-0) = -0`, `relu(NaN) = NaN`.
     Relu,
@@ -54,97 +55,125 @@ impl Unary {
     ];
 }
 
-/// Binds `$f` to the per-vector closure of `$op` and evaluates `$body` (so the match on the op
-/// sits outside the loops).
-macro_rules! with_unary {
-    ($s:expr, $op:expr, $f:ident => $body:expr) => {{
-        let s = $s;
-        match $op {
-            Unary::Relu => {
-                let $f = |v| relu_v(s, v);
-                $body
-            }
-            Unary::Tanh => {
-                let $f = |v| tanh_v(s, v);
-                $body
-            }
-            Unary::Sigmoid => {
-                let $f = |v| sigmoid_v(s, v);
-                $body
-            }
-            Unary::Exp => {
-                let $f = |v| exp_v(s, v);
-                $body
-            }
-            Unary::Log => {
-                let $f = |v| log_v(s, v);
-                $body
-            }
-            Unary::Neg => {
-                let $f = |v| s.neg(v);
-                $body
-            }
-            Unary::Abs => {
-                let $f = |v| s.abs(v);
-                $body
-            }
-            Unary::Sqrt => {
-                let $f = |v| s.sqrt(v);
-                $body
-            }
-            Unary::Square => {
-                let $f = |v| s.mul(v, v);
-                $body
-            }
-            Unary::Erf => {
-                let $f = |v| erf_v(s, v);
-                $body
-            }
-            Unary::Gelu => {
-                let $f = |v| gelu_v(s, v);
-                $body
-            }
-            Unary::Silu => {
-                let $f = |v| silu_v(s, v);
-                $body
-            }
-        }
-    }};
+/// A function of one vector: a closure stand-in whose `apply` is `#[inline(always)]`. (A closure
+/// cannot be marked so; one LLVM leaves outlined is compiled without the ISA's target features,
+/// and then every intrinsic in it becomes a call.)
+pub(crate) trait VFn1<S: Simd>: Copy {
+    fn apply(self, s: S, v: S::V) -> S::V;
 }
 
-/// `op` applied to one vector (for epilogues, where the match runs once per tile).
+/// A function of two vectors, as [`VFn1`].
+pub(crate) trait VFn2<S: Simd>: Copy {
+    fn apply(self, s: S, a: S::V, b: S::V) -> S::V;
+}
+
+/// [`Unary`] op `OP` (its discriminant) as a [`VFn1`], so the op is chosen at compile time.
+#[derive(Clone, Copy)]
+pub(crate) struct UnaryOp<const OP: u8>;
+
+impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
+    #[inline(always)]
+    fn apply(self, s: S, v: S::V) -> S::V {
+        const RELU: u8 = Unary::Relu as u8;
+        const TANH: u8 = Unary::Tanh as u8;
+        const SIGMOID: u8 = Unary::Sigmoid as u8;
+        const EXP: u8 = Unary::Exp as u8;
+        const LOG: u8 = Unary::Log as u8;
+        const NEG: u8 = Unary::Neg as u8;
+        const ABS: u8 = Unary::Abs as u8;
+        const SQRT: u8 = Unary::Sqrt as u8;
+        const ERF: u8 = Unary::Erf as u8;
+        const GELU: u8 = Unary::Gelu as u8;
+        const SILU: u8 = Unary::Silu as u8;
+        match OP {
+            RELU => relu_v(s, v),
+            TANH => tanh_v(s, v),
+            SIGMOID => sigmoid_v(s, v),
+            EXP => exp_v(s, v),
+            LOG => log_v(s, v),
+            NEG => s.neg(v),
+            ABS => s.abs(v),
+            SQRT => s.sqrt(v),
+            ERF => erf_v(s, v),
+            GELU => gelu_v(s, v),
+            SILU => silu_v(s, v),
+            _ => s.mul(v, v), // Square
+        }
+    }
+}
+
+/// Binds `$f` to the [`UnaryOp`] of `$op` and evaluates `$body` (so the match on the op sits
+/// outside the loops).
+macro_rules! with_unary {
+    ($op:expr, $f:ident => $body:expr) => {
+        with_unary!(@arms $op, $f, $body;
+            Relu Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Gelu Silu)
+    };
+    (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
+        match $op {
+            $(Unary::$v => {
+                let $f = UnaryOp::<{ Unary::$v as u8 }>;
+                $body
+            })*
+        }
+    };
+}
+
+/// `op` applied to one vector (for epilogues, where the match runs once per vector).
 #[inline(always)]
 pub(crate) fn unary_v<S: Simd>(s: S, op: Unary, v: S::V) -> S::V {
-    with_unary!(s, op, f => f(v))
+    with_unary!(op, f => f.apply(s, v))
+}
+
+/// `x ↦ f(x, v)`.
+#[derive(Clone, Copy)]
+pub(crate) struct WithRhs<F, V>(pub F, pub V);
+
+impl<S: Simd, F: VFn2<S>> VFn1<S> for WithRhs<F, S::V> {
+    #[inline(always)]
+    fn apply(self, s: S, x: S::V) -> S::V {
+        self.0.apply(s, x, self.1)
+    }
+}
+
+/// `x ↦ f(v, x)`.
+#[derive(Clone, Copy)]
+pub(crate) struct WithLhs<F, V>(pub F, pub V);
+
+impl<S: Simd, F: VFn2<S>> VFn1<S> for WithLhs<F, S::V> {
+    #[inline(always)]
+    fn apply(self, s: S, x: S::V) -> S::V {
+        self.0.apply(s, self.1, x)
+    }
 }
 
 /// `dst[i] = f(src[i])`; `src.len() == dst.len()`.
 #[inline(always)]
-pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl Fn(S::V) -> S::V) {
+pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl VFn1<S>) {
     let l = S::LANES;
     let mut sc = src.chunks_exact(l);
     let mut dc = dst.chunks_exact_mut(l);
     for (a, d) in (&mut sc).zip(&mut dc) {
-        s.store(d, f(s.load(a)));
+        s.store(d, f.apply(s, s.load(a)));
     }
     let (a, d) = (sc.remainder(), dc.into_remainder());
     if !a.is_empty() {
-        s.store_partial(d, f(s.load_partial(a, 0.0)));
+        s.store_partial(d, f.apply(s, s.load_partial(a, 0.0)));
     }
 }
 
 /// `x[i] = f(x[i])`.
 #[inline(always)]
-pub(crate) fn map_inplace<S: Simd>(s: S, x: &mut [f32], f: impl Fn(S::V) -> S::V) {
+pub(crate) fn map_inplace<S: Simd>(s: S, x: &mut [f32], f: impl VFn1<S>) {
     let mut c = x.chunks_exact_mut(S::LANES);
     for d in &mut c {
         let v = s.load(d);
-        s.store(d, f(v));
+        s.store(d, f.apply(s, v));
     }
     let d = c.into_remainder();
     if !d.is_empty() {
         let v = s.load_partial(d, 0.0);
-        s.store_partial(d, f(v));
+        s.store_partial(d, f.apply(s, v));
     }
 }
 
@@ -157,7 +186,7 @@ pub fn unary(op: Unary, src: &[f32], dst: &mut [f32]) -> Result<(), KernelError>
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, src, dst) = self;
-            with_unary!(s, op, f => map(s, src, dst, f))
+            with_unary!(op, f => map(s, src, dst, f))
         }
     }
     dispatch(K(op, src, dst));
@@ -172,7 +201,7 @@ pub fn unary_inplace(op: Unary, x: &mut [f32]) {
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, x) = self;
-            with_unary!(s, op, f => map_inplace(s, x, f))
+            with_unary!(op, f => map_inplace(s, x, f))
         }
     }
     dispatch(K(op, x));
@@ -180,6 +209,7 @@ pub fn unary_inplace(op: Unary, x: &mut [f32]) {
 
 /// A binary elementwise op, with torch's float32 semantics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Binary {
     /// `a + b`.
     Add,
@@ -208,37 +238,55 @@ impl Binary {
     ];
 }
 
-macro_rules! with_binary {
-    ($s:expr, $op:expr, $f:ident => $body:expr) => {{
-        let s = $s;
-        match $op {
-            Binary::Add => {
-                let $f = |a, b| s.add(a, b);
-                $body
-            }
-            Binary::Sub => {
-                let $f = |a, b| s.sub(a, b);
-                $body
-            }
-            Binary::Mul => {
-                let $f = |a, b| s.mul(a, b);
-                $body
-            }
-            Binary::Div => {
-                let $f = |a, b| s.div(a, b);
-                $body
-            }
+/// [`Binary`] op `OP` (its discriminant) as a [`VFn2`].
+#[derive(Clone, Copy)]
+pub(crate) struct BinaryOp<const OP: u8>;
+
+/// `a + b`.
+pub(crate) const OP_ADD: BinaryOp<{ Binary::Add as u8 }> = BinaryOp;
+/// `a - b`.
+pub(crate) const OP_SUB: BinaryOp<{ Binary::Sub as u8 }> = BinaryOp;
+/// `a * b`.
+pub(crate) const OP_MUL: BinaryOp<{ Binary::Mul as u8 }> = BinaryOp;
+/// `a / b`.
+pub(crate) const OP_DIV: BinaryOp<{ Binary::Div as u8 }> = BinaryOp;
+/// NaN-propagating maximum.
+pub(crate) const OP_MAX: BinaryOp<{ Binary::Max as u8 }> = BinaryOp;
+/// NaN-propagating minimum.
+pub(crate) const OP_MIN: BinaryOp<{ Binary::Min as u8 }> = BinaryOp;
+
+impl<S: Simd, const OP: u8> VFn2<S> for BinaryOp<OP> {
+    #[inline(always)]
+    fn apply(self, s: S, a: S::V, b: S::V) -> S::V {
+        const ADD: u8 = Binary::Add as u8;
+        const SUB: u8 = Binary::Sub as u8;
+        const MUL: u8 = Binary::Mul as u8;
+        const DIV: u8 = Binary::Div as u8;
+        const MAX: u8 = Binary::Max as u8;
+        match OP {
+            ADD => s.add(a, b),
+            SUB => s.sub(a, b),
+            MUL => s.mul(a, b),
+            DIV => s.div(a, b),
             // `max(a, b)` already returns `b` when `b` is NaN; NaN in `a` is put back.
-            Binary::Max => {
-                let $f = |a, b| s.select(s.is_nan(a), a, s.max(a, b));
-                $body
-            }
-            Binary::Min => {
-                let $f = |a, b| s.select(s.is_nan(a), a, s.min(a, b));
-                $body
-            }
+            MAX => s.select(s.is_nan(a), a, s.max(a, b)),
+            _ => s.select(s.is_nan(a), a, s.min(a, b)), // Min
         }
-    }};
+    }
+}
+
+macro_rules! with_binary {
+    ($op:expr, $f:ident => $body:expr) => {
+        with_binary!(@arms $op, $f, $body; Add Sub Mul Div Max Min)
+    };
+    (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
+        match $op {
+            $(Binary::$v => {
+                let $f = BinaryOp::<{ Binary::$v as u8 }>;
+                $body
+            })*
+        }
+    };
 }
 
 /// One operand of a broadcast binary op on an `m×n` result.
@@ -290,13 +338,7 @@ enum RowArg<'a> {
 
 /// `out = f(a, b)` over one row.
 #[inline(always)]
-fn zip_row<S: Simd>(
-    s: S,
-    a: RowArg<'_>,
-    b: RowArg<'_>,
-    out: &mut [f32],
-    f: impl Fn(S::V, S::V) -> S::V,
-) {
+fn zip_row<S: Simd>(s: S, a: RowArg<'_>, b: RowArg<'_>, out: &mut [f32], f: impl VFn2<S>) {
     match (a, b) {
         (RowArg::Slice(a), RowArg::Slice(b)) => {
             let l = S::LANES;
@@ -306,23 +348,24 @@ fn zip_row<S: Simd>(
                 out.chunks_exact_mut(l),
             );
             for ((x, y), o) in (&mut ac).zip(&mut bc).zip(&mut oc) {
-                s.store(o, f(s.load(x), s.load(y)));
+                s.store(o, f.apply(s, s.load(x), s.load(y)));
             }
             let (x, y, o) = (ac.remainder(), bc.remainder(), oc.into_remainder());
             if !o.is_empty() {
-                s.store_partial(o, f(s.load_partial(x, 0.0), s.load_partial(y, 0.0)));
+                s.store_partial(
+                    o,
+                    f.apply(s, s.load_partial(x, 0.0), s.load_partial(y, 0.0)),
+                );
             }
         }
         (RowArg::Slice(a), RowArg::Splat(y)) => {
-            let y = s.splat(y);
-            super::elementwise::map(s, a, out, |x| f(x, y));
+            map(s, a, out, WithRhs(f, s.splat(y)));
         }
         (RowArg::Splat(x), RowArg::Slice(b)) => {
-            let x = s.splat(x);
-            super::elementwise::map(s, b, out, |y| f(x, y));
+            map(s, b, out, WithLhs(f, s.splat(x)));
         }
         (RowArg::Splat(x), RowArg::Splat(y)) => {
-            let v = f(s.splat(x), s.splat(y));
+            let v = f.apply(s, s.splat(x), s.splat(y));
             let mut oc = out.chunks_exact_mut(S::LANES);
             for o in &mut oc {
                 s.store(o, v);
@@ -334,24 +377,23 @@ fn zip_row<S: Simd>(
 
 /// `x = f(x, b)` over one row.
 #[inline(always)]
-fn zip_row_inplace<S: Simd>(s: S, x: &mut [f32], b: RowArg<'_>, f: impl Fn(S::V, S::V) -> S::V) {
+fn zip_row_inplace<S: Simd>(s: S, x: &mut [f32], b: RowArg<'_>, f: impl VFn2<S>) {
     match b {
         RowArg::Slice(b) => {
             let l = S::LANES;
             let (mut xc, mut bc) = (x.chunks_exact_mut(l), b.chunks_exact(l));
             for (o, y) in (&mut xc).zip(&mut bc) {
-                let v = f(s.load(o), s.load(y));
+                let v = f.apply(s, s.load(o), s.load(y));
                 s.store(o, v);
             }
             let (o, y) = (xc.into_remainder(), bc.remainder());
             if !o.is_empty() {
-                let v = f(s.load_partial(o, 0.0), s.load_partial(y, 0.0));
+                let v = f.apply(s, s.load_partial(o, 0.0), s.load_partial(y, 0.0));
                 s.store_partial(o, v);
             }
         }
         RowArg::Splat(y) => {
-            let y = s.splat(y);
-            map_inplace(s, x, |v| f(v, y));
+            map_inplace(s, x, WithRhs(f, s.splat(y)));
         }
     }
 }
@@ -392,7 +434,7 @@ pub fn binary(
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, rows, cols, lhs, rhs, out) = self;
-            with_binary!(s, op, f => {
+            with_binary!(op, f => {
                 for (i, o) in out.chunks_exact_mut(cols).take(rows).enumerate() {
                     zip_row(s, lhs.row(i, cols), rhs.row(i, cols), o, f);
                 }
@@ -424,7 +466,7 @@ pub fn binary_inplace(
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, rows, cols, x, rhs) = self;
-            with_binary!(s, op, f => {
+            with_binary!(op, f => {
                 for (i, o) in x.chunks_exact_mut(cols).take(rows).enumerate() {
                     zip_row_inplace(s, o, rhs.row(i, cols), f);
                 }

@@ -25,7 +25,6 @@
 //!
 //! # Contents
 //!
-//! - matrix products: [`linear`], [`linear_fused`] (with an [`Epilogue`]), [`matmul`];
 //! - elementwise: [`unary`], [`unary_inplace`] over [`Unary`]; [`binary`], [`binary_inplace`]
 //!   over [`Binary`] with broadcast [`Operand`]s;
 //! - row reductions (over the last dim): [`softmax_rows`], [`log_softmax_rows`],

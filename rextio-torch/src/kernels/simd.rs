@@ -109,6 +109,8 @@ pub(crate) trait Simd: Copy {
 
     /// The sum of the lanes, in a fixed order.
     fn reduce_add(self, a: Self::V) -> f32;
+    /// The lane sums of four vectors, in a fixed order.
+    fn reduce4(self, a: [Self::V; 4]) -> [f32; 4];
     /// The maximum of the lanes (unspecified if one is NaN).
     fn reduce_max(self, a: Self::V) -> f32;
     /// The minimum of the lanes (unspecified if one is NaN).
@@ -312,6 +314,10 @@ impl Simd for Portable {
     #[inline(always)]
     fn reduce_add(self, a: Self::V) -> f32 {
         (a[0] + a[2]) + (a[1] + a[3])
+    }
+    #[inline(always)]
+    fn reduce4(self, a: [Self::V; 4]) -> [f32; 4] {
+        a.map(|v| self.reduce_add(v))
     }
     #[inline(always)]
     fn reduce_max(self, a: Self::V) -> f32 {
@@ -574,6 +580,19 @@ pub(crate) mod x86 {
             })
         }
         #[inline(always)]
+        fn reduce4(self, a: [__m256; 4]) -> [f32; 4] {
+            let mut out = [0.0f32; 4];
+            let v = isa!({
+                let t0 = _mm256_hadd_ps(a[0], a[1]);
+                let t1 = _mm256_hadd_ps(a[2], a[3]);
+                let t = _mm256_hadd_ps(t0, t1);
+                _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps::<1>(t))
+            });
+            // SAFETY: `out` has room for 4 f32; SSE is part of x86-64.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr(), v) };
+            out
+        }
+        #[inline(always)]
         fn reduce_max(self, a: __m256) -> f32 {
             isa!({
                 let s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
@@ -589,6 +608,15 @@ pub(crate) mod x86 {
                 _mm_cvtss_f32(_mm_min_ss(s, _mm_shuffle_ps::<1>(s, s)))
             })
         }
+    }
+
+    /// The two 256-bit halves of `v` added.
+    #[inline(always)]
+    fn fold512(v: __m512) -> __m256 {
+        isa!(_mm256_add_ps(
+            _mm512_castps512_ps256(v),
+            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v))),
+        ))
     }
 
     #[inline(always)]
@@ -790,6 +818,19 @@ pub(crate) mod x86 {
                 let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
                 _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<1>(s, s)))
             })
+        }
+        #[inline(always)]
+        fn reduce4(self, a: [__m512; 4]) -> [f32; 4] {
+            let mut out = [0.0f32; 4];
+            let v = isa!({
+                let t0 = _mm256_hadd_ps(fold512(a[0]), fold512(a[1]));
+                let t1 = _mm256_hadd_ps(fold512(a[2]), fold512(a[3]));
+                let t = _mm256_hadd_ps(t0, t1);
+                _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps::<1>(t))
+            });
+            // SAFETY: `out` has room for 4 f32; SSE is part of x86-64.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr(), v) };
+            out
         }
         #[inline(always)]
         fn reduce_max(self, a: __m512) -> f32 {

@@ -454,3 +454,101 @@ fn math_slice_functions_check_lengths() {
         assert!(f(&x, &mut [0.0; 2]).is_err());
     }
 }
+
+/// The maximum errors over every 16th float of each function's whole domain (ignored: minutes
+/// in a debug build; run with `--release --ignored --nocapture`). The documented bounds come
+/// from this run.
+#[test]
+#[ignore = "slow; run in release with --ignored --nocapture"]
+fn math_errors_over_all_floats() {
+    let stride = std::env::var("REXTIO_KERNELS_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16u32);
+    let all = |lo: f32, hi: f32| -> Vec<f32> {
+        (key(lo)..=key(hi))
+            .step_by(stride as usize)
+            .map(from_key)
+            .collect()
+    };
+    each_isa(|isa| {
+        let mut rows = Vec::new();
+        let xs = all(-104.0, 89.0);
+        rows.push((
+            "exp",
+            measure(
+                Unary::Exp,
+                &xs,
+                f64::exp,
+                |_, w| w < MIN_NORMAL,
+                |_, w| w >= MIN_NORMAL,
+            ),
+        ));
+        let xs = all(0.0, f32::MAX);
+        rows.push((
+            "log",
+            measure(
+                Unary::Log,
+                &xs,
+                f64::ln,
+                |_, w| w.abs() < 1.0,
+                |_, w| w.abs() >= 1.0,
+            ),
+        ));
+        let xs = all(-10.0, 10.0);
+        rows.push((
+            "tanh",
+            measure(Unary::Tanh, &xs, f64::tanh, yes, |x, _| {
+                x.abs() >= 1.0 / 1024.0
+            }),
+        ));
+        let xs = all(-100.0, 100.0);
+        let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+        rows.push((
+            "sigmoid",
+            measure(Unary::Sigmoid, &xs, sig, yes, |x, w| {
+                w >= MIN_NORMAL && x > -88.0
+            }),
+        ));
+        let xs = all(-6.0, 6.0);
+        rows.push((
+            "erf",
+            measure(Unary::Erf, &xs, erf_f64, yes, |x, _| {
+                (1e-30..1.0).contains(&x.abs())
+            }),
+        ));
+        for (name, e) in rows {
+            println!(
+                "{:>9} {name:>8} (1/{stride} of all floats): max abs {:.3e} (x = {:e}), max rel {:.3e} (x = {:e})",
+                isa.name(),
+                e.max_abs,
+                e.at_abs,
+                e.max_rel,
+                e.at_rel
+            );
+        }
+    });
+}
+
+/// Writes inputs and this crate's outputs for every `Unary` op and ISA to
+/// `$REXTIO_KERNELS_DUMP/<isa>-<op>.f32` (inputs then outputs, little-endian), for comparison
+/// with torch outside Rust. Ignored; does nothing without the variable.
+#[test]
+#[ignore = "writes files for an external comparison with torch"]
+fn dump_for_torch_comparison() {
+    let Some(dir) = std::env::var_os("REXTIO_KERNELS_DUMP") else {
+        return;
+    };
+    let mut xs = sweep(-30.0, 30.0, 1 << 20);
+    xs.extend(sweep(-3.0, 3.0, 1 << 20));
+    xs.extend(sweep(-120.0, 120.0, 1 << 18));
+    each_isa(|isa| {
+        for op in Unary::ALL {
+            let mut ys = vec![0.0; xs.len()];
+            unary(op, &xs, &mut ys).unwrap();
+            let bytes: Vec<u8> = xs.iter().chain(&ys).flat_map(|v| v.to_le_bytes()).collect();
+            let path = std::path::Path::new(&dir).join(format!("{}-{op:?}.f32", isa.name()));
+            std::fs::write(path, bytes).unwrap();
+        }
+    });
+}

@@ -2,6 +2,7 @@
 //! references and against the edge values eager torch 2.13.0 returns (recorded from
 //! `/work/main/.venv` torch on this machine; each table says which call produced it).
 
+mod elementwise;
 mod math;
 
 use super::{available_isas, with_isa, Isa};
@@ -108,7 +109,10 @@ fn kernel_sources_are_embedded() {
             }
         }
     }
-    assert!(on_disk.len() >= 10, "{on_disk:?}");
+    assert!(
+        on_disk.iter().any(|p| p.ends_with("kernels/mod.rs")),
+        "{on_disk:?}"
+    );
     for path in on_disk {
         let rel = format!(
             "src/kernels/{}",
