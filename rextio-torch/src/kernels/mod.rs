@@ -37,6 +37,7 @@
 
 mod elementwise;
 mod math;
+mod reduce;
 mod simd;
 
 #[cfg(test)]
@@ -44,6 +45,11 @@ mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
 pub use math::{erf, exp, log, sigmoid, tanh};
+pub use reduce::{
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,
+    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
+    sum_cols, sum_rows,
+};
 
 use std::cell::Cell;
 use std::fmt;

@@ -4,6 +4,7 @@
 
 mod elementwise;
 mod math;
+mod reduce;
 
 use super::{available_isas, with_isa, Isa};
 
