@@ -25,6 +25,8 @@
 //!
 //! # Contents
 //!
+//! - matrix products: [`linear`], [`linear_fused`] (with an [`Epilogue`]), [`linear_packed`]
+//!   (with a [`PackedWeight`] packed once), [`matmul`];
 //! - elementwise: [`unary`], [`unary_inplace`] over [`Unary`]; [`binary`], [`binary_inplace`]
 //!   over [`Binary`] with broadcast [`Operand`]s;
 //! - row reductions (over the last dim): [`softmax_rows`], [`log_softmax_rows`],
@@ -36,6 +38,7 @@
 //!   [`erf`] (and the [`Unary`] ops built on them).
 
 mod elementwise;
+mod gemm;
 mod math;
 mod reduce;
 mod simd;
@@ -44,6 +47,7 @@ mod simd;
 mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
+pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
 pub use math::{erf, exp, log, sigmoid, tanh};
 pub use reduce::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,

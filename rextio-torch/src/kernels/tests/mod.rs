@@ -2,7 +2,9 @@
 //! references and against the edge values eager torch 2.13.0 returns (recorded from
 //! `/work/main/.venv` torch on this machine; each table says which call produced it).
 
+mod bench;
 mod elementwise;
+mod gemm;
 mod math;
 mod reduce;
 
