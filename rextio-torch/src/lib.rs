@@ -12,6 +12,7 @@ pub mod codes;
 pub mod decorators;
 pub mod entry;
 pub mod fusion;
+pub mod kernels;
 mod lower;
 pub mod platforms;
 pub mod rules;

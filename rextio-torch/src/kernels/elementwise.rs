@@ -1,0 +1,478 @@
+//! Elementwise kernels: unary ops and broadcast binary ops, one pass each.
+
+use super::math::{erf_v, exp_v, gelu_v, log_v, relu_v, sigmoid_v, silu_v, tanh_v};
+use super::simd::Simd;
+use super::{check_len, checked_len, dispatch, Kernel, KernelError};
+
+/// A unary elementwise op, with torch's float32 semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Unary {
+    /// `torch.relu` (`clamp_min(x, 0)`): `relu(-0) = -0`, `relu(NaN) = NaN`.
+    Relu,
+    /// `torch.tanh`; see [`super::tanh`] for the error bound.
+    Tanh,
+    /// `torch.sigmoid`; see [`super::sigmoid`].
+    Sigmoid,
+    /// `torch.exp`; see [`super::exp`].
+    Exp,
+    /// `torch.log`; see [`super::log`].
+    Log,
+    /// `torch.neg` (flips the sign bit, also of zeros and NaN).
+    Neg,
+    /// `torch.abs` (clears the sign bit: `abs(-0) = +0`).
+    Abs,
+    /// `torch.sqrt` (correctly rounded; `sqrt(-0) = -0`, negative → NaN).
+    Sqrt,
+    /// `torch.square` (`x * x`).
+    Square,
+    /// `torch.erf`; see [`super::erf`].
+    Erf,
+    /// `F.gelu(x)` (erf form), computed as `0.5x + 0.5x·erf(x/√2)` in one multiply-add like
+    /// torch's vectorised kernel: `gelu(-0) = +0`, `gelu(x) = +0` for `x ≲ -5.6`,
+    /// `gelu(-inf) = NaN`. Absolute error ≤ 1.5e-7·max(1, |x|) (tests assert it).
+    Gelu,
+    /// `F.silu(x)` as torch computes it, `x / (1 + e^-x)`: `silu(-inf) = NaN`,
+    /// `silu(x) = -0` once `e^-x` overflows. Relative error ≤ 3.0e-7 (tests assert it).
+    Silu,
+}
+
+impl Unary {
+    /// Every op (for tests and tables).
+    pub const ALL: [Unary; 12] = [
+        Unary::Relu,
+        Unary::Tanh,
+        Unary::Sigmoid,
+        Unary::Exp,
+        Unary::Log,
+        Unary::Neg,
+        Unary::Abs,
+        Unary::Sqrt,
+        Unary::Square,
+        Unary::Erf,
+        Unary::Gelu,
+        Unary::Silu,
+    ];
+}
+
+/// A function of one vector: a closure stand-in whose `apply` is `#[inline(always)]`. (A closure
+/// cannot be marked so; one LLVM leaves outlined is compiled without the ISA's target features,
+/// and then every intrinsic in it becomes a call.)
+pub(crate) trait VFn1<S: Simd>: Copy {
+    fn apply(self, s: S, v: S::V) -> S::V;
+}
+
+/// A function of two vectors, as [`VFn1`].
+pub(crate) trait VFn2<S: Simd>: Copy {
+    fn apply(self, s: S, a: S::V, b: S::V) -> S::V;
+}
+
+/// [`Unary`] op `OP` (its discriminant) as a [`VFn1`], so the op is chosen at compile time.
+#[derive(Clone, Copy)]
+pub(crate) struct UnaryOp<const OP: u8>;
+
+impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
+    #[inline(always)]
+    fn apply(self, s: S, v: S::V) -> S::V {
+        const RELU: u8 = Unary::Relu as u8;
+        const TANH: u8 = Unary::Tanh as u8;
+        const SIGMOID: u8 = Unary::Sigmoid as u8;
+        const EXP: u8 = Unary::Exp as u8;
+        const LOG: u8 = Unary::Log as u8;
+        const NEG: u8 = Unary::Neg as u8;
+        const ABS: u8 = Unary::Abs as u8;
+        const SQRT: u8 = Unary::Sqrt as u8;
+        const ERF: u8 = Unary::Erf as u8;
+        const GELU: u8 = Unary::Gelu as u8;
+        const SILU: u8 = Unary::Silu as u8;
+        match OP {
+            RELU => relu_v(s, v),
+            TANH => tanh_v(s, v),
+            SIGMOID => sigmoid_v(s, v),
+            EXP => exp_v(s, v),
+            LOG => log_v(s, v),
+            NEG => s.neg(v),
+            ABS => s.abs(v),
+            SQRT => s.sqrt(v),
+            ERF => erf_v(s, v),
+            GELU => gelu_v(s, v),
+            SILU => silu_v(s, v),
+            _ => s.mul(v, v), // Square
+        }
+    }
+}
+
+/// Binds `$f` to the [`UnaryOp`] of `$op` and evaluates `$body` (so the match on the op sits
+/// outside the loops).
+macro_rules! with_unary {
+    ($op:expr, $f:ident => $body:expr) => {
+        with_unary!(@arms $op, $f, $body;
+            Relu Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Gelu Silu)
+    };
+    (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
+        match $op {
+            $(Unary::$v => {
+                let $f = UnaryOp::<{ Unary::$v as u8 }>;
+                $body
+            })*
+        }
+    };
+}
+
+/// `op` applied to one vector (for epilogues, where the match runs once per vector).
+#[inline(always)]
+pub(crate) fn unary_v<S: Simd>(s: S, op: Unary, v: S::V) -> S::V {
+    with_unary!(op, f => f.apply(s, v))
+}
+
+/// `x ↦ f(x, v)`.
+#[derive(Clone, Copy)]
+pub(crate) struct WithRhs<F, V>(pub F, pub V);
+
+impl<S: Simd, F: VFn2<S>> VFn1<S> for WithRhs<F, S::V> {
+    #[inline(always)]
+    fn apply(self, s: S, x: S::V) -> S::V {
+        self.0.apply(s, x, self.1)
+    }
+}
+
+/// `x ↦ f(v, x)`.
+#[derive(Clone, Copy)]
+pub(crate) struct WithLhs<F, V>(pub F, pub V);
+
+impl<S: Simd, F: VFn2<S>> VFn1<S> for WithLhs<F, S::V> {
+    #[inline(always)]
+    fn apply(self, s: S, x: S::V) -> S::V {
+        self.0.apply(s, self.1, x)
+    }
+}
+
+/// `dst[i] = f(src[i])`; `src.len() == dst.len()`.
+#[inline(always)]
+pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl VFn1<S>) {
+    let l = S::LANES;
+    let mut sc = src.chunks_exact(l);
+    let mut dc = dst.chunks_exact_mut(l);
+    for (a, d) in (&mut sc).zip(&mut dc) {
+        s.store(d, f.apply(s, s.load(a)));
+    }
+    let (a, d) = (sc.remainder(), dc.into_remainder());
+    if !a.is_empty() {
+        s.store_partial(d, f.apply(s, s.load_partial(a, 0.0)));
+    }
+}
+
+/// `x[i] = f(x[i])`.
+#[inline(always)]
+pub(crate) fn map_inplace<S: Simd>(s: S, x: &mut [f32], f: impl VFn1<S>) {
+    let mut c = x.chunks_exact_mut(S::LANES);
+    for d in &mut c {
+        let v = s.load(d);
+        s.store(d, f.apply(s, v));
+    }
+    let d = c.into_remainder();
+    if !d.is_empty() {
+        let v = s.load_partial(d, 0.0);
+        s.store_partial(d, f.apply(s, v));
+    }
+}
+
+/// `dst[i] = op(src[i])`, in one pass. Errors when the lengths differ.
+pub fn unary(op: Unary, src: &[f32], dst: &mut [f32]) -> Result<(), KernelError> {
+    check_len("dst", dst.len(), src.len())?;
+    struct K<'a>(Unary, &'a [f32], &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, src, dst) = self;
+            with_unary!(op, f => map(s, src, dst, f))
+        }
+    }
+    dispatch(K(op, src, dst));
+    Ok(())
+}
+
+/// `x[i] = op(x[i])`, in one pass.
+pub fn unary_inplace(op: Unary, x: &mut [f32]) {
+    struct K<'a>(Unary, &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, x) = self;
+            with_unary!(op, f => map_inplace(s, x, f))
+        }
+    }
+    dispatch(K(op, x));
+}
+
+/// A binary elementwise op, with torch's float32 semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Binary {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (IEEE: `x/0 = ±inf`, `0/0 = NaN`).
+    Div,
+    /// `torch.maximum`: NaN if either operand is NaN; on `±0` ties the second operand, as
+    /// torch's vectorised path answers (its scalar tail answers the first).
+    Max,
+    /// `torch.minimum`: as [`Binary::Max`].
+    Min,
+}
+
+impl Binary {
+    /// Every op (for tests and tables).
+    pub const ALL: [Binary; 6] = [
+        Binary::Add,
+        Binary::Sub,
+        Binary::Mul,
+        Binary::Div,
+        Binary::Max,
+        Binary::Min,
+    ];
+}
+
+/// [`Binary`] op `OP` (its discriminant) as a [`VFn2`].
+#[derive(Clone, Copy)]
+pub(crate) struct BinaryOp<const OP: u8>;
+
+/// `a + b`.
+pub(crate) const OP_ADD: BinaryOp<{ Binary::Add as u8 }> = BinaryOp;
+/// `a - b`.
+pub(crate) const OP_SUB: BinaryOp<{ Binary::Sub as u8 }> = BinaryOp;
+/// `a * b`.
+pub(crate) const OP_MUL: BinaryOp<{ Binary::Mul as u8 }> = BinaryOp;
+/// `a / b`.
+pub(crate) const OP_DIV: BinaryOp<{ Binary::Div as u8 }> = BinaryOp;
+/// NaN-propagating maximum.
+pub(crate) const OP_MAX: BinaryOp<{ Binary::Max as u8 }> = BinaryOp;
+/// NaN-propagating minimum.
+pub(crate) const OP_MIN: BinaryOp<{ Binary::Min as u8 }> = BinaryOp;
+
+impl<S: Simd, const OP: u8> VFn2<S> for BinaryOp<OP> {
+    #[inline(always)]
+    fn apply(self, s: S, a: S::V, b: S::V) -> S::V {
+        const ADD: u8 = Binary::Add as u8;
+        const SUB: u8 = Binary::Sub as u8;
+        const MUL: u8 = Binary::Mul as u8;
+        const DIV: u8 = Binary::Div as u8;
+        const MAX: u8 = Binary::Max as u8;
+        match OP {
+            ADD => s.add(a, b),
+            SUB => s.sub(a, b),
+            MUL => s.mul(a, b),
+            DIV => s.div(a, b),
+            // `max(a, b)` already returns `b` when `b` is NaN; NaN in `a` is put back.
+            MAX => s.select(s.is_nan(a), a, s.max(a, b)),
+            _ => s.select(s.is_nan(a), a, s.min(a, b)), // Min
+        }
+    }
+}
+
+macro_rules! with_binary {
+    ($op:expr, $f:ident => $body:expr) => {
+        with_binary!(@arms $op, $f, $body; Add Sub Mul Div Max Min)
+    };
+    (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
+        match $op {
+            $(Binary::$v => {
+                let $f = BinaryOp::<{ Binary::$v as u8 }>;
+                $body
+            })*
+        }
+    };
+}
+
+/// One operand of a broadcast binary op on an `m×n` result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Operand<'a> {
+    /// An `m×n` matrix (`m·n` elements).
+    Full(&'a [f32]),
+    /// One row of `n` elements repeated for every row (torch shape `[n]` or `[1, n]`, e.g. a
+    /// bias).
+    Row(&'a [f32]),
+    /// One column of `m` elements repeated across every row (torch shape `[m, 1]`).
+    Col(&'a [f32]),
+    /// A scalar.
+    Scalar(f32),
+}
+
+impl Operand<'_> {
+    fn check(&self, what: &'static str, m: usize, n: usize) -> Result<(), KernelError> {
+        match self {
+            Operand::Full(a) => check_len(what, a.len(), checked_len(m, n)?),
+            Operand::Row(a) => check_len(what, a.len(), n),
+            Operand::Col(a) => check_len(what, a.len(), m),
+            Operand::Scalar(_) => Ok(()),
+        }
+    }
+
+    /// Whether the operand is the same for every row once flattened (full or scalar).
+    fn flat(&self) -> bool {
+        matches!(self, Operand::Full(_) | Operand::Scalar(_))
+    }
+
+    /// The operand's part of row `i` of an `n`-wide result.
+    #[inline(always)]
+    fn row(&self, i: usize, n: usize) -> RowArg<'_> {
+        match *self {
+            Operand::Full(a) => RowArg::Slice(&a[i * n..(i + 1) * n]),
+            Operand::Row(a) => RowArg::Slice(a),
+            Operand::Col(a) => RowArg::Splat(a[i]),
+            Operand::Scalar(x) => RowArg::Splat(x),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum RowArg<'a> {
+    Slice(&'a [f32]),
+    Splat(f32),
+}
+
+/// `out = f(a, b)` over one row.
+#[inline(always)]
+fn zip_row<S: Simd>(s: S, a: RowArg<'_>, b: RowArg<'_>, out: &mut [f32], f: impl VFn2<S>) {
+    match (a, b) {
+        (RowArg::Slice(a), RowArg::Slice(b)) => {
+            let l = S::LANES;
+            let (mut ac, mut bc, mut oc) = (
+                a.chunks_exact(l),
+                b.chunks_exact(l),
+                out.chunks_exact_mut(l),
+            );
+            for ((x, y), o) in (&mut ac).zip(&mut bc).zip(&mut oc) {
+                s.store(o, f.apply(s, s.load(x), s.load(y)));
+            }
+            let (x, y, o) = (ac.remainder(), bc.remainder(), oc.into_remainder());
+            if !o.is_empty() {
+                s.store_partial(
+                    o,
+                    f.apply(s, s.load_partial(x, 0.0), s.load_partial(y, 0.0)),
+                );
+            }
+        }
+        (RowArg::Slice(a), RowArg::Splat(y)) => {
+            map(s, a, out, WithRhs(f, s.splat(y)));
+        }
+        (RowArg::Splat(x), RowArg::Slice(b)) => {
+            map(s, b, out, WithLhs(f, s.splat(x)));
+        }
+        (RowArg::Splat(x), RowArg::Splat(y)) => {
+            let v = f.apply(s, s.splat(x), s.splat(y));
+            let mut oc = out.chunks_exact_mut(S::LANES);
+            for o in &mut oc {
+                s.store(o, v);
+            }
+            s.store_partial(oc.into_remainder(), v);
+        }
+    }
+}
+
+/// `x = f(x, b)` over one row.
+#[inline(always)]
+fn zip_row_inplace<S: Simd>(s: S, x: &mut [f32], b: RowArg<'_>, f: impl VFn2<S>) {
+    match b {
+        RowArg::Slice(b) => {
+            let l = S::LANES;
+            let (mut xc, mut bc) = (x.chunks_exact_mut(l), b.chunks_exact(l));
+            for (o, y) in (&mut xc).zip(&mut bc) {
+                let v = f.apply(s, s.load(o), s.load(y));
+                s.store(o, v);
+            }
+            let (o, y) = (xc.into_remainder(), bc.remainder());
+            if !o.is_empty() {
+                let v = f.apply(s, s.load_partial(o, 0.0), s.load_partial(y, 0.0));
+                s.store_partial(o, v);
+            }
+        }
+        RowArg::Splat(y) => {
+            map_inplace(s, x, WithRhs(f, s.splat(y)));
+        }
+    }
+}
+
+/// `out = lhs op rhs` for an `m×n` result, with either operand broadcast ([`Operand`]), in one
+/// pass. Errors when a slice's length does not match its role.
+pub fn binary(
+    op: Binary,
+    m: usize,
+    n: usize,
+    lhs: Operand<'_>,
+    rhs: Operand<'_>,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let len = checked_len(m, n)?;
+    lhs.check("lhs", m, n)?;
+    rhs.check("rhs", m, n)?;
+    check_len("out", out.len(), len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    // Operands that do not depend on the row go as one long row.
+    let (rows, cols) = if lhs.flat() && rhs.flat() {
+        (1, len)
+    } else {
+        (m, n)
+    };
+    struct K<'a>(
+        Binary,
+        usize,
+        usize,
+        Operand<'a>,
+        Operand<'a>,
+        &'a mut [f32],
+    );
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, rows, cols, lhs, rhs, out) = self;
+            with_binary!(op, f => {
+                for (i, o) in out.chunks_exact_mut(cols).take(rows).enumerate() {
+                    zip_row(s, lhs.row(i, cols), rhs.row(i, cols), o, f);
+                }
+            })
+        }
+    }
+    dispatch(K(op, rows, cols, lhs, rhs, out));
+    Ok(())
+}
+
+/// `x = x op rhs` for an `m×n` matrix `x` (the output aliases the left operand), in one pass.
+pub fn binary_inplace(
+    op: Binary,
+    m: usize,
+    n: usize,
+    x: &mut [f32],
+    rhs: Operand<'_>,
+) -> Result<(), KernelError> {
+    let len = checked_len(m, n)?;
+    check_len("x", x.len(), len)?;
+    rhs.check("rhs", m, n)?;
+    if len == 0 {
+        return Ok(());
+    }
+    let (rows, cols) = if rhs.flat() { (1, len) } else { (m, n) };
+    struct K<'a>(Binary, usize, usize, &'a mut [f32], Operand<'a>);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, rows, cols, x, rhs) = self;
+            with_binary!(op, f => {
+                for (i, o) in x.chunks_exact_mut(cols).take(rows).enumerate() {
+                    zip_row_inplace(s, o, rhs.row(i, cols), f);
+                }
+            })
+        }
+    }
+    dispatch(K(op, rows, cols, x, rhs));
+    Ok(())
+}

@@ -1,0 +1,656 @@
+//! Matrix products: `linear` (torch `F.linear` layout, optionally with a fused bias and
+//! activation), `linear_packed` (the same with the weight packed once) and `matmul`.
+//!
+//! Two kernels:
+//! - a register-blocked outer-product micro-kernel (`MR` rows × two vectors of columns: 6×16 on
+//!   AVX2, 12×32 on AVX-512, 6×8 portable) over `B` laid out `k × n`: `matmul`'s `b` is read in
+//!   place (only a ragged last column panel is copied, zero-padded); `linear`'s `w` (`n × k`) is
+//!   packed transposed into 32-column panels, once by [`PackedWeight::new`] or per call into a
+//!   thread-local scratch buffer;
+//! - for `linear` with fewer than [`DOT_MAX_M`] rows, dot products along `k` straight from `w`
+//!   (tiles of 2 rows × 4 weight rows), which beats packing `w` per call for a few rows.
+//!
+//! The bias is added to the accumulators before they are stored and the activation is applied
+//! to each finished strip while it is in L1. Summation order (and so the last bits) depends on
+//! the kernel, hence on `m`, as with any BLAS.
+
+use std::cell::RefCell;
+
+use super::elementwise::{map_inplace, unary_v, Unary, VFn1};
+use super::simd::Simd;
+use super::{active_isa, check_len, checked_len, dispatch, Isa, Kernel, KernelError};
+
+/// An activation applied to `linear`'s result (after the bias) while it is stored, with the
+/// semantics of the [`Unary`] op of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// No activation.
+    None,
+    /// [`Unary::Relu`].
+    Relu,
+    /// [`Unary::Tanh`].
+    Tanh,
+    /// [`Unary::Sigmoid`].
+    Sigmoid,
+    /// [`Unary::Gelu`].
+    Gelu,
+    /// [`Unary::Silu`].
+    Silu,
+}
+
+impl Epilogue {
+    /// Every epilogue (for tests and tables).
+    pub const ALL: [Epilogue; 6] = [
+        Epilogue::None,
+        Epilogue::Relu,
+        Epilogue::Tanh,
+        Epilogue::Sigmoid,
+        Epilogue::Gelu,
+        Epilogue::Silu,
+    ];
+
+    /// The elementwise op, if any.
+    pub fn unary(self) -> Option<Unary> {
+        match self {
+            Epilogue::None => None,
+            Epilogue::Relu => Some(Unary::Relu),
+            Epilogue::Tanh => Some(Unary::Tanh),
+            Epilogue::Sigmoid => Some(Unary::Sigmoid),
+            Epilogue::Gelu => Some(Unary::Gelu),
+            Epilogue::Silu => Some(Unary::Silu),
+        }
+    }
+}
+
+/// Below this many rows `linear` uses dot products instead of packing the weight.
+pub(crate) const DOT_MAX_M: usize = 8;
+
+/// Column panel width of packed weights: a multiple of every flavour's `2 × LANES`, so one
+/// packed layout serves all instruction sets (narrower flavours walk sub-panels).
+const PANEL: usize = 32;
+
+fn lanes(isa: Isa) -> usize {
+    match isa {
+        Isa::Avx512 => 16,
+        Isa::Avx2Fma => 8,
+        Isa::Portable => 4,
+    }
+}
+
+thread_local! {
+    /// Packing scratch: grows to the largest packed operand seen on the thread, then is reused.
+    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with a scratch slice of `len` floats (contents unspecified).
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < len {
+                buf.resize(len, 0.0);
+            }
+            f(&mut buf[..len])
+        }
+        // Unreachable (kernels do not re-enter), but never panic: use a fresh buffer.
+        Err(_) => f(&mut vec![0.0; len]),
+    })
+}
+
+/// `out[m×n] = x[m×k] · w[n×k]ᵀ (+ bias[n])`, torch's `F.linear(x, w, bias)`.
+pub fn linear(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    linear_fused(x, m, k, w, n, bias, Epilogue::None, out)
+}
+
+/// `out[m×n] = act(x[m×k] · w[n×k]ᵀ (+ bias[n]))`, e.g. `F.relu(F.linear(x, w, b))`, with the
+/// bias and activation applied while the result is stored. `w` is torch's weight layout (row `j`
+/// holds output `j`'s `k` weights). Errors when a slice's length does not match.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_fused(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    epilogue: Epilogue,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    check_len("x", x.len(), checked_len(m, k)?)?;
+    check_len("w", w.len(), checked_len(n, k)?)?;
+    check_len("out", out.len(), checked_len(m, n)?)?;
+    if let Some(b) = bias {
+        check_len("bias", b.len(), n)?;
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let op = Op {
+        a: x,
+        m,
+        k,
+        b: B::Weight(w),
+        n,
+        bias,
+        epilogue,
+        out,
+    };
+    if k == 0 || m < DOT_MAX_M {
+        dispatch(Run {
+            op,
+            scratch: &mut [],
+        });
+        return Ok(());
+    }
+    let len = packed_len(n, k).ok_or(KernelError::Overflow)?;
+    with_scratch(len, |scratch| dispatch(Run { op, scratch }));
+    Ok(())
+}
+
+/// The length of `w` (`n × k`) packed into [`PANEL`]-column panels.
+fn packed_len(n: usize, k: usize) -> Option<usize> {
+    n.div_ceil(PANEL).checked_mul(PANEL)?.checked_mul(k)
+}
+
+/// A `linear` weight packed once for [`linear_packed`]: `wᵀ` in panels of 32 columns, each
+/// `k × 32` and zero-padded past `n` (one layout for every instruction set). Inference code
+/// packs each constant weight once and saves `linear` the per-call packing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedWeight {
+    n: usize,
+    k: usize,
+    data: Vec<f32>,
+}
+
+impl PackedWeight {
+    /// Packs `w` (`n × k`, torch's `F.linear` weight layout). Errors when `w.len() != n·k`.
+    pub fn new(w: &[f32], n: usize, k: usize) -> Result<Self, KernelError> {
+        check_len("w", w.len(), checked_len(n, k)?)?;
+        let mut data = vec![0.0; packed_len(n, k).ok_or(KernelError::Overflow)?];
+        pack_panels(w, n, k, &mut data);
+        Ok(Self { n, k, data })
+    }
+
+    /// Output features (rows of the unpacked weight).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Input features (columns of the unpacked weight).
+    pub fn k(&self) -> usize {
+        self.k
+    }
+}
+
+/// [`linear_fused`] with a weight packed by [`PackedWeight::new`]: `out[m×n] =
+/// act(x[m×k] · wᵀ (+ bias[n]))`, no packing per call and no scratch. Errors when a slice's
+/// length does not match `m` and the weight's `n`, `k`.
+pub fn linear_packed(
+    x: &[f32],
+    m: usize,
+    w: &PackedWeight,
+    bias: Option<&[f32]>,
+    epilogue: Epilogue,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let (n, k) = (w.n, w.k);
+    check_len("x", x.len(), checked_len(m, k)?)?;
+    check_len("out", out.len(), checked_len(m, n)?)?;
+    if let Some(b) = bias {
+        check_len("bias", b.len(), n)?;
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let op = Op {
+        a: x,
+        m,
+        k,
+        b: B::Packed(&w.data),
+        n,
+        bias,
+        epilogue,
+        out,
+    };
+    dispatch(Run {
+        op,
+        scratch: &mut [],
+    });
+    Ok(())
+}
+
+/// `out[m×n] = a[m×k] · b[k×n]`, torch's `a @ b` on 2-D tensors. Errors when a slice's length
+/// does not match.
+pub fn matmul(
+    a: &[f32],
+    m: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    check_len("a", a.len(), checked_len(m, k)?)?;
+    check_len("b", b.len(), checked_len(k, n)?)?;
+    check_len("out", out.len(), checked_len(m, n)?)?;
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let op = Op {
+        a,
+        m,
+        k,
+        b: B::RowMajor(b),
+        n,
+        bias: None,
+        epilogue: Epilogue::None,
+        out,
+    };
+    let nr = 2 * lanes(active_isa());
+    if k == 0 || n % nr == 0 {
+        dispatch(Run {
+            op,
+            scratch: &mut [],
+        });
+        return Ok(());
+    }
+    let len = checked_len(k, nr)?;
+    with_scratch(len, |scratch| dispatch(Run { op, scratch }));
+    Ok(())
+}
+
+/// The right-hand operand.
+#[derive(Clone, Copy)]
+enum B<'a> {
+    /// `n × k` (torch's linear weight): the product uses its transpose.
+    Weight(&'a [f32]),
+    /// A weight packed by [`pack_panels`].
+    Packed(&'a [f32]),
+    /// `k × n`.
+    RowMajor(&'a [f32]),
+}
+
+/// A checked product: `a` is `m×k`, `b` matches, `out` is `m×n`, `bias` has `n` elements.
+struct Op<'a> {
+    a: &'a [f32],
+    m: usize,
+    k: usize,
+    b: B<'a>,
+    n: usize,
+    bias: Option<&'a [f32]>,
+    epilogue: Epilogue,
+    out: &'a mut [f32],
+}
+
+struct Run<'a> {
+    op: Op<'a>,
+    /// For [`B::Weight`]: room for the packed weight ([`packed_len`]); for [`B::RowMajor`]: room
+    /// for one ragged column panel (`k × 2·LANES`). May be empty when not needed.
+    scratch: &'a mut [f32],
+}
+
+impl Kernel for Run<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        if S::LANES >= 16 {
+            product::<S, 12>(s, self.op, self.scratch)
+        } else {
+            product::<S, 6>(s, self.op, self.scratch)
+        }
+    }
+}
+
+/// The epilogue of one vector.
+#[inline(always)]
+fn epilogue_v<S: Simd>(s: S, e: Epilogue, v: S::V) -> S::V {
+    match e.unary() {
+        None => v,
+        Some(op) => unary_v(s, op, v),
+    }
+}
+
+/// The epilogue as a [`VFn1`].
+#[derive(Clone, Copy)]
+struct Epi(Epilogue);
+
+impl<S: Simd> VFn1<S> for Epi {
+    #[inline(always)]
+    fn apply(self, s: S, v: S::V) -> S::V {
+        epilogue_v(s, self.0, v)
+    }
+}
+
+/// Adds the bias to and applies the epilogue over a finished row.
+#[inline(always)]
+fn finish_row<S: Simd>(s: S, row: &mut [f32], bias: Option<&[f32]>, e: Epilogue) {
+    if let Some(b) = bias {
+        let l = S::LANES;
+        let (mut rc, mut bc) = (row.chunks_exact_mut(l), b.chunks_exact(l));
+        for (r, b) in (&mut rc).zip(&mut bc) {
+            let v = epilogue_v(s, e, s.add(s.load(r), s.load(b)));
+            s.store(r, v);
+        }
+        let (r, b) = (rc.into_remainder(), bc.remainder());
+        if !r.is_empty() {
+            let v = epilogue_v(s, e, s.add(s.load_partial(r, 0.0), s.load_partial(b, 0.0)));
+            s.store_partial(r, v);
+        }
+    } else if e != Epilogue::None {
+        map_inplace(s, row, Epi(e));
+    }
+}
+
+#[inline(always)]
+fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
+    let Op {
+        a,
+        m,
+        k,
+        b,
+        n,
+        bias,
+        epilogue,
+        out,
+    } = op;
+    let nr = 2 * S::LANES;
+    if k == 0 {
+        // An empty sum: the bias (or zeros), then the epilogue.
+        for row in out.chunks_exact_mut(n) {
+            row.fill(0.0);
+            finish_row(s, row, bias, epilogue);
+        }
+        return;
+    }
+    match b {
+        B::Weight(w) => {
+            let len = n.div_ceil(PANEL) * PANEL * k;
+            if m < DOT_MAX_M || scratch.len() < len {
+                linear_dot(s, a, m, k, w, n, bias, epilogue, out);
+                return;
+            }
+            let packed = &mut scratch[..len];
+            pack_panels(w, n, k, packed);
+            packed_product::<S, MR>(s, a, m, k, packed, n, bias, epilogue, out);
+        }
+        B::Packed(packed) => {
+            packed_product::<S, MR>(s, a, m, k, packed, n, bias, epilogue, out);
+        }
+        B::RowMajor(bm) => {
+            let mut j0 = 0;
+            while j0 < n {
+                let cols = nr.min(n - j0);
+                if cols == nr {
+                    panel_rows::<S, MR>(s, a, m, k, &bm[j0..], n, j0, n, None, epilogue, out);
+                } else if scratch.len() >= k * nr {
+                    let panel = &mut scratch[..k * nr];
+                    for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
+                        let src = bm[p * n + j0..p * n + n].iter().chain([0.0; 32].iter());
+                        for (d, &v) in dst.iter_mut().zip(src) {
+                            *d = v;
+                        }
+                    }
+                    panel_rows::<S, MR>(s, a, m, k, panel, nr, j0, n, None, epilogue, out);
+                } else {
+                    // No scratch (not reached: `matmul` provides it): scalar columns.
+                    for (i, row) in out.chunks_exact_mut(n).enumerate() {
+                        for (j, o) in row.iter_mut().enumerate().skip(j0) {
+                            *o = (0..k).map(|p| a[i * k + p] * bm[p * n + j]).sum();
+                        }
+                    }
+                }
+                j0 += cols;
+            }
+        }
+    }
+}
+
+/// `out = a · wᵀ` for `w` packed by [`pack_panels`]: every `2·LANES`-wide sub-panel of each
+/// 32-column panel, with `ldb = 32`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn packed_product<S: Simd, const MR: usize>(
+    s: S,
+    a: &[f32],
+    m: usize,
+    k: usize,
+    packed: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    e: Epilogue,
+    out: &mut [f32],
+) {
+    let nr = 2 * S::LANES;
+    for (jp, panel) in packed.chunks_exact(k * PANEL).enumerate() {
+        let mut c0 = 0;
+        while c0 < PANEL && jp * PANEL + c0 < n {
+            let j0 = jp * PANEL + c0;
+            panel_rows::<S, MR>(s, a, m, k, &panel[c0..], PANEL, j0, n, bias, e, out);
+            c0 += nr;
+        }
+    }
+}
+
+/// `dst[(P·k + p)·32 + c] = w[(32P + c)·k + p]` (zero past `n`): `wᵀ` (`w` is `n × k`) in panels
+/// of [`PANEL`] columns. Each weight row is read once, sequentially; the panel it is scattered
+/// into (`k × 32` floats) stays in L1.
+fn pack_panels(w: &[f32], n: usize, k: usize, dst: &mut [f32]) {
+    if k == 0 {
+        return;
+    }
+    for (jp, panel) in dst.chunks_exact_mut(k * PANEL).enumerate() {
+        let j0 = jp * PANEL;
+        let cols = PANEL.min(n.saturating_sub(j0));
+        for c in 0..PANEL {
+            let src = if c < cols {
+                Some(&w[(j0 + c) * k..(j0 + c + 1) * k])
+            } else {
+                None
+            };
+            let lanes = panel[c..].iter_mut().step_by(PANEL);
+            match src {
+                Some(src) => lanes.zip(src).for_each(|(d, &v)| *d = v),
+                None => lanes.for_each(|d| *d = 0.0),
+            }
+        }
+    }
+}
+
+/// All row blocks of one column panel: `out[:, j0..j0+cols] = a · panel`, where `panel` holds
+/// rows of `≥ nr` floats `ldb` apart (`panel[p*ldb..p*ldb+nr]` for `p < k`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn panel_rows<S: Simd, const MR: usize>(
+    s: S,
+    a: &[f32],
+    m: usize,
+    k: usize,
+    panel: &[f32],
+    ldb: usize,
+    j0: usize,
+    n: usize,
+    bias: Option<&[f32]>,
+    e: Epilogue,
+    out: &mut [f32],
+) {
+    let nr = 2 * S::LANES;
+    let cols = nr.min(n - j0);
+    let bias = bias.map(|b| &b[j0..j0 + cols]);
+    let mut i = 0;
+    while i + MR <= m {
+        let out = &mut out[i * n + j0..];
+        micro::<S, MR>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+        i += MR;
+    }
+    if i < m {
+        let (a, out) = (&a[i * k..], &mut out[i * n + j0..]);
+        macro_rules! tail {
+            ($($r:literal)*) => {
+                match m - i {
+                    $($r => micro::<S, $r>(s, k, a, panel, ldb, out, n, cols, bias),)*
+                    _ => {}
+                }
+            };
+        }
+        tail!(1 2 3 4 5 6 7 8 9 10 11);
+    }
+    // The activation over the panel's strip of columns, still in L1 (one copy of its code per
+    // kernel rather than one per register block).
+    if e != Epilogue::None {
+        for row in out.chunks_exact_mut(n).take(m) {
+            map_inplace(s, &mut row[j0..j0 + cols], Epi(e));
+        }
+    }
+}
+
+/// One `R × (2·LANES)` block: `out[r*ldc + c] = Σ_p a[r*k + p]·b[p*ldb + c] + bias[c]` for
+/// `r < R`, `c < cols`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn micro<S: Simd, const R: usize>(
+    s: S,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    ldb: usize,
+    out: &mut [f32],
+    ldc: usize,
+    cols: usize,
+    bias: Option<&[f32]>,
+) {
+    let l = S::LANES;
+    // The raw loads below stay inside `a` and `b` given these (the callers guarantee them; the
+    // check keeps a caller bug from becoming an out-of-bounds read).
+    if k == 0
+        || R == 0
+        || a.len() < (R - 1) * k + k
+        || b.len() < (k - 1) * ldb + 2 * l
+        || out.len() < (R - 1) * ldc + cols
+    {
+        debug_assert!(false, "micro-kernel called out of bounds");
+        return;
+    }
+    let mut acc = [[s.zero(); 2]; R];
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    for p in 0..k {
+        // SAFETY: `p*ldb + 2l <= (k-1)*ldb + 2l <= b.len()` (checked above).
+        let (b0, b1) = unsafe { (s.loadu(bp.add(p * ldb)), s.loadu(bp.add(p * ldb + l))) };
+        for (r, acc) in acc.iter_mut().enumerate() {
+            // SAFETY: `r*k + p < (R-1)*k + k <= a.len()` (checked above).
+            let av = s.splat(unsafe { *ap.add(r * k + p) });
+            acc[0] = s.mul_add(av, b0, acc[0]);
+            acc[1] = s.mul_add(av, b1, acc[1]);
+        }
+    }
+    let (bias0, bias1) = match bias {
+        Some(bv) => (
+            Some(s.load_partial(bv, 0.0)),
+            Some(s.load_partial(bv.get(l..).unwrap_or(&[]), 0.0)),
+        ),
+        None => (None, None),
+    };
+    for (r, acc) in acc.iter().enumerate() {
+        let (mut v0, mut v1) = (acc[0], acc[1]);
+        if let (Some(b0), Some(b1)) = (bias0, bias1) {
+            v0 = s.add(v0, b0);
+            v1 = s.add(v1, b1);
+        }
+        let row = &mut out[r * ldc..r * ldc + cols];
+        s.store(row, v0);
+        if cols > l {
+            s.store(&mut row[l..], v1);
+        }
+    }
+}
+
+/// `linear` by dot products along `k` straight from `w`, in tiles of two rows of `x` by four
+/// rows of `w` (eight vector accumulators, reduced four at a time), then bias and epilogue over
+/// each finished row. Edge tiles re-read the last valid row and discard the surplus sums.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn linear_dot<S: Simd>(
+    s: S,
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    e: Epilogue,
+    out: &mut [f32],
+) {
+    let l = S::LANES;
+    let kf = k - k % l;
+    if m == 0 || n == 0 || k == 0 || x.len() < m * k || w.len() < n * k || out.len() < m * n {
+        debug_assert!(false, "linear_dot called out of bounds");
+        return;
+    }
+    let mut i0 = 0;
+    while i0 < m {
+        let xr = [&x[i0 * k..(i0 + 1) * k], &x[(i0 + 1).min(m - 1) * k..][..k]];
+        let xt = [
+            s.load_partial(&xr[0][kf..], 0.0),
+            s.load_partial(&xr[1][kf..], 0.0),
+        ];
+        let mut j0 = 0;
+        while j0 < n {
+            let wr: [&[f32]; 4] = [0, 1, 2, 3].map(|c| &w[(j0 + c).min(n - 1) * k..][..k]);
+            let mut acc = [[s.zero(); 4]; 2];
+            let mut p = 0;
+            while p < kf {
+                // SAFETY: `p + l <= kf <= k`, the length of every row in `xr` and `wr`.
+                unsafe {
+                    let wv = [
+                        s.loadu(wr[0].as_ptr().add(p)),
+                        s.loadu(wr[1].as_ptr().add(p)),
+                        s.loadu(wr[2].as_ptr().add(p)),
+                        s.loadu(wr[3].as_ptr().add(p)),
+                    ];
+                    for (a, r) in acc.iter_mut().zip(xr) {
+                        let xv = s.loadu(r.as_ptr().add(p));
+                        for (a, &wv) in a.iter_mut().zip(&wv) {
+                            *a = s.mul_add(xv, wv, *a);
+                        }
+                    }
+                }
+                p += l;
+            }
+            if kf < k {
+                let wv = [
+                    s.load_partial(&wr[0][kf..], 0.0),
+                    s.load_partial(&wr[1][kf..], 0.0),
+                    s.load_partial(&wr[2][kf..], 0.0),
+                    s.load_partial(&wr[3][kf..], 0.0),
+                ];
+                for (a, &xv) in acc.iter_mut().zip(&xt) {
+                    for (a, &wv) in a.iter_mut().zip(&wv) {
+                        *a = s.mul_add(xv, wv, *a);
+                    }
+                }
+            }
+            let cols = 4.min(n - j0);
+            for (r, a) in acc.iter().enumerate().take(m - i0) {
+                let sums = s.reduce4(*a);
+                let at = (i0 + r) * n + j0;
+                if cols == 4 {
+                    out[at..at + 4].copy_from_slice(&sums);
+                } else {
+                    for (o, v) in out[at..at + cols].iter_mut().zip(sums) {
+                        *o = v;
+                    }
+                }
+            }
+            j0 += 4;
+        }
+        for row in out[i0 * n..].chunks_exact_mut(n).take(2.min(m - i0)) {
+            finish_row(s, row, bias, e);
+        }
+        i0 += 2;
+    }
+}

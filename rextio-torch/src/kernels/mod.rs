@@ -1,0 +1,262 @@
+//! Fused float32 CPU kernels for small tensors, in pure Rust (no libtorch).
+//!
+//! Every tensor is a row-major contiguous `f32` slice whose dimensions are passed at run time as
+//! `usize`s. Each function checks that the slices have exactly the lengths the dimensions call
+//! for and returns [`KernelError`] otherwise; nothing here panics on caller input, and nothing
+//! allocates in a hot loop (the only buffer is the packing scratch of [`linear`], a thread-local
+//! `Vec` that grows to the largest packed weight seen on the thread and is then reused).
+//!
+//! The semantics are those of eager PyTorch 2.13 on float32 CPU tensors, including NaN, ±inf and
+//! signed-zero propagation (see each item; the tests encode the edge values torch returns). Where
+//! torch itself is not consistent (it answers differently in its vectorised body and its scalar
+//! tail, e.g. `torch.maximum(0.0, -0.0)`), these kernels follow torch's vectorised path and the
+//! item says so.
+//!
+//! # Instruction sets
+//!
+//! Each kernel is written once over a small SIMD abstraction and compiled for three instruction
+//! sets: [`Isa::Avx512`] (AVX-512F, 16 lanes), [`Isa::Avx2Fma`] (AVX2 + FMA, 8 lanes) and
+//! [`Isa::Portable`] (plain Rust over 4-lane arrays, no fused multiply-add, any target). [`isa`]
+//! detects the best one once per process; [`with_isa`] forces another on the current thread
+//! (tests run every kernel on every ISA the machine has).
+//!
+//! Results are deterministic for a given ISA and shape, but may differ in the last bits between
+//! ISAs (summation order, fused multiply-add) — as torch's own results do between CPUs.
+//!
+//! # Contents
+//!
+//! - matrix products: [`linear`], [`linear_fused`] (with an [`Epilogue`]), [`linear_packed`]
+//!   (with a [`PackedWeight`] packed once), [`matmul`];
+//! - elementwise: [`unary`], [`unary_inplace`] over [`Unary`]; [`binary`], [`binary_inplace`]
+//!   over [`Binary`] with broadcast [`Operand`]s;
+//! - row reductions (over the last dim): [`softmax_rows`], [`log_softmax_rows`],
+//!   [`argmax_rows`], [`sum_rows`], [`mean_rows`], [`amax_rows`], [`amin_rows`];
+//! - column reductions (over dim 0): [`softmax_cols`], [`log_softmax_cols`], [`argmax_cols`],
+//!   [`sum_cols`], [`mean_cols`], [`amax_cols`], [`amin_cols`];
+//! - fused: [`softmax_argmax_rows`];
+//! - vectorised math with documented error bounds: [`exp`], [`log`], [`tanh`], [`sigmoid`],
+//!   [`erf`] (and the [`Unary`] ops built on them).
+
+mod elementwise;
+mod gemm;
+mod math;
+mod reduce;
+mod simd;
+
+#[cfg(test)]
+mod tests;
+
+pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
+pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
+pub use math::{erf, exp, log, sigmoid, tanh};
+pub use reduce::{
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,
+    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
+    sum_cols, sum_rows,
+};
+
+use std::cell::Cell;
+use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use simd::{Portable, Simd};
+
+/// Why a kernel refused its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelError {
+    /// A slice does not have the length its dimensions call for.
+    Length {
+        /// Which argument.
+        what: &'static str,
+        /// The length the dimensions call for.
+        expected: usize,
+        /// The slice's length.
+        actual: usize,
+    },
+    /// The product of the dimensions does not fit in `usize`.
+    Overflow,
+    /// A reduction without an identity (max, min, argmax) over a dimension of size 0; torch
+    /// raises "Expected reduction dim … to have non-zero size" here.
+    EmptyReduction {
+        /// Which kernel.
+        what: &'static str,
+    },
+    /// [`with_isa`] was asked for an instruction set this CPU lacks.
+    IsaUnavailable(Isa),
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::Length {
+                what,
+                expected,
+                actual,
+            } => write!(f, "`{what}` has {actual} elements, expected {expected}"),
+            KernelError::Overflow => f.write_str("tensor dimensions overflow usize"),
+            KernelError::EmptyReduction { what } => {
+                write!(f, "{what}: the reduced dimension has size 0")
+            }
+            KernelError::IsaUnavailable(isa) => {
+                write!(
+                    f,
+                    "instruction set {} is not available on this CPU",
+                    isa.name()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+/// `a * b`, or [`KernelError::Overflow`].
+fn checked_len(a: usize, b: usize) -> Result<usize, KernelError> {
+    a.checked_mul(b).ok_or(KernelError::Overflow)
+}
+
+/// Checks that `s` has exactly `expected` elements.
+fn check_len(what: &'static str, actual: usize, expected: usize) -> Result<(), KernelError> {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(KernelError::Length {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// An instruction set the kernels are compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// AVX-512F (with AVX2 and FMA), 16 lanes.
+    Avx512,
+    /// AVX2 with FMA, 8 lanes.
+    Avx2Fma,
+    /// Plain Rust over 4-lane arrays; every target, no fused multiply-add.
+    Portable,
+}
+
+impl Isa {
+    /// Every instruction set, best first.
+    pub const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2Fma, Isa::Portable];
+
+    /// A short name (`avx512`, `avx2-fma`, `portable`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx512 => "avx512",
+            Isa::Avx2Fma => "avx2-fma",
+            Isa::Portable => "portable",
+        }
+    }
+
+    /// Whether this CPU (and OS) supports the instruction set.
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Fma => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Isa::Avx512 => 3,
+            Isa::Avx2Fma => 2,
+            Isa::Portable => 1,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Isa> {
+        match c {
+            3 => Some(Isa::Avx512),
+            2 => Some(Isa::Avx2Fma),
+            1 => Some(Isa::Portable),
+            _ => None,
+        }
+    }
+}
+
+static DETECTED: AtomicU8 = AtomicU8::new(0);
+
+thread_local! {
+    /// The instruction set [`with_isa`] forces on this thread (0: none).
+    static FORCED: Cell<u8> = const { Cell::new(0) };
+}
+
+/// The best instruction set this CPU supports, detected on the first call and cached.
+pub fn isa() -> Isa {
+    if let Some(isa) = Isa::from_code(DETECTED.load(Ordering::Relaxed)) {
+        return isa;
+    }
+    let best = Isa::ALL
+        .into_iter()
+        .find(|i| i.is_available())
+        .unwrap_or(Isa::Portable);
+    DETECTED.store(best.code(), Ordering::Relaxed);
+    best
+}
+
+/// The instruction sets this CPU supports, best first (always ends with [`Isa::Portable`]).
+pub fn available_isas() -> impl Iterator<Item = Isa> {
+    Isa::ALL.into_iter().filter(|i| i.is_available())
+}
+
+/// The instruction set kernels called on this thread use now: the one [`with_isa`] forces, else
+/// [`isa`].
+pub fn active_isa() -> Isa {
+    Isa::from_code(FORCED.with(Cell::get)).unwrap_or_else(isa)
+}
+
+/// Runs `f` with every kernel on this thread using `isa` (nesting allowed; the previous choice
+/// comes back when `f` returns or unwinds). Errors, without running `f`, when the CPU lacks
+/// `isa`.
+pub fn with_isa<R>(isa: Isa, f: impl FnOnce() -> R) -> Result<R, KernelError> {
+    if !isa.is_available() {
+        return Err(KernelError::IsaUnavailable(isa));
+    }
+    struct Restore(u8);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FORCED.with(|c| c.replace(isa.code())));
+    Ok(f())
+}
+
+/// A kernel body generic over the SIMD flavour; [`dispatch`] instantiates it for the active ISA.
+///
+/// Implementations must mark `run` `#[inline(always)]` (and so every generic helper it calls), so
+/// that the body is compiled inside the `#[target_feature]` trampolines below.
+trait Kernel {
+    type Out;
+    fn run<S: Simd>(self, s: S) -> Self::Out;
+}
+
+/// Runs `k` with the active instruction set.
+fn dispatch<K: Kernel>(k: K) -> K::Out {
+    match active_isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `active_isa` returns `Avx512` only when `Isa::is_available` detected AVX-512F,
+        // AVX2 and FMA on this CPU (in `isa`, or when `with_isa` accepted it).
+        Isa::Avx512 => unsafe { simd::x86::run_avx512(k) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above, `Avx2Fma` is returned only once AVX2 and FMA were detected.
+        Isa::Avx2Fma => unsafe { simd::x86::run_avx2(k) },
+        _ => k.run(Portable),
+    }
+}

@@ -1,0 +1,608 @@
+//! Reductions over the last dim (rows) or dim 0 (columns) of an `m×n` matrix: softmax,
+//! log-softmax, argmax, sum, mean, amax, amin, and the fused softmax-argmax.
+//!
+//! NaN semantics follow torch: max/min/argmax treat NaN as the extreme (argmax returns the first
+//! NaN, amax/amin return NaN), sums propagate it, and a softmax row whose maximum is NaN or ±inf
+//! is all NaN (`exp(inf - inf)`). Reductions without an identity (amax, amin, argmax) refuse a
+//! reduced dimension of size 0, as torch does; sum gives 0 and mean NaN there.
+
+use super::elementwise::{
+    map, map_inplace, VFn2, WithRhs, OP_ADD, OP_DIV, OP_MAX, OP_MIN, OP_MUL, OP_SUB,
+};
+use super::math::{exp_v, log_v};
+use super::simd::Simd;
+use super::{check_len, checked_len, dispatch, Kernel, KernelError};
+
+/// `max(a, b)` that is NaN when either is.
+#[inline(always)]
+fn max_nan<S: Simd>(s: S, a: S::V, b: S::V) -> S::V {
+    OP_MAX.apply(s, a, b)
+}
+
+/// Folds `f` over the row's vectors (the tail padded with `fill`), starting from `init`.
+#[inline(always)]
+fn fold_row<S: Simd>(s: S, row: &[f32], init: S::V, fill: f32, f: impl VFn2<S>) -> S::V {
+    let mut acc = init;
+    let mut c = row.chunks_exact(S::LANES);
+    for v in &mut c {
+        acc = f.apply(s, s.load(v), acc);
+    }
+    let t = c.remainder();
+    if !t.is_empty() {
+        acc = f.apply(s, s.load_partial(t, fill), acc);
+    }
+    acc
+}
+
+/// The row's maximum, NaN if it holds one (`-inf` if empty).
+#[inline(always)]
+fn row_max<S: Simd>(s: S, row: &[f32]) -> f32 {
+    let ninf = f32::NEG_INFINITY;
+    let acc = fold_row(s, row, s.splat(ninf), ninf, OP_MAX);
+    if s.bitmask(s.is_nan(acc)) != 0 {
+        f32::NAN
+    } else {
+        s.reduce_max(acc)
+    }
+}
+
+/// The row's minimum, NaN if it holds one (`+inf` if empty).
+#[inline(always)]
+fn row_min<S: Simd>(s: S, row: &[f32]) -> f32 {
+    let inf = f32::INFINITY;
+    let acc = fold_row(s, row, s.splat(inf), inf, OP_MIN);
+    if s.bitmask(s.is_nan(acc)) != 0 {
+        f32::NAN
+    } else {
+        s.reduce_min(acc)
+    }
+}
+
+/// The row's sum (four interleaved vector accumulators, then the lanes in a fixed order).
+#[inline(always)]
+fn row_sum<S: Simd>(s: S, row: &[f32]) -> f32 {
+    let l = S::LANES;
+    let mut acc = [s.zero(); 4];
+    let mut c4 = row.chunks_exact(4 * l);
+    for v in &mut c4 {
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a = s.add(*a, s.load(&v[j * l..]));
+        }
+    }
+    let mut c = c4.remainder().chunks_exact(l);
+    for v in &mut c {
+        acc[0] = s.add(acc[0], s.load(v));
+    }
+    let t = c.remainder();
+    if !t.is_empty() {
+        acc[1] = s.add(acc[1], s.load_partial(t, 0.0));
+    }
+    s.reduce_add(s.add(s.add(acc[0], acc[1]), s.add(acc[2], acc[3])))
+}
+
+/// `Σ exp(x - mx)` over the row, storing each `exp` into `out` when `STORE` (then
+/// `out.len() == row.len()`). One function for both, so [`softmax_argmax_rows`] reproduces the
+/// sum [`softmax_rows`] divides by bit for bit.
+#[inline(always)]
+fn exp_sum<S: Simd, const STORE: bool>(s: S, row: &[f32], mx: f32, out: &mut [f32]) -> f32 {
+    let l = S::LANES;
+    let mv = s.splat(mx);
+    let mut acc = s.zero();
+    let mut c = row.chunks_exact(l);
+    let mut i = 0;
+    for v in &mut c {
+        let e = exp_v(s, s.sub(s.load(v), mv));
+        if STORE {
+            s.store(&mut out[i..], e);
+        }
+        acc = s.add(acc, e);
+        i += l;
+    }
+    let t = c.remainder();
+    if !t.is_empty() {
+        // Padding lanes are -inf, whose exp is 0 (or NaN where the row is all NaN anyway).
+        let e = exp_v(s, s.sub(s.load_partial(t, f32::NEG_INFINITY), mv));
+        if STORE {
+            s.store_partial(&mut out[i..], e);
+        }
+        acc = s.add(acc, e);
+    }
+    s.reduce_add(acc)
+}
+
+/// The index of the first element of `row` that is NaN (`nan`) or equal to `target`.
+#[inline(always)]
+fn first_where<S: Simd>(s: S, row: &[f32], nan: bool, target: f32) -> Option<usize> {
+    let l = S::LANES;
+    let tv = s.splat(target);
+    let hit = |v: S::V| s.bitmask(if nan { s.is_nan(v) } else { s.eq(v, tv) });
+    let mut c = row.chunks_exact(l);
+    let mut base = 0;
+    for v in &mut c {
+        let bits = hit(s.load(v));
+        if bits != 0 {
+            return Some(base + bits.trailing_zeros() as usize);
+        }
+        base += l;
+    }
+    let t = c.remainder();
+    if !t.is_empty() {
+        let bits = hit(s.load_partial(t, 0.0)) & ((1u64 << t.len()) - 1);
+        if bits != 0 {
+            return Some(base + bits.trailing_zeros() as usize);
+        }
+    }
+    None
+}
+
+/// torch's argmax of one non-empty row: the first NaN, else the first maximum.
+#[inline(always)]
+fn row_argmax<S: Simd>(s: S, row: &[f32]) -> usize {
+    let mx = row_max(s, row);
+    first_where(s, row, mx.is_nan(), mx).unwrap_or(0)
+}
+
+fn check_matrix(x: usize, m: usize, n: usize) -> Result<usize, KernelError> {
+    let len = checked_len(m, n)?;
+    check_len("x", x, len)?;
+    Ok(len)
+}
+
+/// Row-wise scalar reductions.
+#[derive(Clone, Copy)]
+enum RowOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+fn rows_reduce(
+    op: RowOp,
+    x: &[f32],
+    m: usize,
+    n: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), m)?;
+    if n == 0 {
+        match op {
+            RowOp::Sum => out.fill(0.0),
+            RowOp::Mean => out.fill(f32::NAN),
+            RowOp::Max => return Err(KernelError::EmptyReduction { what: "amax_rows" }),
+            RowOp::Min => return Err(KernelError::EmptyReduction { what: "amin_rows" }),
+        }
+        return Ok(());
+    }
+    struct K<'a>(RowOp, &'a [f32], usize, &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, x, n, out) = self;
+            for (o, r) in out.iter_mut().zip(x.chunks_exact(n)) {
+                *o = match op {
+                    RowOp::Sum => row_sum(s, r),
+                    RowOp::Mean => row_sum(s, r) / n as f32,
+                    RowOp::Max => row_max(s, r),
+                    RowOp::Min => row_min(s, r),
+                };
+            }
+        }
+    }
+    dispatch(K(op, x, n, out));
+    Ok(())
+}
+
+/// `out[i] = Σ_j x[i, j]` (`x.sum(dim=-1)`); `out` has `m` elements, 0 where `n == 0`.
+pub fn sum_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    rows_reduce(RowOp::Sum, x, m, n, out)
+}
+
+/// `out[i] = Σ_j x[i, j] / n` (`x.mean(dim=-1)`: the sum divided by `n`); NaN where `n == 0`.
+pub fn mean_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    rows_reduce(RowOp::Mean, x, m, n, out)
+}
+
+/// `out[i] = max_j x[i, j]` (`torch.amax(x, -1)`): NaN if the row holds one. The sign of a zero
+/// result when `+0` and `-0` tie is unspecified. Errors when `n == 0`.
+pub fn amax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    rows_reduce(RowOp::Max, x, m, n, out)
+}
+
+/// `out[i] = min_j x[i, j]` (`torch.amin(x, -1)`), as [`amax_rows`].
+pub fn amin_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    rows_reduce(RowOp::Min, x, m, n, out)
+}
+
+/// `out[i] = argmax_j x[i, j]` (`torch.argmax(x, -1)`): the first NaN if the row holds one, else
+/// the first maximum (`+0` and `-0` tie). Errors when `n == 0`.
+pub fn argmax_rows(x: &[f32], m: usize, n: usize, out: &mut [i64]) -> Result<(), KernelError> {
+    check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), m)?;
+    if n == 0 {
+        return Err(KernelError::EmptyReduction {
+            what: "argmax_rows",
+        });
+    }
+    struct K<'a>(&'a [f32], usize, &'a mut [i64]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, n, out) = self;
+            for (o, r) in out.iter_mut().zip(x.chunks_exact(n)) {
+                *o = row_argmax(s, r) as i64;
+            }
+        }
+    }
+    dispatch(K(x, n, out));
+    Ok(())
+}
+
+/// `out = softmax(x, dim=-1)` (`out` is `m×n`): `e = exp(x - max)` then `e · (1/Σe)` as torch
+/// does, three passes over the row (max; exp, store and sum; scale). A row holding NaN or +inf,
+/// or all -inf, is all NaN, as in torch.
+pub fn softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    let len = check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    struct K<'a>(&'a [f32], usize, &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, n, out) = self;
+            for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+                let mx = row_max(s, row);
+                let r = s.splat(1.0 / exp_sum::<S, true>(s, row, mx, o));
+                map_inplace(s, o, WithRhs(OP_MUL, r));
+            }
+        }
+    }
+    dispatch(K(x, n, out));
+    Ok(())
+}
+
+/// `out = log_softmax(x, dim=-1)`: `x - (max + ln Σ exp(x - max))` as torch computes it, two
+/// passes over the row plus the store. NaN rows as [`softmax_rows`]; `-inf` entries of a row
+/// with a finite maximum stay `-inf`.
+pub fn log_softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    let len = check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    struct K<'a>(&'a [f32], usize, &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, n, out) = self;
+            for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+                let mx = row_max(s, row);
+                let c = s.splat(mx + exp_sum::<S, false>(s, row, mx, &mut []).ln());
+                map(s, row, o, WithRhs(OP_SUB, c));
+            }
+        }
+    }
+    dispatch(K(x, n, out));
+    Ok(())
+}
+
+/// The labels `argmax(softmax(x, dim=-1), dim=-1)` without materialising the probabilities:
+/// exactly what [`softmax_rows`] then [`argmax_rows`] return, in about two passes.
+///
+/// Softmax is monotonic, but distinct inputs can round to equal probabilities (`[0, 1e-8, 0]`
+/// gives three equal probabilities, so torch's label is 0, not 1), and a row holding NaN or
+/// +inf, or all -inf, has all-NaN probabilities (label 0). So this finds the maximum `mx`, sums
+/// `exp(x - mx)` exactly as [`softmax_rows`] does, and then compares the rounded probabilities
+/// `exp(x - mx) · (1/Σ)` of the few candidates with `x - mx ≥ -1/64` (every other probability is
+/// at most `e^(-1/64) < 1` times the largest, so it cannot tie). Where torch's own `exp` or
+/// summation order rounds a near-tie differently, torch's label can differ; the tie rule is the
+/// same. Errors when `n == 0`.
+pub fn softmax_argmax_rows(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    out: &mut [i64],
+) -> Result<(), KernelError> {
+    check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), m)?;
+    if n == 0 {
+        return Err(KernelError::EmptyReduction {
+            what: "softmax_argmax_rows",
+        });
+    }
+    struct K<'a>(&'a [f32], usize, &'a mut [i64]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, n, out) = self;
+            for (o, r) in out.iter_mut().zip(x.chunks_exact(n)) {
+                *o = softmax_argmax_row(s, r) as i64;
+            }
+        }
+    }
+    dispatch(K(x, n, out));
+    Ok(())
+}
+
+#[inline(always)]
+fn softmax_argmax_row<S: Simd>(s: S, row: &[f32]) -> usize {
+    const DELTA: f32 = 1.0 / 64.0;
+    let mx = row_max(s, row);
+    if !mx.is_finite() {
+        // All probabilities are NaN; torch's argmax returns the first NaN.
+        return 0;
+    }
+    let r = 1.0 / exp_sum::<S, false>(s, row, mx, &mut []);
+    let (mv, rv, lo) = (s.splat(mx), s.splat(r), s.splat(-DELTA));
+    let mut best = 0;
+    let mut best_p = f32::NEG_INFINITY;
+    let l = S::LANES;
+    for (ci, chunk) in row.chunks(l).enumerate() {
+        let d = s.sub(s.load_partial(chunk, f32::NEG_INFINITY), mv);
+        let mut cand = s.bitmask(s.ge(d, lo)) & ((1u64 << chunk.len()) - 1);
+        if cand == 0 {
+            continue;
+        }
+        // The probabilities of this vector, computed as `softmax_rows` computes them.
+        let p = s.mul(exp_v(s, d), rv);
+        let mut lanes = [0.0f32; 16];
+        s.store_partial(&mut lanes, p);
+        while cand != 0 {
+            let j = cand.trailing_zeros() as usize;
+            cand &= cand - 1;
+            if lanes[j] > best_p {
+                best_p = lanes[j];
+                best = ci * l + j;
+            }
+        }
+    }
+    best
+}
+
+/// Column-wise ops (over dim 0).
+#[derive(Clone, Copy)]
+enum ColOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+fn cols_reduce(
+    op: ColOp,
+    x: &[f32],
+    m: usize,
+    n: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), n)?;
+    if m == 0 {
+        match op {
+            ColOp::Sum => out.fill(0.0),
+            ColOp::Mean => out.fill(f32::NAN),
+            ColOp::Max => return Err(KernelError::EmptyReduction { what: "amax_cols" }),
+            ColOp::Min => return Err(KernelError::EmptyReduction { what: "amin_cols" }),
+        }
+        return Ok(());
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    struct K<'a>(ColOp, &'a [f32], usize, usize, &'a mut [f32]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(op, x, m, n, out) = self;
+            let mut rows = x.chunks_exact(n);
+            if let Some(first) = rows.next() {
+                out.copy_from_slice(first);
+            }
+            match op {
+                ColOp::Sum | ColOp::Mean => {
+                    for row in rows {
+                        accumulate(s, out, row, OP_ADD);
+                    }
+                    if let ColOp::Mean = op {
+                        let d = s.splat(m as f32);
+                        map_inplace(s, out, WithRhs(OP_DIV, d));
+                    }
+                }
+                ColOp::Max => {
+                    for row in rows {
+                        accumulate(s, out, row, OP_MAX);
+                    }
+                }
+                ColOp::Min => {
+                    for row in rows {
+                        accumulate(s, out, row, OP_MIN);
+                    }
+                }
+            }
+        }
+    }
+    dispatch(K(op, x, m, n, out));
+    Ok(())
+}
+
+/// `acc = f(row, acc)` lane by lane.
+#[inline(always)]
+fn accumulate<S: Simd>(s: S, acc: &mut [f32], row: &[f32], f: impl VFn2<S>) {
+    let l = S::LANES;
+    let (mut ac, mut rc) = (acc.chunks_exact_mut(l), row.chunks_exact(l));
+    for (a, v) in (&mut ac).zip(&mut rc) {
+        let r = f.apply(s, s.load(v), s.load(a));
+        s.store(a, r);
+    }
+    let (a, v) = (ac.into_remainder(), rc.remainder());
+    if !a.is_empty() {
+        let r = f.apply(s, s.load_partial(v, 0.0), s.load_partial(a, 0.0));
+        s.store_partial(a, r);
+    }
+}
+
+/// `out[j] = Σ_i x[i, j]` (`x.sum(dim=0)`, rows added in order); `out` has `n` elements, 0
+/// where `m == 0`.
+pub fn sum_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_reduce(ColOp::Sum, x, m, n, out)
+}
+
+/// `out[j] = Σ_i x[i, j] / m` (`x.mean(dim=0)`); NaN where `m == 0`.
+pub fn mean_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_reduce(ColOp::Mean, x, m, n, out)
+}
+
+/// `out[j] = max_i x[i, j]` (`torch.amax(x, 0)`), NaN-propagating; errors when `m == 0`.
+pub fn amax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_reduce(ColOp::Max, x, m, n, out)
+}
+
+/// `out[j] = min_i x[i, j]` (`torch.amin(x, 0)`), NaN-propagating; errors when `m == 0`.
+pub fn amin_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_reduce(ColOp::Min, x, m, n, out)
+}
+
+/// `out[j] = argmax_i x[i, j]` (`torch.argmax(x, 0)`): the first NaN in the column, else the
+/// first maximum. One pass, all columns of a vector at once. Errors when `m == 0`.
+pub fn argmax_cols(x: &[f32], m: usize, n: usize, out: &mut [i64]) -> Result<(), KernelError> {
+    check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), n)?;
+    if m == 0 {
+        return Err(KernelError::EmptyReduction {
+            what: "argmax_cols",
+        });
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    if i32::try_from(m).is_err() {
+        // Row indices do not fit the vector lanes: one column at a time.
+        for (j, o) in out.iter_mut().enumerate() {
+            let mut best = 0;
+            for i in 1..m {
+                let (v, b) = (x[i * n + j], x[best * n + j]);
+                if v > b || (v.is_nan() && !b.is_nan()) {
+                    best = i;
+                }
+            }
+            *o = best as i64;
+        }
+        return Ok(());
+    }
+    struct K<'a>(&'a [f32], usize, usize, &'a mut [i64]);
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, m, n, out) = self;
+            let l = S::LANES;
+            let mut j = 0;
+            while j < n {
+                let w = l.min(n - j);
+                let mut best = s.load_partial(&x[j..j + w], 0.0);
+                let mut idx = s.isplat(0);
+                for i in 1..m {
+                    let v = s.load_partial(&x[i * n + j..i * n + j + w], 0.0);
+                    let upd = s.mor(s.gt(v, best), s.mand(s.is_nan(v), s.mnot(s.is_nan(best))));
+                    best = s.select(upd, v, best);
+                    // `i < m <= i32::MAX`, checked above.
+                    idx = s.iselect(upd, s.isplat(i as i32), idx);
+                }
+                let mut lanes = [0i32; 16];
+                s.istore(idx, &mut lanes);
+                for (o, &k) in out[j..j + w].iter_mut().zip(&lanes) {
+                    *o = i64::from(k);
+                }
+                j += w;
+            }
+        }
+    }
+    dispatch(K(x, m, n, out));
+    Ok(())
+}
+
+/// Softmax or log-softmax over dim 0, a vector of columns at a time.
+#[inline(always)]
+fn softmax_cols_imp<S: Simd, const LOG: bool>(
+    s: S,
+    x: &[f32],
+    m: usize,
+    n: usize,
+    out: &mut [f32],
+) {
+    let l = S::LANES;
+    let mut j = 0;
+    while j < n {
+        let w = l.min(n - j);
+        let at = |i: usize| i * n + j..i * n + j + w;
+        let mut mx = s.splat(f32::NEG_INFINITY);
+        for i in 0..m {
+            mx = max_nan(s, s.load_partial(&x[at(i)], 0.0), mx);
+        }
+        let mut sum = s.zero();
+        for i in 0..m {
+            let e = exp_v(s, s.sub(s.load_partial(&x[at(i)], 0.0), mx));
+            if !LOG {
+                s.store_partial(&mut out[at(i)], e);
+            }
+            sum = s.add(sum, e);
+        }
+        if LOG {
+            let c = s.add(mx, log_v(s, sum));
+            for i in 0..m {
+                let v = s.sub(s.load_partial(&x[at(i)], 0.0), c);
+                s.store_partial(&mut out[at(i)], v);
+            }
+        } else {
+            let r = s.div(s.splat(1.0), sum);
+            for i in 0..m {
+                let v = s.mul(s.load_partial(&out[at(i)], 0.0), r);
+                s.store_partial(&mut out[at(i)], v);
+            }
+        }
+        j += w;
+    }
+}
+
+/// `out = softmax(x, dim=0)`: per column, as [`softmax_rows`] per row.
+pub fn softmax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_softmax::<false>(x, m, n, out)
+}
+
+/// `out = log_softmax(x, dim=0)`: per column, as [`log_softmax_rows`] per row.
+pub fn log_softmax_cols(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<(), KernelError> {
+    cols_softmax::<true>(x, m, n, out)
+}
+
+fn cols_softmax<const LOG: bool>(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let len = check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    struct K<'a, const LOG: bool>(&'a [f32], usize, usize, &'a mut [f32]);
+    impl<const LOG: bool> Kernel for K<'_, LOG> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(x, m, n, out) = self;
+            softmax_cols_imp::<S, LOG>(s, x, m, n, out);
+        }
+    }
+    dispatch(K::<LOG>(x, m, n, out));
+    Ok(())
+}

@@ -1,0 +1,860 @@
+//! The SIMD abstraction the kernels are written over: a zero-sized token per instruction set whose
+//! methods are single vector instructions (or short sequences).
+//!
+//! A token of an x86 flavour can only be made once its features were detected, so its methods
+//! can be safe: calling the intrinsics they wrap is sound whenever the token exists. Every method
+//! is `#[inline(always)]`; the kernels are inlined into `#[target_feature]` trampolines
+//! ([`x86::run_avx2`], [`x86::run_avx512`]), where the intrinsics are inlined too.
+//!
+//! Lane semantics shared by every flavour (the portable one emulates x86):
+//! - `min(a, b)` / `max(a, b)` return `b` when either operand is NaN or when they compare equal
+//!   (`minps`/`maxps`);
+//! - comparisons are ordered and quiet (false when an operand is NaN), `is_nan` is unordered;
+//! - `mul_add(a, b, c)` is fused (one rounding) on x86 and unfused on the portable flavour.
+
+/// One SIMD flavour; see the module docs for the lane semantics.
+pub(crate) trait Simd: Copy {
+    /// Lanes per vector.
+    const LANES: usize;
+    /// `LANES` f32.
+    type V: Copy;
+    /// `LANES` i32 (bit patterns of `V` lanes, indices).
+    type I: Copy;
+    /// A lane mask.
+    type M: Copy;
+
+    fn splat(self, x: f32) -> Self::V;
+    #[inline(always)]
+    fn zero(self) -> Self::V {
+        self.splat(0.0)
+    }
+    /// # Safety
+    /// `p` must be valid for reading `LANES` f32 (no alignment needed).
+    unsafe fn loadu(self, p: *const f32) -> Self::V;
+    /// # Safety
+    /// `p` must be valid for writing `LANES` f32 (no alignment needed).
+    unsafe fn storeu(self, p: *mut f32, v: Self::V);
+    /// The first `min(s.len(), LANES)` elements of `s`; the other lanes hold `fill`.
+    fn load_partial(self, s: &[f32], fill: f32) -> Self::V;
+    /// Stores the first `min(s.len(), LANES)` lanes of `v` into `s`.
+    fn store_partial(self, s: &mut [f32], v: Self::V);
+    /// The first `LANES` elements of `s` (zero-padded if `s` is shorter).
+    #[inline(always)]
+    fn load(self, s: &[f32]) -> Self::V {
+        if s.len() >= Self::LANES {
+            // SAFETY: `s` holds at least `LANES` elements.
+            unsafe { self.loadu(s.as_ptr()) }
+        } else {
+            self.load_partial(s, 0.0)
+        }
+    }
+    /// Stores `v` into the first `LANES` elements of `s` (fewer if `s` is shorter).
+    #[inline(always)]
+    fn store(self, s: &mut [f32], v: Self::V) {
+        if s.len() >= Self::LANES {
+            // SAFETY: `s` holds at least `LANES` elements.
+            unsafe { self.storeu(s.as_mut_ptr(), v) }
+        } else {
+            self.store_partial(s, v)
+        }
+    }
+
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V;
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+    fn div(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a * b + c`.
+    fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    fn neg(self, a: Self::V) -> Self::V;
+    fn abs(self, a: Self::V) -> Self::V;
+    fn sqrt(self, a: Self::V) -> Self::V;
+    /// `a < b ? a : b` (so `b` on NaN or equality).
+    fn min(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a > b ? a : b` (so `b` on NaN or equality).
+    fn max(self, a: Self::V, b: Self::V) -> Self::V;
+
+    fn lt(self, a: Self::V, b: Self::V) -> Self::M;
+    fn gt(self, a: Self::V, b: Self::V) -> Self::M;
+    fn ge(self, a: Self::V, b: Self::V) -> Self::M;
+    fn eq(self, a: Self::V, b: Self::V) -> Self::M;
+    fn is_nan(self, a: Self::V) -> Self::M;
+    /// `m ? a : b` per lane.
+    fn select(self, m: Self::M, a: Self::V, b: Self::V) -> Self::V;
+    fn mand(self, a: Self::M, b: Self::M) -> Self::M;
+    fn mor(self, a: Self::M, b: Self::M) -> Self::M;
+    fn mnot(self, a: Self::M) -> Self::M;
+    /// Bit `i` set when lane `i` is.
+    fn bitmask(self, m: Self::M) -> u64;
+
+    fn to_bits(self, a: Self::V) -> Self::I;
+    fn from_bits(self, a: Self::I) -> Self::V;
+    fn isplat(self, x: i32) -> Self::I;
+    /// Wrapping.
+    fn iadd(self, a: Self::I, b: Self::I) -> Self::I;
+    /// Wrapping.
+    fn isub(self, a: Self::I, b: Self::I) -> Self::I;
+    fn iand(self, a: Self::I, b: Self::I) -> Self::I;
+    fn ior(self, a: Self::I, b: Self::I) -> Self::I;
+    /// Logical shift left by 23 (into the exponent field).
+    fn shl23(self, a: Self::I) -> Self::I;
+    /// Logical shift right by 23 (out of the exponent field).
+    fn shr23(self, a: Self::I) -> Self::I;
+    /// Arithmetic shift right by 1.
+    fn sra1(self, a: Self::I) -> Self::I;
+    fn i2f(self, a: Self::I) -> Self::V;
+    /// `m ? a : b` per lane.
+    fn iselect(self, m: Self::M, a: Self::I, b: Self::I) -> Self::I;
+    /// Writes the `LANES` lanes of `a` to `out[..LANES]`.
+    fn istore(self, a: Self::I, out: &mut [i32; 16]);
+
+    /// The sum of the lanes, in a fixed order.
+    fn reduce_add(self, a: Self::V) -> f32;
+    /// The lane sums of four vectors, in a fixed order.
+    fn reduce4(self, a: [Self::V; 4]) -> [f32; 4];
+    /// The maximum of the lanes (unspecified if one is NaN).
+    fn reduce_max(self, a: Self::V) -> f32;
+    /// The minimum of the lanes (unspecified if one is NaN).
+    fn reduce_min(self, a: Self::V) -> f32;
+}
+
+/// Plain Rust over 4-lane arrays (SSE2-sized, so LLVM vectorises it on x86-64 and aarch64).
+#[derive(Clone, Copy)]
+pub(crate) struct Portable;
+
+const P: usize = 4;
+
+#[inline(always)]
+fn map<T: Copy, U>(a: [T; P], f: impl Fn(T) -> U) -> [U; P] {
+    [f(a[0]), f(a[1]), f(a[2]), f(a[3])]
+}
+
+#[inline(always)]
+fn zip<T: Copy, U: Copy, W>(a: [T; P], b: [U; P], f: impl Fn(T, U) -> W) -> [W; P] {
+    [f(a[0], b[0]), f(a[1], b[1]), f(a[2], b[2]), f(a[3], b[3])]
+}
+
+impl Simd for Portable {
+    const LANES: usize = P;
+    type V = [f32; P];
+    type I = [i32; P];
+    type M = [bool; P];
+
+    #[inline(always)]
+    fn splat(self, x: f32) -> Self::V {
+        [x; P]
+    }
+    #[inline(always)]
+    unsafe fn loadu(self, p: *const f32) -> Self::V {
+        // SAFETY: the caller guarantees `P` readable f32 at `p`; `read_unaligned` needs no
+        // alignment.
+        unsafe { p.cast::<[f32; P]>().read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn storeu(self, p: *mut f32, v: Self::V) {
+        // SAFETY: the caller guarantees `P` writable f32 at `p`.
+        unsafe { p.cast::<[f32; P]>().write_unaligned(v) }
+    }
+    #[inline(always)]
+    fn load_partial(self, s: &[f32], fill: f32) -> Self::V {
+        let mut v = [fill; P];
+        for (d, x) in v.iter_mut().zip(s) {
+            *d = *x;
+        }
+        v
+    }
+    #[inline(always)]
+    fn store_partial(self, s: &mut [f32], v: Self::V) {
+        for (d, x) in s.iter_mut().zip(v) {
+            *d = x;
+        }
+    }
+    #[inline(always)]
+    fn add(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| x + y)
+    }
+    #[inline(always)]
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| x - y)
+    }
+    #[inline(always)]
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| x * y)
+    }
+    #[inline(always)]
+    fn div(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| x / y)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        // Unfused on purpose: `f32::mul_add` is a slow libm call without hardware FMA.
+        self.add(self.mul(a, b), c)
+    }
+    #[inline(always)]
+    fn neg(self, a: Self::V) -> Self::V {
+        map(a, |x| -x)
+    }
+    #[inline(always)]
+    fn abs(self, a: Self::V) -> Self::V {
+        map(a, f32::abs)
+    }
+    #[inline(always)]
+    fn sqrt(self, a: Self::V) -> Self::V {
+        map(a, f32::sqrt)
+    }
+    #[inline(always)]
+    fn min(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| if x < y { x } else { y })
+    }
+    #[inline(always)]
+    fn max(self, a: Self::V, b: Self::V) -> Self::V {
+        zip(a, b, |x, y| if x > y { x } else { y })
+    }
+    #[inline(always)]
+    fn lt(self, a: Self::V, b: Self::V) -> Self::M {
+        zip(a, b, |x, y| x < y)
+    }
+    #[inline(always)]
+    fn gt(self, a: Self::V, b: Self::V) -> Self::M {
+        zip(a, b, |x, y| x > y)
+    }
+    #[inline(always)]
+    fn ge(self, a: Self::V, b: Self::V) -> Self::M {
+        zip(a, b, |x, y| x >= y)
+    }
+    #[inline(always)]
+    fn eq(self, a: Self::V, b: Self::V) -> Self::M {
+        zip(a, b, |x, y| x == y)
+    }
+    #[inline(always)]
+    fn is_nan(self, a: Self::V) -> Self::M {
+        map(a, f32::is_nan)
+    }
+    #[inline(always)]
+    fn select(self, m: Self::M, a: Self::V, b: Self::V) -> Self::V {
+        [
+            if m[0] { a[0] } else { b[0] },
+            if m[1] { a[1] } else { b[1] },
+            if m[2] { a[2] } else { b[2] },
+            if m[3] { a[3] } else { b[3] },
+        ]
+    }
+    #[inline(always)]
+    fn mand(self, a: Self::M, b: Self::M) -> Self::M {
+        zip(a, b, |x, y| x & y)
+    }
+    #[inline(always)]
+    fn mor(self, a: Self::M, b: Self::M) -> Self::M {
+        zip(a, b, |x, y| x | y)
+    }
+    #[inline(always)]
+    fn mnot(self, a: Self::M) -> Self::M {
+        map(a, |x| !x)
+    }
+    #[inline(always)]
+    fn bitmask(self, m: Self::M) -> u64 {
+        u64::from(m[0]) | u64::from(m[1]) << 1 | u64::from(m[2]) << 2 | u64::from(m[3]) << 3
+    }
+    #[inline(always)]
+    fn to_bits(self, a: Self::V) -> Self::I {
+        map(a, |x| x.to_bits() as i32)
+    }
+    #[inline(always)]
+    fn from_bits(self, a: Self::I) -> Self::V {
+        map(a, |x| f32::from_bits(x as u32))
+    }
+    #[inline(always)]
+    fn isplat(self, x: i32) -> Self::I {
+        [x; P]
+    }
+    #[inline(always)]
+    fn iadd(self, a: Self::I, b: Self::I) -> Self::I {
+        zip(a, b, i32::wrapping_add)
+    }
+    #[inline(always)]
+    fn isub(self, a: Self::I, b: Self::I) -> Self::I {
+        zip(a, b, i32::wrapping_sub)
+    }
+    #[inline(always)]
+    fn iand(self, a: Self::I, b: Self::I) -> Self::I {
+        zip(a, b, |x, y| x & y)
+    }
+    #[inline(always)]
+    fn ior(self, a: Self::I, b: Self::I) -> Self::I {
+        zip(a, b, |x, y| x | y)
+    }
+    #[inline(always)]
+    fn shl23(self, a: Self::I) -> Self::I {
+        map(a, |x| ((x as u32) << 23) as i32)
+    }
+    #[inline(always)]
+    fn shr23(self, a: Self::I) -> Self::I {
+        map(a, |x| ((x as u32) >> 23) as i32)
+    }
+    #[inline(always)]
+    fn sra1(self, a: Self::I) -> Self::I {
+        map(a, |x| x >> 1)
+    }
+    #[inline(always)]
+    fn i2f(self, a: Self::I) -> Self::V {
+        map(a, |x| x as f32)
+    }
+    #[inline(always)]
+    fn iselect(self, m: Self::M, a: Self::I, b: Self::I) -> Self::I {
+        [
+            if m[0] { a[0] } else { b[0] },
+            if m[1] { a[1] } else { b[1] },
+            if m[2] { a[2] } else { b[2] },
+            if m[3] { a[3] } else { b[3] },
+        ]
+    }
+    #[inline(always)]
+    fn istore(self, a: Self::I, out: &mut [i32; 16]) {
+        out[..P].copy_from_slice(&a);
+    }
+    #[inline(always)]
+    fn reduce_add(self, a: Self::V) -> f32 {
+        (a[0] + a[2]) + (a[1] + a[3])
+    }
+    #[inline(always)]
+    fn reduce4(self, a: [Self::V; 4]) -> [f32; 4] {
+        a.map(|v| self.reduce_add(v))
+    }
+    #[inline(always)]
+    fn reduce_max(self, a: Self::V) -> f32 {
+        let m = |x: f32, y: f32| if x > y { x } else { y };
+        m(m(a[0], a[2]), m(a[1], a[3]))
+    }
+    #[inline(always)]
+    fn reduce_min(self, a: Self::V) -> f32 {
+        let m = |x: f32, y: f32| if x < y { x } else { y };
+        m(m(a[0], a[2]), m(a[1], a[3]))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86 {
+    //! The AVX2+FMA and AVX-512F flavours and their `#[target_feature]` trampolines.
+
+    use super::Simd;
+    use crate::kernels::Kernel;
+    use std::arch::x86_64::*;
+
+    /// Runs `k` compiled for AVX2 + FMA.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx,avx2,fma")]
+    pub(crate) unsafe fn run_avx2<K: Kernel>(k: K) -> K::Out {
+        k.run(Avx2 { _detected: () })
+    }
+
+    /// Runs `k` compiled for AVX-512F (+ AVX2, FMA).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx,avx2,fma,avx512f")]
+    pub(crate) unsafe fn run_avx512<K: Kernel>(k: K) -> K::Out {
+        k.run(Avx512 { _detected: () })
+    }
+
+    /// Proof that the CPU supports AVX2 and FMA: only [`run_avx2`] (whose caller checked) makes
+    /// one.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Avx2 {
+        _detected: (),
+    }
+
+    /// Proof that the CPU supports AVX-512F, AVX2 and FMA: only [`run_avx512`] makes one.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Avx512 {
+        _detected: (),
+    }
+
+    /// Calls value-only intrinsics of the token's instruction set.
+    macro_rules! isa {
+        ($e:expr) => {
+            // SAFETY: the token (`self`) exists only after its instruction set was detected
+            // (see `run_avx2`/`run_avx512`), so its intrinsics are supported; they take and
+            // return values only.
+            unsafe { $e }
+        };
+    }
+
+    #[inline(always)]
+    fn mask8(n: usize) -> __m256i {
+        let n = n.min(8) as i32;
+        isa!(_mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+        ))
+    }
+
+    impl Simd for Avx2 {
+        const LANES: usize = 8;
+        type V = __m256;
+        type I = __m256i;
+        type M = __m256;
+
+        #[inline(always)]
+        fn splat(self, x: f32) -> __m256 {
+            isa!(_mm256_set1_ps(x))
+        }
+        #[inline(always)]
+        unsafe fn loadu(self, p: *const f32) -> __m256 {
+            // SAFETY: the caller guarantees 8 readable f32 at `p`; AVX is supported (token).
+            unsafe { _mm256_loadu_ps(p) }
+        }
+        #[inline(always)]
+        unsafe fn storeu(self, p: *mut f32, v: __m256) {
+            // SAFETY: the caller guarantees 8 writable f32 at `p`; AVX is supported (token).
+            unsafe { _mm256_storeu_ps(p, v) }
+        }
+        #[inline(always)]
+        fn load_partial(self, s: &[f32], fill: f32) -> __m256 {
+            if s.is_empty() {
+                return self.splat(fill);
+            }
+            let m = mask8(s.len());
+            // SAFETY: `maskload` reads only the lanes `m` selects, the first `min(len, 8)`, all
+            // inside `s`; AVX is supported (token).
+            let v = unsafe { _mm256_maskload_ps(s.as_ptr(), m) };
+            isa!(_mm256_blendv_ps(
+                _mm256_set1_ps(fill),
+                v,
+                _mm256_castsi256_ps(m)
+            ))
+        }
+        #[inline(always)]
+        fn store_partial(self, s: &mut [f32], v: __m256) {
+            if s.is_empty() {
+                return;
+            }
+            let m = mask8(s.len());
+            // SAFETY: `maskstore` writes only the lanes `m` selects, the first `min(len, 8)`,
+            // all inside `s`; AVX is supported (token).
+            unsafe { _mm256_maskstore_ps(s.as_mut_ptr(), m, v) }
+        }
+        #[inline(always)]
+        fn add(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_add_ps(a, b))
+        }
+        #[inline(always)]
+        fn sub(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_sub_ps(a, b))
+        }
+        #[inline(always)]
+        fn mul(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_mul_ps(a, b))
+        }
+        #[inline(always)]
+        fn div(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_div_ps(a, b))
+        }
+        #[inline(always)]
+        fn mul_add(self, a: __m256, b: __m256, c: __m256) -> __m256 {
+            isa!(_mm256_fmadd_ps(a, b, c))
+        }
+        #[inline(always)]
+        fn neg(self, a: __m256) -> __m256 {
+            isa!(_mm256_xor_ps(a, _mm256_set1_ps(-0.0)))
+        }
+        #[inline(always)]
+        fn abs(self, a: __m256) -> __m256 {
+            isa!(_mm256_andnot_ps(_mm256_set1_ps(-0.0), a))
+        }
+        #[inline(always)]
+        fn sqrt(self, a: __m256) -> __m256 {
+            isa!(_mm256_sqrt_ps(a))
+        }
+        #[inline(always)]
+        fn min(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_min_ps(a, b))
+        }
+        #[inline(always)]
+        fn max(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_max_ps(a, b))
+        }
+        #[inline(always)]
+        fn lt(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_cmp_ps::<_CMP_LT_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn gt(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_cmp_ps::<_CMP_GT_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn ge(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_cmp_ps::<_CMP_GE_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn eq(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_cmp_ps::<_CMP_EQ_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn is_nan(self, a: __m256) -> __m256 {
+            isa!(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, a))
+        }
+        #[inline(always)]
+        fn select(self, m: __m256, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_blendv_ps(b, a, m))
+        }
+        #[inline(always)]
+        fn mand(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_and_ps(a, b))
+        }
+        #[inline(always)]
+        fn mor(self, a: __m256, b: __m256) -> __m256 {
+            isa!(_mm256_or_ps(a, b))
+        }
+        #[inline(always)]
+        fn mnot(self, a: __m256) -> __m256 {
+            isa!(_mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))))
+        }
+        #[inline(always)]
+        fn bitmask(self, m: __m256) -> u64 {
+            isa!(_mm256_movemask_ps(m)) as u32 as u64
+        }
+        #[inline(always)]
+        fn to_bits(self, a: __m256) -> __m256i {
+            isa!(_mm256_castps_si256(a))
+        }
+        #[inline(always)]
+        fn from_bits(self, a: __m256i) -> __m256 {
+            isa!(_mm256_castsi256_ps(a))
+        }
+        #[inline(always)]
+        fn isplat(self, x: i32) -> __m256i {
+            isa!(_mm256_set1_epi32(x))
+        }
+        #[inline(always)]
+        fn iadd(self, a: __m256i, b: __m256i) -> __m256i {
+            isa!(_mm256_add_epi32(a, b))
+        }
+        #[inline(always)]
+        fn isub(self, a: __m256i, b: __m256i) -> __m256i {
+            isa!(_mm256_sub_epi32(a, b))
+        }
+        #[inline(always)]
+        fn iand(self, a: __m256i, b: __m256i) -> __m256i {
+            isa!(_mm256_and_si256(a, b))
+        }
+        #[inline(always)]
+        fn ior(self, a: __m256i, b: __m256i) -> __m256i {
+            isa!(_mm256_or_si256(a, b))
+        }
+        #[inline(always)]
+        fn shl23(self, a: __m256i) -> __m256i {
+            isa!(_mm256_slli_epi32::<23>(a))
+        }
+        #[inline(always)]
+        fn shr23(self, a: __m256i) -> __m256i {
+            isa!(_mm256_srli_epi32::<23>(a))
+        }
+        #[inline(always)]
+        fn sra1(self, a: __m256i) -> __m256i {
+            isa!(_mm256_srai_epi32::<1>(a))
+        }
+        #[inline(always)]
+        fn i2f(self, a: __m256i) -> __m256 {
+            isa!(_mm256_cvtepi32_ps(a))
+        }
+        #[inline(always)]
+        fn iselect(self, m: __m256, a: __m256i, b: __m256i) -> __m256i {
+            isa!(_mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_castsi256_ps(b),
+                _mm256_castsi256_ps(a),
+                m
+            )))
+        }
+        #[inline(always)]
+        fn istore(self, a: __m256i, out: &mut [i32; 16]) {
+            // SAFETY: `out` has room for 8 i32; AVX is supported (token).
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast::<__m256i>(), a) }
+        }
+        #[inline(always)]
+        fn reduce_add(self, a: __m256) -> f32 {
+            isa!({
+                let s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+                let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+        #[inline(always)]
+        fn reduce4(self, a: [__m256; 4]) -> [f32; 4] {
+            let mut out = [0.0f32; 4];
+            let v = isa!({
+                let t0 = _mm256_hadd_ps(a[0], a[1]);
+                let t1 = _mm256_hadd_ps(a[2], a[3]);
+                let t = _mm256_hadd_ps(t0, t1);
+                _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps::<1>(t))
+            });
+            // SAFETY: `out` has room for 4 f32; SSE is part of x86-64.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr(), v) };
+            out
+        }
+        #[inline(always)]
+        fn reduce_max(self, a: __m256) -> f32 {
+            isa!({
+                let s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+                let s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_max_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+        #[inline(always)]
+        fn reduce_min(self, a: __m256) -> f32 {
+            isa!({
+                let s = _mm_min_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+                let s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_min_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+    }
+
+    /// The two 256-bit halves of `v` added.
+    #[inline(always)]
+    fn fold512(v: __m512) -> __m256 {
+        isa!(_mm256_add_ps(
+            _mm512_castps512_ps256(v),
+            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v))),
+        ))
+    }
+
+    #[inline(always)]
+    fn mask16(n: usize) -> __mmask16 {
+        if n >= 16 {
+            0xffff
+        } else {
+            ((1u32 << n) - 1) as __mmask16
+        }
+    }
+
+    impl Simd for Avx512 {
+        const LANES: usize = 16;
+        type V = __m512;
+        type I = __m512i;
+        type M = __mmask16;
+
+        #[inline(always)]
+        fn splat(self, x: f32) -> __m512 {
+            isa!(_mm512_set1_ps(x))
+        }
+        #[inline(always)]
+        unsafe fn loadu(self, p: *const f32) -> __m512 {
+            // SAFETY: the caller guarantees 16 readable f32 at `p`; AVX-512F is supported.
+            unsafe { _mm512_loadu_ps(p) }
+        }
+        #[inline(always)]
+        unsafe fn storeu(self, p: *mut f32, v: __m512) {
+            // SAFETY: the caller guarantees 16 writable f32 at `p`; AVX-512F is supported.
+            unsafe { _mm512_storeu_ps(p, v) }
+        }
+        #[inline(always)]
+        fn load_partial(self, s: &[f32], fill: f32) -> __m512 {
+            if s.is_empty() {
+                return self.splat(fill);
+            }
+            // SAFETY: the masked load touches only the first `min(len, 16)` lanes (faults are
+            // suppressed for the others), all inside `s`; AVX-512F is supported (token).
+            unsafe { _mm512_mask_loadu_ps(_mm512_set1_ps(fill), mask16(s.len()), s.as_ptr()) }
+        }
+        #[inline(always)]
+        fn store_partial(self, s: &mut [f32], v: __m512) {
+            if s.is_empty() {
+                return;
+            }
+            // SAFETY: the masked store writes only the first `min(len, 16)` lanes, all inside
+            // `s`; AVX-512F is supported (token).
+            unsafe { _mm512_mask_storeu_ps(s.as_mut_ptr(), mask16(s.len()), v) }
+        }
+        #[inline(always)]
+        fn add(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_add_ps(a, b))
+        }
+        #[inline(always)]
+        fn sub(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_sub_ps(a, b))
+        }
+        #[inline(always)]
+        fn mul(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_mul_ps(a, b))
+        }
+        #[inline(always)]
+        fn div(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_div_ps(a, b))
+        }
+        #[inline(always)]
+        fn mul_add(self, a: __m512, b: __m512, c: __m512) -> __m512 {
+            isa!(_mm512_fmadd_ps(a, b, c))
+        }
+        #[inline(always)]
+        fn neg(self, a: __m512) -> __m512 {
+            // Integer xor: `_mm512_xor_ps` needs AVX-512DQ.
+            isa!(_mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(a),
+                _mm512_set1_epi32(i32::MIN)
+            )))
+        }
+        #[inline(always)]
+        fn abs(self, a: __m512) -> __m512 {
+            isa!(_mm512_castsi512_ps(_mm512_and_si512(
+                _mm512_castps_si512(a),
+                _mm512_set1_epi32(i32::MAX)
+            )))
+        }
+        #[inline(always)]
+        fn sqrt(self, a: __m512) -> __m512 {
+            isa!(_mm512_sqrt_ps(a))
+        }
+        #[inline(always)]
+        fn min(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_min_ps(a, b))
+        }
+        #[inline(always)]
+        fn max(self, a: __m512, b: __m512) -> __m512 {
+            isa!(_mm512_max_ps(a, b))
+        }
+        #[inline(always)]
+        fn lt(self, a: __m512, b: __m512) -> __mmask16 {
+            isa!(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn gt(self, a: __m512, b: __m512) -> __mmask16 {
+            isa!(_mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn ge(self, a: __m512, b: __m512) -> __mmask16 {
+            isa!(_mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn eq(self, a: __m512, b: __m512) -> __mmask16 {
+            isa!(_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b))
+        }
+        #[inline(always)]
+        fn is_nan(self, a: __m512) -> __mmask16 {
+            isa!(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a))
+        }
+        #[inline(always)]
+        fn select(self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
+            // `mask_blend(k, x, y)` takes `y` where `k` is set.
+            isa!(_mm512_mask_blend_ps(m, b, a))
+        }
+        #[inline(always)]
+        fn mand(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+            a & b
+        }
+        #[inline(always)]
+        fn mor(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+            a | b
+        }
+        #[inline(always)]
+        fn mnot(self, a: __mmask16) -> __mmask16 {
+            !a
+        }
+        #[inline(always)]
+        fn bitmask(self, m: __mmask16) -> u64 {
+            u64::from(m)
+        }
+        #[inline(always)]
+        fn to_bits(self, a: __m512) -> __m512i {
+            isa!(_mm512_castps_si512(a))
+        }
+        #[inline(always)]
+        fn from_bits(self, a: __m512i) -> __m512 {
+            isa!(_mm512_castsi512_ps(a))
+        }
+        #[inline(always)]
+        fn isplat(self, x: i32) -> __m512i {
+            isa!(_mm512_set1_epi32(x))
+        }
+        #[inline(always)]
+        fn iadd(self, a: __m512i, b: __m512i) -> __m512i {
+            isa!(_mm512_add_epi32(a, b))
+        }
+        #[inline(always)]
+        fn isub(self, a: __m512i, b: __m512i) -> __m512i {
+            isa!(_mm512_sub_epi32(a, b))
+        }
+        #[inline(always)]
+        fn iand(self, a: __m512i, b: __m512i) -> __m512i {
+            isa!(_mm512_and_si512(a, b))
+        }
+        #[inline(always)]
+        fn ior(self, a: __m512i, b: __m512i) -> __m512i {
+            isa!(_mm512_or_si512(a, b))
+        }
+        #[inline(always)]
+        fn shl23(self, a: __m512i) -> __m512i {
+            isa!(_mm512_slli_epi32::<23>(a))
+        }
+        #[inline(always)]
+        fn shr23(self, a: __m512i) -> __m512i {
+            isa!(_mm512_srli_epi32::<23>(a))
+        }
+        #[inline(always)]
+        fn sra1(self, a: __m512i) -> __m512i {
+            isa!(_mm512_srai_epi32::<1>(a))
+        }
+        #[inline(always)]
+        fn i2f(self, a: __m512i) -> __m512 {
+            isa!(_mm512_cvtepi32_ps(a))
+        }
+        #[inline(always)]
+        fn iselect(self, m: __mmask16, a: __m512i, b: __m512i) -> __m512i {
+            isa!(_mm512_mask_blend_epi32(m, b, a))
+        }
+        #[inline(always)]
+        fn istore(self, a: __m512i, out: &mut [i32; 16]) {
+            // SAFETY: `out` has room for 16 i32; AVX-512F is supported (token).
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast::<__m512i>(), a) }
+        }
+        #[inline(always)]
+        fn reduce_add(self, a: __m512) -> f32 {
+            isa!({
+                let s = _mm256_add_ps(
+                    _mm512_castps512_ps256(a),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(a))),
+                );
+                let s = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s));
+                let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+        #[inline(always)]
+        fn reduce4(self, a: [__m512; 4]) -> [f32; 4] {
+            let mut out = [0.0f32; 4];
+            let v = isa!({
+                let t0 = _mm256_hadd_ps(fold512(a[0]), fold512(a[1]));
+                let t1 = _mm256_hadd_ps(fold512(a[2]), fold512(a[3]));
+                let t = _mm256_hadd_ps(t0, t1);
+                _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps::<1>(t))
+            });
+            // SAFETY: `out` has room for 4 f32; SSE is part of x86-64.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr(), v) };
+            out
+        }
+        #[inline(always)]
+        fn reduce_max(self, a: __m512) -> f32 {
+            isa!({
+                let s = _mm256_max_ps(
+                    _mm512_castps512_ps256(a),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(a))),
+                );
+                let s = _mm_max_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s));
+                let s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_max_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+        #[inline(always)]
+        fn reduce_min(self, a: __m512) -> f32 {
+            isa!({
+                let s = _mm256_min_ps(
+                    _mm512_castps512_ps256(a),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(a))),
+                );
+                let s = _mm_min_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s));
+                let s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_min_ss(s, _mm_shuffle_ps::<1>(s, s)))
+            })
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! `linear` and `matmul` against an f64 reference, on random shapes around the block sizes.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::super::gemm::DOT_MAX_M;
+use super::super::{
+    linear, linear_fused, linear_packed, matmul, Epilogue, KernelError, PackedWeight,
+};
+use super::{each_isa, erf_f64, same};
+
+/// `act(v)` in f64, and a bound on how much `act` can move an error in `v` (its Lipschitz
+/// constant).
+fn act(e: Epilogue, v: f64) -> (f64, f64) {
+    match e {
+        Epilogue::None => (v, 1.0),
+        Epilogue::Relu => (v.max(0.0), 1.0),
+        Epilogue::Tanh => (v.tanh(), 1.0),
+        Epilogue::Sigmoid => (1.0 / (1.0 + (-v).exp()), 0.25),
+        Epilogue::Gelu => (
+            0.5 * v * (1.0 + erf_f64(v / std::f64::consts::SQRT_2)),
+            1.13,
+        ),
+        Epilogue::Silu => (v / (1.0 + (-v).exp()), 1.1),
+    }
+}
+
+/// Checks `out` (`m×n`) against `Σ_p a(i, p)·b(p, j) + bias[j]` then `e`, allowing the dot
+/// product's rounding bound `(k + 2)·2⁻²³·(Σ|a·b| + |bias|)` plus the epilogue's own error.
+#[allow(clippy::too_many_arguments)]
+fn check_product(
+    what: &str,
+    out: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    a: impl Fn(usize, usize) -> f32,
+    b: impl Fn(usize, usize) -> f32,
+    bias: Option<&[f32]>,
+    e: Epilogue,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f64;
+            let mut mag = 0.0f64;
+            for p in 0..k {
+                let t = f64::from(a(i, p)) * f64::from(b(p, j));
+                sum += t;
+                mag += t.abs();
+            }
+            if let Some(bias) = bias {
+                sum += f64::from(bias[j]);
+                mag += f64::from(bias[j]).abs();
+            }
+            let (want, lip) = act(e, sum);
+            let bound = lip * (k as f64 + 2.0) * f64::from(f32::EPSILON) * mag
+                + 3.0e-7 * want.abs().max(1.0)
+                + 1e-30;
+            let got = f64::from(out[i * n + j]);
+            assert!(
+                (got - want).abs() <= bound,
+                "{what} {e:?} ({i}, {j}) of {m}x{k}x{n}: {got:e}, want {want:e} (bound {bound:e})"
+            );
+        }
+    }
+}
+
+fn shape() -> impl Strategy<Value = (usize, usize, usize)> {
+    // m crosses the dot-product cut-off (4) and the row blocks (6, 12); k and n cross 4, 8, 16
+    // and 32 lanes.
+    (0usize..=27, 0usize..=41, 0usize..=37)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // No regression files outside src/kernels; failures print their inputs.
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(48)
+    })]
+
+    #[test]
+    fn linear_matches_f64(
+        (m, k, n) in shape(),
+        data in vec(-2.0f32..2.0, 27 * 41 + 37 * 41 + 37),
+        with_bias in any::<bool>(),
+        e in prop::sample::select(Epilogue::ALL.to_vec()),
+    ) {
+        let x = &data[..m * k];
+        let w = &data[27 * 41..27 * 41 + n * k];
+        let bias = with_bias.then(|| &data[27 * 41 + 37 * 41..27 * 41 + 37 * 41 + n]);
+        each_isa(|isa| {
+            let mut out = vec![f32::NAN; m * n];
+            linear_fused(x, m, k, w, n, bias, e, &mut out).unwrap();
+            check_product(
+                &format!("{isa:?} linear"),
+                &out, m, k, n,
+                |i, p| x[i * k + p],
+                |p, j| w[j * k + p],
+                bias, e,
+            );
+            // The packed weight: the same bound, and the same bits where `linear` packs too.
+            let pw = PackedWeight::new(w, n, k).unwrap();
+            assert_eq!((pw.n(), pw.k()), (n, k));
+            let mut packed = vec![f32::NAN; m * n];
+            linear_packed(x, m, &pw, bias, e, &mut packed).unwrap();
+            check_product(
+                &format!("{isa:?} linear_packed"),
+                &packed, m, k, n,
+                |i, p| x[i * k + p],
+                |p, j| w[j * k + p],
+                bias, e,
+            );
+            if m >= DOT_MAX_M {
+                assert_eq!(
+                    packed.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
+            }
+            if e == Epilogue::None {
+                let mut plain = vec![0.0; m * n];
+                linear(x, m, k, w, n, bias, &mut plain).unwrap();
+                assert_eq!(
+                    plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn matmul_matches_f64(
+        (m, k, n) in shape(),
+        data in vec(-2.0f32..2.0, 27 * 41 + 41 * 37),
+    ) {
+        let a = &data[..m * k];
+        let b = &data[27 * 41..27 * 41 + k * n];
+        each_isa(|isa| {
+            let mut out = vec![f32::NAN; m * n];
+            matmul(a, m, k, b, n, &mut out).unwrap();
+            check_product(
+                &format!("{isa:?} matmul"),
+                &out, m, k, n,
+                |i, p| a[i * k + p],
+                |p, j| b[p * n + j],
+                None, Epilogue::None,
+            );
+        });
+    }
+}
+
+/// Deterministic pseudo-random values in `[-1, 1)`.
+fn values(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+#[test]
+fn larger_products_match_f64() {
+    for (m, k, n) in [(128, 32, 32), (37, 300, 70), (5, 1000, 3), (200, 7, 129)] {
+        let x = values(m * k, 1);
+        let w = values(n * k, 2);
+        let bias = values(n, 3);
+        each_isa(|isa| {
+            let mut out = vec![0.0; m * n];
+            linear_fused(&x, m, k, &w, n, Some(&bias), Epilogue::Tanh, &mut out).unwrap();
+            check_product(
+                &format!("{isa:?} linear"),
+                &out,
+                m,
+                k,
+                n,
+                |i, p| x[i * k + p],
+                |p, j| w[j * k + p],
+                Some(&bias),
+                Epilogue::Tanh,
+            );
+            let pw = PackedWeight::new(&w, n, k).unwrap();
+            let mut out = vec![0.0; m * n];
+            linear_packed(&x, m, &pw, Some(&bias), Epilogue::Gelu, &mut out).unwrap();
+            check_product(
+                &format!("{isa:?} linear_packed"),
+                &out,
+                m,
+                k,
+                n,
+                |i, p| x[i * k + p],
+                |p, j| w[j * k + p],
+                Some(&bias),
+                Epilogue::Gelu,
+            );
+            // `w` read as a `k×n` matrix.
+            let mut out = vec![0.0; m * n];
+            matmul(&x, m, k, &w, n, &mut out).unwrap();
+            check_product(
+                &format!("{isa:?} matmul"),
+                &out,
+                m,
+                k,
+                n,
+                |i, p| x[i * k + p],
+                |p, j| w[p * n + j],
+                None,
+                Epilogue::None,
+            );
+        });
+    }
+}
+
+#[test]
+fn non_finite_values_propagate_like_torch() {
+    // F.linear(torch.tensor([[inf, 1.]]), torch.eye(2)) == [[inf, nan]] (inf·0 = NaN).
+    let inf = f32::INFINITY;
+    let w = [1.0, 0.0, 0.0, 1.0];
+    each_isa(|isa| {
+        for m in [1, 8, 13] {
+            let x: Vec<f32> = [inf, 1.0].repeat(m);
+            let mut out = vec![0.0; 2 * m];
+            linear(&x, m, 2, &w, 2, None, &mut out).unwrap();
+            for row in out.chunks(2) {
+                assert!(row[0] == inf && row[1].is_nan(), "{isa:?} m={m}: {row:?}");
+            }
+            let mut out = vec![0.0; 2 * m];
+            matmul(&x, m, 2, &w, 2, &mut out).unwrap();
+            for row in out.chunks(2) {
+                assert!(row[0] == inf && row[1].is_nan(), "{isa:?} m={m}: {row:?}");
+            }
+            // NaN poisons every output of its row (NaN·0 = NaN); relu keeps NaN.
+            let x: Vec<f32> = [f32::NAN, f32::NEG_INFINITY].repeat(m);
+            let w = [1.0, 0.0, 0.0, 1.0];
+            let mut out = vec![0.0; 2 * m];
+            linear_fused(&x, m, 2, &w, 2, None, Epilogue::Relu, &mut out).unwrap();
+            for row in out.chunks(2) {
+                assert!(row[0].is_nan() && same(row[1], f32::NAN), "{isa:?} {row:?}");
+            }
+            let x: Vec<f32> = [-1.0, 0.0].repeat(m);
+            let mut out = vec![0.0; 2 * m];
+            linear_fused(&x, m, 2, &w, 2, None, Epilogue::Relu, &mut out).unwrap();
+            for row in out.chunks(2) {
+                assert!(same(row[0], 0.0) && row[1] == 0.0, "{isa:?} {row:?}");
+            }
+        }
+    });
+}
+
+#[test]
+fn empty_inner_dimension_gives_the_bias() {
+    let bias = [1.0, -2.0, 0.5];
+    each_isa(|isa| {
+        for m in [1, 7] {
+            let mut out = vec![f32::NAN; m * 3];
+            linear_fused(&[], m, 0, &[], 3, Some(&bias), Epilogue::Relu, &mut out).unwrap();
+            for row in out.chunks(3) {
+                assert_eq!(row, [1.0, 0.0, 0.5], "{isa:?}");
+            }
+            let mut out = vec![f32::NAN; m * 3];
+            matmul(&[], m, 0, &[], 3, &mut out).unwrap();
+            assert!(out.iter().all(|&v| v == 0.0), "{isa:?}");
+        }
+    });
+}
+
+#[test]
+fn product_lengths_are_checked() {
+    let a = [1.0f32; 12];
+    let mut out = [0.0f32; 12];
+    let err = |what| KernelError::Length {
+        what,
+        expected: 0,
+        actual: 0,
+    };
+    let what = |r: Result<(), KernelError>| match r {
+        Err(KernelError::Length { what, .. }) => err(what),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        what(linear(&a[..5], 2, 3, &a[..6], 2, None, &mut out[..4])),
+        err("x")
+    );
+    assert_eq!(
+        what(linear(&a[..6], 2, 3, &a[..5], 2, None, &mut out[..4])),
+        err("w")
+    );
+    assert_eq!(
+        what(linear(&a[..6], 2, 3, &a[..6], 2, None, &mut out[..5])),
+        err("out")
+    );
+    assert_eq!(
+        what(linear(
+            &a[..6],
+            2,
+            3,
+            &a[..6],
+            2,
+            Some(&a[..3]),
+            &mut out[..4]
+        )),
+        err("bias")
+    );
+    assert_eq!(
+        what(matmul(&a[..6], 2, 3, &a[..5], 2, &mut out[..4])),
+        err("b")
+    );
+    assert_eq!(what(PackedWeight::new(&a[..5], 2, 3).map(|_| ())), err("w"));
+    let pw = PackedWeight::new(&a[..6], 2, 3).unwrap();
+    let none = Epilogue::None;
+    assert_eq!(
+        what(linear_packed(&a[..5], 2, &pw, None, none, &mut out[..4])),
+        err("x")
+    );
+    assert_eq!(
+        what(linear_packed(&a[..6], 2, &pw, None, none, &mut out[..5])),
+        err("out")
+    );
+    assert_eq!(
+        matmul(&a, usize::MAX, 2, &a, 2, &mut out),
+        Err(KernelError::Overflow)
+    );
+}

@@ -1,0 +1,554 @@
+//! Error bounds of the vectorised math over dense sweeps, and torch's edge values.
+
+use super::super::{erf, exp, log, sigmoid, tanh, unary, Unary};
+use super::{close, each_isa, erf_f64, same};
+
+/// An order-preserving integer key of a float (`-0` and `+0` adjacent).
+fn key(x: f32) -> i64 {
+    let b = i64::from(x.to_bits() & 0x7fff_ffff);
+    if x.is_sign_negative() {
+        -b - 1
+    } else {
+        b
+    }
+}
+
+fn from_key(k: i64) -> f32 {
+    if k < 0 {
+        -f32::from_bits((-k - 1) as u32)
+    } else {
+        f32::from_bits(k as u32)
+    }
+}
+
+/// About `count` floats from `lo` to `hi`, evenly spaced in bit-pattern order (so every binade
+/// gets its share, down to the subnormals), plus both ends.
+fn sweep(lo: f32, hi: f32, count: usize) -> Vec<f32> {
+    let (a, b) = (key(lo), key(hi));
+    let step = ((b - a) / count as i64).max(1);
+    let mut v: Vec<f32> = (0..)
+        .map(|i| a + i * step)
+        .take_while(|&k| k <= b)
+        .map(from_key)
+        .collect();
+    v.push(hi);
+    v
+}
+
+/// Every float from `lo` to `hi` (keep the range small).
+fn all_between(lo: f32, hi: f32) -> Vec<f32> {
+    (key(lo)..=key(hi)).map(from_key).collect()
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Errors {
+    max_abs: f64,
+    at_abs: f32,
+    max_rel: f64,
+    at_rel: f32,
+}
+
+/// The largest absolute error (where `abs_if`) and relative error (where `rel_if`) of `op`
+/// against `reference` over `xs`, skipping points whose reference is not finite.
+fn measure(
+    op: Unary,
+    xs: &[f32],
+    reference: impl Fn(f64) -> f64,
+    abs_if: impl Fn(f32, f64) -> bool,
+    rel_if: impl Fn(f32, f64) -> bool,
+) -> Errors {
+    let mut ys = vec![0.0; xs.len()];
+    unary(op, xs, &mut ys).unwrap();
+    let mut e = Errors::default();
+    for (&x, &y) in xs.iter().zip(&ys) {
+        let want = reference(f64::from(x));
+        if !want.is_finite() || (want as f32).is_infinite() {
+            // Beyond f32's range the result must be the infinity the reference rounds to.
+            assert!(want.is_nan() || y == want as f32, "{op:?}({x:e}) = {y}");
+            continue;
+        }
+        let abs = (f64::from(y) - want).abs();
+        assert!(!abs.is_nan(), "{op:?}({x:e}) = {y} (want {want})");
+        if abs_if(x, want) && abs > e.max_abs {
+            e.max_abs = abs;
+            e.at_abs = x;
+        }
+        if rel_if(x, want) && want != 0.0 {
+            let rel = abs / want.abs();
+            if rel > e.max_rel {
+                e.max_rel = rel;
+                e.at_rel = x;
+            }
+        }
+    }
+    e
+}
+
+const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
+/// The smallest subnormal, 2^-149.
+const MIN_SUB: f64 = 1.401_298_464_324_817e-45;
+
+fn yes(_: f32, _: f64) -> bool {
+    true
+}
+
+/// Sweep points for a function over `[lo, hi]`: a coarse sweep of the range and every float of
+/// `[-dense, dense]`'s stride-16 neighbourhood around the critical region.
+fn points(lo: f32, hi: f32) -> Vec<f32> {
+    let mut xs = sweep(lo, hi, 1 << 19);
+    xs.extend(sweep(-2.0, 2.0, 1 << 18));
+    xs
+}
+
+/// The documented bounds (see the doc comments of `exp`, `log`, `tanh`, `sigmoid`, `erf` and of
+/// `Unary::Gelu`/`Unary::Silu`), asserted on every ISA.
+#[test]
+fn math_error_bounds_hold_on_every_isa() {
+    each_isa(|isa| {
+        let mut report = Vec::new();
+        // exp: relative for normal results, at most one subnormal unit below.
+        let xs = points(-110.0, 90.0);
+        let e = measure(
+            Unary::Exp,
+            &xs,
+            f64::exp,
+            |_, w| w < MIN_NORMAL,
+            |_, w| w >= MIN_NORMAL,
+        );
+        report.push(("exp", e));
+        assert!(e.max_rel <= 2.0e-7, "{isa:?} exp {e:?}");
+        assert!(e.max_abs <= MIN_SUB, "{isa:?} exp subnormal {e:?}");
+
+        // log: absolute where |log x| < 1, relative elsewhere; all positive floats.
+        let mut xs = sweep(f32::from_bits(1), f32::MAX, 1 << 19);
+        xs.extend(sweep(0.3, 3.0, 1 << 18));
+        xs.extend(all_between(0.999, 1.001));
+        let e = measure(
+            Unary::Log,
+            &xs,
+            f64::ln,
+            |_, w| w.abs() < 1.0,
+            |_, w| w.abs() >= 1.0,
+        );
+        report.push(("log", e));
+        assert!(
+            e.max_abs <= 1.2e-7 && e.max_rel <= 1.2e-7,
+            "{isa:?} log {e:?}"
+        );
+
+        // tanh: absolute everywhere, relative from 2^-10.
+        let mut xs = points(-20.0, 20.0);
+        xs.extend(sweep(-0.0005, 0.0005, 1 << 18));
+        let e = measure(Unary::Tanh, &xs, f64::tanh, yes, |x, _| {
+            x.abs() >= 1.0 / 1024.0
+        });
+        report.push(("tanh", e));
+        assert!(
+            e.max_abs <= 3.0e-7 && e.max_rel <= 3.0e-7,
+            "{isa:?} tanh {e:?}"
+        );
+
+        // sigmoid: relative where the result is normal.
+        let xs = points(-100.0, 100.0);
+        let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let e = measure(Unary::Sigmoid, &xs, sig, yes, |x, w| {
+            w >= MIN_NORMAL && x > -88.0
+        });
+        report.push(("sigmoid", e));
+        assert!(
+            e.max_rel <= 3.0e-7 && e.max_abs <= 3.0e-7,
+            "{isa:?} sigmoid {e:?}"
+        );
+
+        // erf: absolute everywhere, relative for 1e-30 <= |x| < 1.
+        let xs = points(-8.0, 8.0);
+        let e = measure(Unary::Erf, &xs, erf_f64, yes, |x, _| {
+            (1e-30..1.0).contains(&x.abs())
+        });
+        report.push(("erf", e));
+        assert!(
+            e.max_abs <= 1.5e-7 && e.max_rel <= 2.5e-7,
+            "{isa:?} erf {e:?}"
+        );
+
+        // gelu: absolute error relative to max(1, |x|).
+        let xs = points(-20.0, 20.0);
+        let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
+        let mut ys = vec![0.0; xs.len()];
+        unary(Unary::Gelu, &xs, &mut ys).unwrap();
+        let worst = xs
+            .iter()
+            .zip(&ys)
+            .map(|(&x, &y)| {
+                let x = f64::from(x);
+                (f64::from(y) - gelu(x)).abs() / x.abs().max(1.0)
+            })
+            .fold(0.0, f64::max);
+        report.push((
+            "gelu",
+            Errors {
+                max_abs: worst,
+                ..Default::default()
+            },
+        ));
+        assert!(worst <= 1.5e-7, "{isa:?} gelu {worst:e}");
+
+        // silu: relative (down to -88, below which torch's formula gives -0).
+        let xs = points(-100.0, 100.0);
+        let silu = |x: f64| x / (1.0 + (-x).exp());
+        let e = measure(
+            Unary::Silu,
+            &xs,
+            silu,
+            |_, _| false,
+            |x, w| x > -88.0 && w.abs() >= MIN_NORMAL,
+        );
+        report.push(("silu", e));
+        assert!(e.max_rel <= 3.0e-7, "{isa:?} silu {e:?}");
+
+        for (name, e) in report {
+            println!(
+                "{:>9} {name:>8}: max abs {:.3e} (x = {:e}), max rel {:.3e} (x = {:e})",
+                isa.name(),
+                e.max_abs,
+                e.at_abs,
+                e.max_rel,
+                e.at_rel
+            );
+        }
+    });
+}
+
+/// One torch edge table: inputs and what `torch.<op>(torch.tensor(inputs))` returned (float32,
+/// both through torch's vectorised body and its scalar tail unless noted).
+fn check_edges(op: Unary, table: &[(f32, f32)]) {
+    each_isa(|isa| {
+        // Both as a full vector and as a ragged tail.
+        for pad in [0, 1, 17] {
+            let xs: Vec<f32> = table
+                .iter()
+                .map(|e| e.0)
+                .chain(std::iter::repeat_n(0.5, pad))
+                .collect();
+            let mut ys = vec![0.0; xs.len()];
+            unary(op, &xs, &mut ys).unwrap();
+            for (&(x, want), &got) in table.iter().zip(&ys) {
+                let ok = if want.is_nan() || want.is_infinite() || want == 0.0 {
+                    same(got, want)
+                } else {
+                    close(got, f64::from(want), 1e-5, 1e-6)
+                };
+                assert!(ok, "{isa:?} {op:?}({x:e}) = {got:e}, torch gives {want:e}");
+            }
+        }
+    });
+}
+
+const NAN: f32 = f32::NAN;
+const INF: f32 = f32::INFINITY;
+
+#[test]
+fn relu_edges_match_torch() {
+    // torch.relu(torch.tensor([-0.0, 0.0, nan, inf, -inf, -1.0]))
+    check_edges(
+        Unary::Relu,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, 0.0),
+            (-1.0, 0.0),
+        ],
+    );
+}
+
+#[test]
+fn tanh_edges_match_torch() {
+    check_edges(
+        Unary::Tanh,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, 1.0),
+            (-INF, -1.0),
+            (-1.0, -0.761_594_176_292_419_4),
+            (9.0, 1.0),
+            (-8.0, -1.0),
+            (1e-30, 1e-30),
+        ],
+    );
+}
+
+#[test]
+fn sigmoid_edges_match_torch() {
+    check_edges(
+        Unary::Sigmoid,
+        &[
+            (-0.0, 0.5),
+            (0.0, 0.5),
+            (NAN, NAN),
+            (INF, 1.0),
+            (-INF, 0.0),
+            (-1.0, 0.268_941_432_237_625_1),
+            (-100.0, 0.0),
+            (-88.0, 6.054_601_485_195_952e-39),
+            (-87.0, 1.645_811_453_754_393_7e-38),
+            (100.0, 1.0),
+        ],
+    );
+}
+
+#[test]
+fn exp_edges_match_torch() {
+    check_edges(
+        Unary::Exp,
+        &[
+            (-0.0, 1.0),
+            (0.0, 1.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, 0.0),
+            (-1.0, 0.367_879_450_321_197_5),
+            (-100.0, 3.783_505_853_677_006e-44),
+            (-104.0, 0.0),
+            (-103.0, 1.401_298_464_324_817e-45),
+            (88.8, INF),
+            (88.7, 3.325_976_864_406_685e38),
+            (-87.5, 9.982_351_397_596_697e-39),
+        ],
+    );
+    // Subnormal results are rounded once: exactly torch's values above.
+    each_isa(|isa| {
+        let mut y = [0.0; 3];
+        exp(&[-100.0, -103.0, -87.5], &mut y).unwrap();
+        assert_eq!(
+            y,
+            [
+                3.783_505_853_677_006e-44,
+                1.401_298_464_324_817e-45,
+                9.982_351_397_596_697e-39
+            ],
+            "{isa:?}"
+        );
+    });
+}
+
+#[test]
+fn log_edges_match_torch() {
+    check_edges(
+        Unary::Log,
+        &[
+            (-0.0, -INF),
+            (0.0, -INF),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, NAN),
+            (-1.0, NAN),
+            (1e-40, -92.103_408_813_476_56),
+            (-1e-40, NAN),
+            (1.0, 0.0),
+        ],
+    );
+}
+
+#[test]
+fn sqrt_abs_neg_square_edges_match_torch() {
+    let v = [-0.0, 0.0, NAN, INF, -INF, -1.0];
+    check_edges(
+        Unary::Sqrt,
+        &v.map(|x| (x, [-0.0, 0.0, NAN, INF, NAN, NAN][key_of(x, &v)])),
+    );
+    check_edges(
+        Unary::Abs,
+        &v.map(|x| (x, [0.0, 0.0, NAN, INF, INF, 1.0][key_of(x, &v)])),
+    );
+    check_edges(
+        Unary::Neg,
+        &v.map(|x| (x, [0.0, -0.0, NAN, -INF, INF, 1.0][key_of(x, &v)])),
+    );
+    check_edges(
+        Unary::Square,
+        &v.map(|x| (x, [0.0, 0.0, NAN, INF, INF, 1.0][key_of(x, &v)])),
+    );
+}
+
+/// The index of `x` in `v` (bitwise, so `-0`, `+0` and NaN are told apart).
+fn key_of(x: f32, v: &[f32]) -> usize {
+    v.iter().position(|y| y.to_bits() == x.to_bits()).unwrap()
+}
+
+#[test]
+fn gelu_edges_match_torch_vectorised() {
+    // F.gelu(torch.tensor([...] * 64)): torch's vectorised body gives +0 for -0 and for -10
+    // (its scalar tail gives -0 there); -1 differs in the 8th digit between the two paths.
+    check_edges(
+        Unary::Gelu,
+        &[
+            (-0.0, 0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, NAN),
+            (-1.0, -0.158_655_285_835_266_1),
+            (-10.0, 0.0),
+            (-5.0, -1.490_116_119_384_765_6e-6),
+        ],
+    );
+}
+
+#[test]
+fn silu_edges_match_torch() {
+    check_edges(
+        Unary::Silu,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, NAN),
+            (-1.0, -0.268_941_432_237_625_1),
+            (-100.0, -0.0),
+            (-90.0, -0.0),
+        ],
+    );
+}
+
+#[test]
+fn erf_edges_match_torch() {
+    check_edges(
+        Unary::Erf,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, 1.0),
+            (-INF, -1.0),
+            (-1.0, -0.842_700_779_438_018_8),
+            (1e-5, 1.128_379_153_669_811_8e-5),
+            (1e-3, 0.001_128_378_789_871_931),
+            (0.1, 0.112_462_915_480_136_87),
+            (4.0, 1.0),
+            (-3.9, -1.0),
+        ],
+    );
+}
+
+/// The public slice functions are the `Unary` ops, and check lengths.
+#[test]
+fn math_slice_functions_check_lengths() {
+    let x = [0.5f32, -1.0, 2.0];
+    let mut y = [0.0; 3];
+    let mut z = [0.0; 3];
+    for (f, op) in [
+        (exp as fn(&[f32], &mut [f32]) -> _, Unary::Exp),
+        (log, Unary::Log),
+        (tanh, Unary::Tanh),
+        (sigmoid, Unary::Sigmoid),
+        (erf, Unary::Erf),
+    ] {
+        f(&x, &mut y).unwrap();
+        unary(op, &x, &mut z).unwrap();
+        assert_eq!(y.map(f32::to_bits), z.map(f32::to_bits));
+        assert!(f(&x, &mut [0.0; 2]).is_err());
+    }
+}
+
+/// The maximum errors over every 16th float of each function's whole domain (ignored: minutes
+/// in a debug build; run with `--release --ignored --nocapture`). The documented bounds come
+/// from this run.
+#[test]
+#[ignore = "slow; run in release with --ignored --nocapture"]
+fn math_errors_over_all_floats() {
+    let stride = std::env::var("REXTIO_KERNELS_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16u32);
+    let all = |lo: f32, hi: f32| -> Vec<f32> {
+        (key(lo)..=key(hi))
+            .step_by(stride as usize)
+            .map(from_key)
+            .collect()
+    };
+    each_isa(|isa| {
+        let mut rows = Vec::new();
+        let xs = all(-104.0, 89.0);
+        rows.push((
+            "exp",
+            measure(
+                Unary::Exp,
+                &xs,
+                f64::exp,
+                |_, w| w < MIN_NORMAL,
+                |_, w| w >= MIN_NORMAL,
+            ),
+        ));
+        let xs = all(0.0, f32::MAX);
+        rows.push((
+            "log",
+            measure(
+                Unary::Log,
+                &xs,
+                f64::ln,
+                |_, w| w.abs() < 1.0,
+                |_, w| w.abs() >= 1.0,
+            ),
+        ));
+        let xs = all(-10.0, 10.0);
+        rows.push((
+            "tanh",
+            measure(Unary::Tanh, &xs, f64::tanh, yes, |x, _| {
+                x.abs() >= 1.0 / 1024.0
+            }),
+        ));
+        let xs = all(-100.0, 100.0);
+        let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+        rows.push((
+            "sigmoid",
+            measure(Unary::Sigmoid, &xs, sig, yes, |x, w| {
+                w >= MIN_NORMAL && x > -88.0
+            }),
+        ));
+        let xs = all(-6.0, 6.0);
+        rows.push((
+            "erf",
+            measure(Unary::Erf, &xs, erf_f64, yes, |x, _| {
+                (1e-30..1.0).contains(&x.abs())
+            }),
+        ));
+        for (name, e) in rows {
+            println!(
+                "{:>9} {name:>8} (1/{stride} of all floats): max abs {:.3e} (x = {:e}), max rel {:.3e} (x = {:e})",
+                isa.name(),
+                e.max_abs,
+                e.at_abs,
+                e.max_rel,
+                e.at_rel
+            );
+        }
+    });
+}
+
+/// Writes inputs and this crate's outputs for every `Unary` op and ISA to
+/// `$REXTIO_KERNELS_DUMP/<isa>-<op>.f32` (inputs then outputs, little-endian), for comparison
+/// with torch outside Rust. Ignored; does nothing without the variable.
+#[test]
+#[ignore = "writes files for an external comparison with torch"]
+fn dump_for_torch_comparison() {
+    let Some(dir) = std::env::var_os("REXTIO_KERNELS_DUMP") else {
+        return;
+    };
+    let mut xs = sweep(-30.0, 30.0, 1 << 20);
+    xs.extend(sweep(-3.0, 3.0, 1 << 20));
+    xs.extend(sweep(-120.0, 120.0, 1 << 18));
+    each_isa(|isa| {
+        for op in Unary::ALL {
+            let mut ys = vec![0.0; xs.len()];
+            unary(op, &xs, &mut ys).unwrap();
+            let bytes: Vec<u8> = xs.iter().chain(&ys).flat_map(|v| v.to_le_bytes()).collect();
+            let path = std::path::Path::new(&dir).join(format!("{}-{op:?}.f32", isa.name()));
+            std::fs::write(path, bytes).unwrap();
+        }
+    });
+}
