@@ -669,12 +669,12 @@ pub fn broadcast(a: Shape, b: Shape) -> Option<(Shape, Role, Role)> {
     let role = |(x0, x1): (usize, usize)| {
         if (x0, x1) == (r0, r1) {
             Role::Full
-        } else if (x0, x1) == (1, r1) {
-            Role::Row
-        } else if (x0, x1) == (r0, 1) {
-            Role::Col
-        } else {
+        } else if (x0, x1) == (1, 1) {
             Role::Single
+        } else if x0 == 1 {
+            Role::Row
+        } else {
+            Role::Col
         }
     };
     Some((result, role((a0, a1)), role((b0, b1))))
@@ -1107,11 +1107,20 @@ mod tests {
         // Same shape, and a row vector on the right: fine.
         assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 3])]).is_some());
         assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[3])]).is_some());
-        // A vector minus a matrix, mismatched sizes, a column broadcast: libtorch.
-        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[3]), sh(&[2, 3])]).is_none());
+        // A vector minus a matrix, a column broadcast, a single element: broadcast as torch.
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[3]), sh(&[2, 3])]).is_some());
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 1])]).is_some());
+        assert_eq!(
+            broadcast(sh(&[2, 1]).unwrap(), sh(&[1, 3]).unwrap()),
+            Some((sh(&[2, 3]).unwrap(), Role::Col, Role::Row))
+        );
+        assert_eq!(
+            broadcast(sh(&[1]).unwrap(), sh(&[4]).unwrap()),
+            Some((sh(&[4]).unwrap(), Role::Single, Role::Full))
+        );
+        // Mismatched sizes: libtorch raises its own error.
         assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[4])]).is_none());
-        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 1])]).is_none());
-        // But a vector plus a matrix commutes.
+        assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[3, 3])]).is_none());
         let add = [Ins::Binary {
             f: BinaryF::Add,
             a: 0,

@@ -404,11 +404,10 @@ fn cols_reduce(
         fn run<S: Simd>(self, s: S) {
             let K(op, x, m, n, out) = self;
             let mut rows = x.chunks_exact(n);
-            if let Some(first) = rows.next() {
-                out.copy_from_slice(first);
-            }
             match op {
+                // torch's sums start from +0.0, so a column of -0.0 sums to +0.0.
                 ColOp::Sum | ColOp::Mean => {
+                    out.fill(0.0);
                     for row in rows {
                         accumulate(s, out, row, OP_ADD);
                     }
@@ -418,11 +417,17 @@ fn cols_reduce(
                     }
                 }
                 ColOp::Max => {
+                    if let Some(first) = rows.next() {
+                        out.copy_from_slice(first);
+                    }
                     for row in rows {
                         accumulate(s, out, row, OP_MAX);
                     }
                 }
                 ColOp::Min => {
+                    if let Some(first) = rows.next() {
+                        out.copy_from_slice(first);
+                    }
                     for row in rows {
                         accumulate(s, out, row, OP_MIN);
                     }
