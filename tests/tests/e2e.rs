@@ -276,6 +276,7 @@ fn fused_regions_match_eager_on_every_path() {
             && stderr.contains("REXTIO_TORCH_PATH must be `auto`, `fused` or `per-op`"),
         "{stderr}"
     );
+}
 
 #[test]
 fn cat_of_rank2_lists_and_tuples_matches_eager() {
