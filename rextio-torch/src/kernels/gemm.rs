@@ -18,7 +18,7 @@ use std::cell::RefCell;
 
 use super::elementwise::{map_inplace, unary_v, Unary, VFn1};
 use super::simd::Simd;
-use super::{active_isa, check_len, checked_len, dispatch, Isa, Kernel, KernelError};
+use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 
 /// An activation applied to `linear`'s result (after the bias) while it is stored, with the
 /// semantics of the [`Unary`] op of the same name.
@@ -68,14 +68,6 @@ pub(crate) const DOT_MAX_M: usize = 8;
 /// Column panel width of packed weights: a multiple of every flavour's `2 × LANES`, so one
 /// packed layout serves all instruction sets (narrower flavours walk sub-panels).
 const PANEL: usize = 32;
-
-fn lanes(isa: Isa) -> usize {
-    match isa {
-        Isa::Avx512 => 16,
-        Isa::Avx2Fma => 8,
-        Isa::Portable => 4,
-    }
-}
 
 thread_local! {
     /// Packing scratch: grows to the largest packed operand seen on the thread, then is reused.
@@ -252,15 +244,15 @@ pub fn matmul(
         epilogue: Epilogue::None,
         out,
     };
-    let nr = 2 * lanes(active_isa());
-    if k == 0 || n % nr == 0 {
+    // Every flavour's panel width divides `PANEL`, so only a ragged `n` needs the scratch panel.
+    if k == 0 || n.is_multiple_of(PANEL) {
         dispatch(Run {
             op,
             scratch: &mut [],
         });
         return Ok(());
     }
-    let len = checked_len(k, nr)?;
+    let len = checked_len(k, PANEL)?;
     with_scratch(len, |scratch| dispatch(Run { op, scratch }));
     Ok(())
 }

@@ -80,20 +80,63 @@ fn row_sum<S: Simd>(s: S, row: &[f32]) -> f32 {
     s.reduce_add(s.add(s.add(acc[0], acc[1]), s.add(acc[2], acc[3])))
 }
 
-/// `Σ exp(x - mx)` over the row, storing each `exp` into `out` when `STORE` (then
-/// `out.len() == row.len()`). One function for both, so [`softmax_argmax_rows`] reproduces the
-/// sum [`softmax_rows`] divides by bit for bit.
+/// Inputs within this of the row maximum are the softmax-argmax candidates: any other
+/// probability is at most `e^(-1/64) < 1` times the largest, so it cannot tie with it.
+const CANDIDATE_DELTA: f32 = 1.0 / 64.0;
+
+/// What [`exp_sum`] found: the sum, and with `CAND` the number of candidates
+/// (`x - mx >= -CANDIDATE_DELTA`) and the index of the first.
+struct ExpSum {
+    sum: f32,
+    candidates: u32,
+    first: usize,
+}
+
+/// Adds the lanes set in `m` (and `valid`) of the vector at `i` to the candidate count,
+/// noting the first.
 #[inline(always)]
-fn exp_sum<S: Simd, const STORE: bool>(s: S, row: &[f32], mx: f32, out: &mut [f32]) -> f32 {
+fn count_candidates<S: Simd>(
+    s: S,
+    m: S::M,
+    i: usize,
+    valid: u64,
+    candidates: &mut u32,
+    first: &mut usize,
+) {
+    let bits = s.bitmask(m) & valid;
+    if bits != 0 {
+        if *candidates == 0 {
+            *first = i + bits.trailing_zeros() as usize;
+        }
+        *candidates += bits.count_ones();
+    }
+}
+
+/// `Σ exp(x - mx)` over the row, storing each `exp` into `out` when `STORE` (then
+/// `out.len() == row.len()`) and counting softmax-argmax candidates when `CAND`. One function
+/// for all uses, so [`softmax_argmax_rows`] reproduces the sum [`softmax_rows`] divides by bit
+/// for bit.
+#[inline(always)]
+fn exp_sum<S: Simd, const STORE: bool, const CAND: bool>(
+    s: S,
+    row: &[f32],
+    mx: f32,
+    out: &mut [f32],
+) -> ExpSum {
     let l = S::LANES;
-    let mv = s.splat(mx);
+    let (mv, lo) = (s.splat(mx), s.splat(-CANDIDATE_DELTA));
     let mut acc = s.zero();
+    let (mut candidates, mut first) = (0u32, 0usize);
     let mut c = row.chunks_exact(l);
     let mut i = 0;
     for v in &mut c {
-        let e = exp_v(s, s.sub(s.load(v), mv));
+        let d = s.sub(s.load(v), mv);
+        let e = exp_v(s, d);
         if STORE {
             s.store(&mut out[i..], e);
+        }
+        if CAND {
+            count_candidates(s, s.ge(d, lo), i, u64::MAX, &mut candidates, &mut first);
         }
         acc = s.add(acc, e);
         i += l;
@@ -101,13 +144,28 @@ fn exp_sum<S: Simd, const STORE: bool>(s: S, row: &[f32], mx: f32, out: &mut [f3
     let t = c.remainder();
     if !t.is_empty() {
         // Padding lanes are -inf, whose exp is 0 (or NaN where the row is all NaN anyway).
-        let e = exp_v(s, s.sub(s.load_partial(t, f32::NEG_INFINITY), mv));
+        let d = s.sub(s.load_partial(t, f32::NEG_INFINITY), mv);
+        let e = exp_v(s, d);
         if STORE {
             s.store_partial(&mut out[i..], e);
         }
+        if CAND {
+            let valid = (1u64 << t.len()) - 1;
+            count_candidates(s, s.ge(d, lo), i, valid, &mut candidates, &mut first);
+        }
         acc = s.add(acc, e);
     }
-    s.reduce_add(acc)
+    ExpSum {
+        sum: s.reduce_add(acc),
+        candidates,
+        first,
+    }
+}
+
+/// The lanes of `v` that are NaN (`nan`) or equal to `tv`.
+#[inline(always)]
+fn hits<S: Simd>(s: S, v: S::V, nan: bool, tv: S::V) -> u64 {
+    s.bitmask(if nan { s.is_nan(v) } else { s.eq(v, tv) })
 }
 
 /// The index of the first element of `row` that is NaN (`nan`) or equal to `target`.
@@ -115,11 +173,10 @@ fn exp_sum<S: Simd, const STORE: bool>(s: S, row: &[f32], mx: f32, out: &mut [f3
 fn first_where<S: Simd>(s: S, row: &[f32], nan: bool, target: f32) -> Option<usize> {
     let l = S::LANES;
     let tv = s.splat(target);
-    let hit = |v: S::V| s.bitmask(if nan { s.is_nan(v) } else { s.eq(v, tv) });
     let mut c = row.chunks_exact(l);
     let mut base = 0;
     for v in &mut c {
-        let bits = hit(s.load(v));
+        let bits = hits(s, s.load(v), nan, tv);
         if bits != 0 {
             return Some(base + bits.trailing_zeros() as usize);
         }
@@ -127,7 +184,7 @@ fn first_where<S: Simd>(s: S, row: &[f32], nan: bool, target: f32) -> Option<usi
     }
     let t = c.remainder();
     if !t.is_empty() {
-        let bits = hit(s.load_partial(t, 0.0)) & ((1u64 << t.len()) - 1);
+        let bits = hits(s, s.load_partial(t, 0.0), nan, tv) & ((1u64 << t.len()) - 1);
         if bits != 0 {
             return Some(base + bits.trailing_zeros() as usize);
         }
@@ -258,7 +315,7 @@ pub fn softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<()
             let K(x, n, out) = self;
             for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
                 let mx = row_max(s, row);
-                let r = s.splat(1.0 / exp_sum::<S, true>(s, row, mx, o));
+                let r = s.splat(1.0 / exp_sum::<S, true, false>(s, row, mx, o).sum);
                 map_inplace(s, o, WithRhs(OP_MUL, r));
             }
         }
@@ -284,7 +341,7 @@ pub fn log_softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Resul
             let K(x, n, out) = self;
             for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
                 let mx = row_max(s, row);
-                let c = s.splat(mx + exp_sum::<S, false>(s, row, mx, &mut []).ln());
+                let c = s.splat(mx + exp_sum::<S, false, false>(s, row, mx, &mut []).sum.ln());
                 map(s, row, o, WithRhs(OP_SUB, c));
             }
         }
@@ -299,9 +356,10 @@ pub fn log_softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Resul
 /// Softmax is monotonic, but distinct inputs can round to equal probabilities (`[0, 1e-8, 0]`
 /// gives three equal probabilities, so torch's label is 0, not 1), and a row holding NaN or
 /// +inf, or all -inf, has all-NaN probabilities (label 0). So this finds the maximum `mx`, sums
-/// `exp(x - mx)` exactly as [`softmax_rows`] does, and then compares the rounded probabilities
-/// `exp(x - mx) · (1/Σ)` of the few candidates with `x - mx ≥ -1/64` (every other probability is
-/// at most `e^(-1/64) < 1` times the largest, so it cannot tie). Where torch's own `exp` or
+/// `exp(x - mx)` exactly as [`softmax_rows`] does while counting the candidates with
+/// `x - mx ≥ -1/64` (every other probability is at most `e^(-1/64) < 1` times the largest, so it
+/// cannot tie): with one candidate that is the label (two passes); with several, their rounded
+/// probabilities `exp(x - mx) · (1/Σ)` are compared (a third pass). Where torch's own `exp` or
 /// summation order rounds a near-tie differently, torch's label can differ; the tie rule is the
 /// same. Errors when `n == 0`.
 pub fn softmax_argmax_rows(
@@ -334,18 +392,23 @@ pub fn softmax_argmax_rows(
 
 #[inline(always)]
 fn softmax_argmax_row<S: Simd>(s: S, row: &[f32]) -> usize {
-    const DELTA: f32 = 1.0 / 64.0;
     let mx = row_max(s, row);
     if !mx.is_finite() {
         // All probabilities are NaN; torch's argmax returns the first NaN.
         return 0;
     }
-    let r = 1.0 / exp_sum::<S, false>(s, row, mx, &mut []);
-    let (mv, rv, lo) = (s.splat(mx), s.splat(r), s.splat(-DELTA));
+    let es = exp_sum::<S, false, true>(s, row, mx, &mut []);
+    if es.candidates <= 1 {
+        // The maximum itself is always a candidate, so it is the only one.
+        return es.first;
+    }
+    // Near-ties: compare the candidates' rounded probabilities.
+    let r = 1.0 / es.sum;
+    let (mv, rv, lo) = (s.splat(mx), s.splat(r), s.splat(-CANDIDATE_DELTA));
     let mut best = 0;
     let mut best_p = f32::NEG_INFINITY;
     let l = S::LANES;
-    for (ci, chunk) in row.chunks(l).enumerate() {
+    for (ci, chunk) in row.chunks(l).enumerate().skip(es.first / l) {
         let d = s.sub(s.load_partial(chunk, f32::NEG_INFINITY), mv);
         let mut cand = s.bitmask(s.ge(d, lo)) & ((1u64 << chunk.len()) - 1);
         if cand == 0 {

@@ -87,7 +87,7 @@ pub(crate) trait Simd: Copy {
     fn bitmask(self, m: Self::M) -> u64;
 
     fn to_bits(self, a: Self::V) -> Self::I;
-    fn from_bits(self, a: Self::I) -> Self::V;
+    fn bitcast_f32(self, a: Self::I) -> Self::V;
     fn isplat(self, x: i32) -> Self::I;
     /// Wrapping.
     fn iadd(self, a: Self::I, b: Self::I) -> Self::I;
@@ -259,7 +259,7 @@ impl Simd for Portable {
         map(a, |x| x.to_bits() as i32)
     }
     #[inline(always)]
-    fn from_bits(self, a: Self::I) -> Self::V {
+    fn bitcast_f32(self, a: Self::I) -> Self::V {
         map(a, |x| f32::from_bits(x as u32))
     }
     #[inline(always)]
@@ -519,7 +519,7 @@ pub(crate) mod x86 {
             isa!(_mm256_castps_si256(a))
         }
         #[inline(always)]
-        fn from_bits(self, a: __m256i) -> __m256 {
+        fn bitcast_f32(self, a: __m256i) -> __m256 {
             isa!(_mm256_castsi256_ps(a))
         }
         #[inline(always)]
@@ -759,7 +759,7 @@ pub(crate) mod x86 {
             isa!(_mm512_castps_si512(a))
         }
         #[inline(always)]
-        fn from_bits(self, a: __m512i) -> __m512 {
+        fn bitcast_f32(self, a: __m512i) -> __m512 {
             isa!(_mm512_castsi512_ps(a))
         }
         #[inline(always)]

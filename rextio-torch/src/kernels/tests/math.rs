@@ -1,5 +1,8 @@
 //! Error bounds of the vectorised math over dense sweeps, and torch's edge values.
 
+// torch's results are written as Python printed them: the f64 digits of the f32 value.
+#![allow(clippy::excessive_precision)]
+
 use super::super::{erf, exp, log, sigmoid, tanh, unary, Unary};
 use super::{close, each_isa, erf_f64, same};
 
@@ -116,7 +119,7 @@ fn math_error_bounds_hold_on_every_isa() {
             |_, w| w >= MIN_NORMAL,
         );
         report.push(("exp", e));
-        assert!(e.max_rel <= 2.0e-7, "{isa:?} exp {e:?}");
+        assert!(e.max_rel <= 1.0e-7, "{isa:?} exp {e:?}");
         assert!(e.max_abs <= MIN_SUB, "{isa:?} exp subnormal {e:?}");
 
         // log: absolute where |log x| < 1, relative elsewhere; all positive floats.
@@ -132,7 +135,7 @@ fn math_error_bounds_hold_on_every_isa() {
         );
         report.push(("log", e));
         assert!(
-            e.max_abs <= 1.2e-7 && e.max_rel <= 1.2e-7,
+            e.max_abs <= 6.0e-8 && e.max_rel <= 1.0e-7,
             "{isa:?} log {e:?}"
         );
 
@@ -144,7 +147,7 @@ fn math_error_bounds_hold_on_every_isa() {
         });
         report.push(("tanh", e));
         assert!(
-            e.max_abs <= 3.0e-7 && e.max_rel <= 3.0e-7,
+            e.max_abs <= 4.0e-7 && e.max_rel <= 4.0e-7,
             "{isa:?} tanh {e:?}"
         );
 
@@ -156,7 +159,7 @@ fn math_error_bounds_hold_on_every_isa() {
         });
         report.push(("sigmoid", e));
         assert!(
-            e.max_rel <= 3.0e-7 && e.max_abs <= 3.0e-7,
+            e.max_rel <= 1.6e-7 && e.max_abs <= 1.0e-7,
             "{isa:?} sigmoid {e:?}"
         );
 
@@ -167,7 +170,7 @@ fn math_error_bounds_hold_on_every_isa() {
         });
         report.push(("erf", e));
         assert!(
-            e.max_abs <= 1.5e-7 && e.max_rel <= 2.5e-7,
+            e.max_abs <= 1.6e-7 && e.max_rel <= 2.0e-7,
             "{isa:?} erf {e:?}"
         );
 
@@ -176,22 +179,23 @@ fn math_error_bounds_hold_on_every_isa() {
         let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
         let mut ys = vec![0.0; xs.len()];
         unary(Unary::Gelu, &xs, &mut ys).unwrap();
-        let worst = xs
+        let (worst, at) = xs
             .iter()
             .zip(&ys)
             .map(|(&x, &y)| {
-                let x = f64::from(x);
-                (f64::from(y) - gelu(x)).abs() / x.abs().max(1.0)
+                let xd = f64::from(x);
+                ((f64::from(y) - gelu(xd)).abs() / xd.abs().max(1.0), x)
             })
-            .fold(0.0, f64::max);
+            .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
         report.push((
             "gelu",
             Errors {
                 max_abs: worst,
+                at_abs: at,
                 ..Default::default()
             },
         ));
-        assert!(worst <= 1.5e-7, "{isa:?} gelu {worst:e}");
+        assert!(worst <= 1.6e-7, "{isa:?} gelu {worst:e}");
 
         // silu: relative (down to -88, below which torch's formula gives -0).
         let xs = points(-100.0, 100.0);
@@ -204,7 +208,7 @@ fn math_error_bounds_hold_on_every_isa() {
             |x, w| x > -88.0 && w.abs() >= MIN_NORMAL,
         );
         report.push(("silu", e));
-        assert!(e.max_rel <= 3.0e-7, "{isa:?} silu {e:?}");
+        assert!(e.max_rel <= 2.0e-7, "{isa:?} silu {e:?}");
 
         for (name, e) in report {
             println!(
@@ -516,6 +520,38 @@ fn math_errors_over_all_floats() {
             measure(Unary::Erf, &xs, erf_f64, yes, |x, _| {
                 (1e-30..1.0).contains(&x.abs())
             }),
+        ));
+        let xs = all(-10.0, 10.0);
+        let silu = |x: f64| x / (1.0 + (-x).exp());
+        rows.push((
+            "silu",
+            measure(
+                Unary::Silu,
+                &xs,
+                silu,
+                |_, _| false,
+                |_, w| w.abs() >= MIN_NORMAL,
+            ),
+        ));
+        // gelu: absolute error over max(1, |x|), reported as "abs".
+        let mut ys = vec![0.0; xs.len()];
+        unary(Unary::Gelu, &xs, &mut ys).unwrap();
+        let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
+        let (worst, at) = xs
+            .iter()
+            .zip(&ys)
+            .map(|(&x, &y)| {
+                let xd = f64::from(x);
+                ((f64::from(y) - gelu(xd)).abs() / xd.abs().max(1.0), x)
+            })
+            .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+        rows.push((
+            "gelu",
+            Errors {
+                max_abs: worst,
+                at_abs: at,
+                ..Default::default()
+            },
         ));
         for (name, e) in rows {
             println!(
