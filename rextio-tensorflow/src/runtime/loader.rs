@@ -242,6 +242,10 @@ pub(crate) struct Api {
         unsafe extern "C" fn(*mut TfeContext, *const c_char, *mut TfStatus) -> *mut TfeOp,
     pub tfe_delete_op: unsafe extern "C" fn(*mut TfeOp),
     pub tfe_op_set_device: unsafe extern "C" fn(*mut TfeOp, *const c_char, *mut TfStatus),
+    /// `TFE_OpReset`: clear the inputs and attributes of an op and make it `name` on `device`.
+    pub tfe_op_reset: unsafe extern "C" fn(*mut TfeOp, *const c_char, *const c_char, *mut TfStatus),
+    /// `TFE_OpGetFlatInputCount`: how many inputs an op holds references to.
+    pub tfe_op_flat_input_count: unsafe extern "C" fn(*mut TfeOp, *mut TfStatus) -> c_int,
     /// `TFE_ContextGetExecutorForThread`: a new, non-owning wrapper of this thread's executor.
     pub tfe_context_executor_for_thread: unsafe extern "C" fn(*mut TfeContext) -> *mut TfeExecutor,
     /// `TFE_ExecutorIsAsync`.
@@ -386,6 +390,8 @@ fn bind(py: Python<'_>) -> Result<Api, BindError> {
             tfe_new_op: cc.symbol("TFE_NewOp")?,
             tfe_delete_op: cc.symbol("TFE_DeleteOp")?,
             tfe_op_set_device: cc.symbol("TFE_OpSetDevice")?,
+            tfe_op_reset: cc.symbol("TFE_OpReset")?,
+            tfe_op_flat_input_count: cc.symbol("TFE_OpGetFlatInputCount")?,
             tfe_context_executor_for_thread: cc.symbol("TFE_ContextGetExecutorForThread")?,
             tfe_executor_is_async: cc.symbol("TFE_ExecutorIsAsync")?,
             tfe_delete_executor: cc.symbol("TFE_DeleteExecutor")?,

@@ -18,8 +18,9 @@
 //! context and re-validates it cheaply under the GIL at every boundary conversion (same Python
 //! `Context` object, same capsule, synchronous executor for this thread), int32 axis and
 //! permutation inputs are prepared once per borrow, attribute and op names are C literals, and
-//! result facts intern the device name instead of copying it. Each op still gets its own
-//! `TF_Status` and its own `TFE_Op`.
+//! result facts intern the device name instead of copying it, and each thread reuses one idle
+//! `TFE_Op` per context (`TFE_OpReset`; never holding inputs while idle). Each op still gets its
+//! own `TF_Status`.
 
 #[cfg(not(all(
     target_os = "linux",

@@ -218,6 +218,33 @@ def no_leak():
 check("no handle leak over 40000 calls", no_leak)
 
 
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def inputs_released():
+    # 64 MiB buffers are mmapped and unmapped on release, so the resident size shows whether
+    # anything (a reused op, a cached handle) still holds an input after the call returned.
+    for name, call in (
+        ("after an op", lambda x: rx.unary("relu", x, 2)),
+        ("after a failed op", lambda x: raises(RuntimeError, "MatMul failed", lambda: rx.binary("matmul", x, 2, X2, 2))),
+        ("after a pipeline", lambda x: rx.scoring(x, tf.ones((2048, 2)), tf.ones(2), 3)),
+    ):
+        gc.collect()
+        base = rss_mib()
+        x = tf.random.uniform((8192, 2048))
+        assert rss_mib() - base > 48, f"{name}: the input was not resident"
+        call(x)
+        del x
+        gc.collect()
+        held = rss_mib() - base
+        assert held < 16, f"{name}: {held:.0f} MiB still resident after the input was dropped"
+
+
+check("no input is kept alive after a call returns", inputs_released)
+
+
 def subprocess_case(code, expect_ok, text):
     env = dict(os.environ)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
