@@ -3,7 +3,9 @@
 //! `!Send` (it holds `Rc`s): TFE handles are used on the thread, and under the GIL, that created
 //! them.
 
-use super::loader::{Api, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32};
+use super::loader::{
+    Api, TfDeviceList, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
@@ -137,6 +139,9 @@ pub(crate) struct Context {
     devices: RefCell<Vec<Rc<CString>>>,
     /// One idle `TFE_Op` of this context and thread (null when none), reset for the next op.
     spare_op: Cell<*mut TfeOp>,
+    /// The full name of the context's only device, when it has exactly one (see
+    /// [`Context::placement`]).
+    sole_device: Option<Rc<CString>>,
 }
 
 impl Context {
@@ -212,7 +217,7 @@ impl Context {
             )));
         }
         let raw = capsule.pointer_checked(None)?.as_ptr().cast::<TfeContext>();
-        let this = Self {
+        let mut this = Self {
             api,
             raw,
             module: module.into_any().unbind(),
@@ -221,9 +226,49 @@ impl Context {
             prepared: RefCell::new(Vec::new()),
             devices: RefCell::new(Vec::new()),
             spare_op: Cell::new(std::ptr::null_mut()),
+            sole_device: None,
         };
         this.check_sync()?;
+        this.sole_device = this
+            .sole_device_name()
+            .map(|name| this.intern_device(&name));
         Ok(Rc::new(this))
+    }
+
+    /// The name of the context's only device (local or remote), or `None` when it has several,
+    /// none, or they cannot be listed (then every op names its device, which is always right).
+    fn sole_device_name(&self) -> Option<CString> {
+        let status = Status::new(self.api).ok()?;
+        // SAFETY: the context is live (held by `capsule`); the status is a valid out-parameter.
+        let raw = unsafe { (self.api.tfe_context_list_devices)(self.raw, status.ptr()) };
+        if raw.is_null() {
+            return None;
+        }
+        let list = DeviceList { api: self.api, raw };
+        status.check("TFE_ContextListDevices").ok()?;
+        // SAFETY: `list.raw` is a live device list.
+        if unsafe { (self.api.tf_device_list_count)(list.raw) } != 1 {
+            return None;
+        }
+        // SAFETY: index 0 exists; the name is owned by the list, copied before it is deleted.
+        let name = unsafe { (self.api.tf_device_list_name)(list.raw, 0, status.ptr()) };
+        status.check("TF_DeviceListName").ok()?;
+        if name.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null device name is NUL-terminated and lives as long as the list.
+        Some(unsafe { CStr::from_ptr(name) }.to_owned())
+    }
+
+    /// The device name an op on `device` is created with: empty (TensorFlow places it) when
+    /// `device` is the context's only device, where placement cannot pick anything else, which
+    /// saves parsing the full name on every op; otherwise `device` itself. Results are checked
+    /// for their device either way.
+    pub fn placement<'d>(&self, device: &'d CStr) -> &'d CStr {
+        match &self.sole_device {
+            Some(sole) if sole.as_c_str() == device => c"",
+            _ => device,
+        }
     }
 
     /// The interned copy of a device name (one allocation per distinct device and context).
@@ -290,6 +335,19 @@ impl Drop for Context {
             // SAFETY: prepared handles are owned by the table and deleted once.
             unsafe { (self.api.tfe_delete_tensor_handle)(p.raw) }
         }
+    }
+}
+
+/// An owned `TF_DeviceList*`, deleted on drop.
+struct DeviceList {
+    api: &'static Api,
+    raw: *mut TfDeviceList,
+}
+
+impl Drop for DeviceList {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tf_delete_device_list)(self.raw) }
     }
 }
 
@@ -474,8 +532,8 @@ pub(crate) enum Attr {
 /// An owned `TFE_Op*`, deleted on drop unless it can go back to its context as the spare op.
 ///
 /// Ops are reused the way TensorFlow's own Python fast path reuses its thread-local op: each
-/// context keeps one idle op for this thread, `TFE_OpReset` turns it into the next op (same
-/// device name: no re-parse, and the placement of the previous op is kept). An op goes back only
+/// context keeps one idle op for this thread and `TFE_OpReset` turns it into the next op, which
+/// saves allocating and deleting an `EagerOperation` per op. An op goes back only
 /// after a successful `TFE_Execute` and only when it holds no inputs (TFE releases them when a
 /// synchronous execute returns; `TFE_OpGetFlatInputCount` checks it), so a pooled op never keeps
 /// a tensor alive; on any error it is deleted instead.
@@ -487,7 +545,7 @@ pub(crate) struct Op<'c> {
 }
 
 impl<'c> Op<'c> {
-    /// An op named `name` in the borrowed context, placed on `device`.
+    /// An op named `name` in the borrowed context, placed on `device` (empty: by TensorFlow).
     pub fn new(
         context: &'c Rc<Context>,
         name: &'static CStr,
@@ -524,9 +582,11 @@ impl<'c> Op<'c> {
         };
         status.check_in(label, "TFE_NewOp")?;
         let op = op.ok_or_else(|| runtime_error(format!("TFE_NewOp({label}) returned null")))?;
-        // SAFETY: `op.raw` is live; the device name is NUL-terminated.
-        unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
-        status.check_in(label, "TFE_OpSetDevice")?;
+        if !device.is_empty() {
+            // SAFETY: `op.raw` is live; the device name is NUL-terminated.
+            unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
+            status.check_in(label, "TFE_OpSetDevice")?;
+        }
         Ok(op)
     }
 

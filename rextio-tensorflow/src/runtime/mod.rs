@@ -272,7 +272,7 @@ pub(crate) fn execute_on(
         }
     }
     let status = Status::new(context.api)?;
-    let op = Op::new(context, name, device, &status)?;
+    let op = Op::new(context, name, context.placement(device), &status)?;
     for t in inputs {
         op.input(t.inner.ptr(), &status)?;
     }

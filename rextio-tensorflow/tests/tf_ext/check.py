@@ -287,6 +287,35 @@ check(
     ),
 )
 
+check(
+    "ops name their device when the context has more than one",
+    lambda: subprocess_case(
+        "import numpy as np, tensorflow as tf\n"
+        "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+        "tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+        "import rxtf_check as rx\n"
+        "x = tf.constant(np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32))\n"
+        "w = tf.constant(np.random.default_rng(2).standard_normal((3, 5)).astype(np.float32))\n"
+        "b = tf.constant(np.random.default_rng(3).standard_normal(5).astype(np.float32))\n"
+        "p, labels = rx.scoring(x, w, b, 3)\n"
+        "h = tf.nn.bias_add(tf.matmul(x, w), b)\n"
+        "for i in range(3):\n"
+        "    h = (tf.nn.relu(h) if i % 2 == 0 else tf.nn.tanh(h)) + b\n"
+        "rp = tf.nn.softmax(h, axis=1)\n"
+        "assert p.device == rp.device and p.device.endswith('CPU:0'), (p.device, rp.device)\n"
+        "assert (p.numpy() == rp.numpy()).all() and (labels.numpy() == tf.argmax(rp, axis=1).numpy()).all()\n"
+        "with tf.device('CPU:1'):\n"
+        "    y = tf.constant([[1.0, -1.0]])\n"
+        "try:\n"
+        "    rx.unary('relu', y, 2)\n"
+        "except ValueError as e:\n"
+        "    print('CPU1', e)\n"
+        "print('DEVICES', len(tf.config.list_logical_devices('CPU')))\n",
+        True,
+        "CPU1 rextio-tensorflow: expected a CPU tensor\nDEVICES 2",
+    ),
+)
+
 
 def other_threads():
     import threading
