@@ -1,12 +1,15 @@
 //! RAII over the TFE C API: one `TF_Status` per operation, owned tensor handles and ops, the
-//! borrowed Python eager context with its prepared constants. Everything here is `!Send` (it holds `Rc`s): TFE handles are
-//! used on the thread, and under the GIL, that created them.
+//! borrowed Python eager context with its prepared constants and its idle op. Everything here is
+//! `!Send` (it holds `Rc`s): TFE handles are used on the thread, and under the GIL, that created
+//! them.
 
-use super::loader::{Api, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32};
+use super::loader::{
+    Api, TfDeviceList, TfStatus, TfTensor, TfeContext, TfeOp, TfeTensorHandle, TF_INT32,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, CString};
 use std::os::raw::c_int;
 use std::rc::Rc;
@@ -123,9 +126,9 @@ struct Prepared {
 /// alive by strong references to the Python `Context` and the capsule. Never `TFE_NewContext`.
 ///
 /// It also owns what is bound to that `TFE_Context` and to this thread: prepared int32
-/// constants (axes, permutations) and the interned device names of validated handles. The
-/// prepared handles are deleted with the context, before the references that keep the
-/// `TFE_Context` alive are released.
+/// constants (axes, permutations), the interned device names of validated handles and one idle
+/// `TFE_Op`. The prepared handles and the idle op are deleted with the context, before the
+/// references that keep the `TFE_Context` alive are released.
 pub(crate) struct Context {
     pub api: &'static Api,
     pub raw: *mut TfeContext,
@@ -134,6 +137,11 @@ pub(crate) struct Context {
     capsule: Py<PyAny>,
     prepared: RefCell<Vec<Prepared>>,
     devices: RefCell<Vec<Rc<CString>>>,
+    /// One idle `TFE_Op` of this context and thread (null when none), reset for the next op.
+    spare_op: Cell<*mut TfeOp>,
+    /// The full name of the context's only device, when it has exactly one (see
+    /// [`Context::placement`]).
+    sole_device: Option<Rc<CString>>,
 }
 
 impl Context {
@@ -209,7 +217,7 @@ impl Context {
             )));
         }
         let raw = capsule.pointer_checked(None)?.as_ptr().cast::<TfeContext>();
-        let this = Self {
+        let mut this = Self {
             api,
             raw,
             module: module.into_any().unbind(),
@@ -217,9 +225,50 @@ impl Context {
             capsule: handle.unbind(),
             prepared: RefCell::new(Vec::new()),
             devices: RefCell::new(Vec::new()),
+            spare_op: Cell::new(std::ptr::null_mut()),
+            sole_device: None,
         };
         this.check_sync()?;
+        this.sole_device = this
+            .sole_device_name()
+            .map(|name| this.intern_device(&name));
         Ok(Rc::new(this))
+    }
+
+    /// The name of the context's only device (local or remote), or `None` when it has several,
+    /// none, or they cannot be listed (then every op names its device, which is always right).
+    fn sole_device_name(&self) -> Option<CString> {
+        let status = Status::new(self.api).ok()?;
+        // SAFETY: the context is live (held by `capsule`); the status is a valid out-parameter.
+        let raw = unsafe { (self.api.tfe_context_list_devices)(self.raw, status.ptr()) };
+        if raw.is_null() {
+            return None;
+        }
+        let list = DeviceList { api: self.api, raw };
+        status.check("TFE_ContextListDevices").ok()?;
+        // SAFETY: `list.raw` is a live device list.
+        if unsafe { (self.api.tf_device_list_count)(list.raw) } != 1 {
+            return None;
+        }
+        // SAFETY: index 0 exists; the name is owned by the list, copied before it is deleted.
+        let name = unsafe { (self.api.tf_device_list_name)(list.raw, 0, status.ptr()) };
+        status.check("TF_DeviceListName").ok()?;
+        if name.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null device name is NUL-terminated and lives as long as the list.
+        Some(unsafe { CStr::from_ptr(name) }.to_owned())
+    }
+
+    /// The device name an op on `device` is created with: empty (TensorFlow places it) when
+    /// `device` is the context's only device, where placement cannot pick anything else, which
+    /// saves parsing the full name on every op; otherwise `device` itself. Results are checked
+    /// for their device either way.
+    pub fn placement<'d>(&self, device: &'d CStr) -> &'d CStr {
+        match &self.sole_device {
+            Some(sole) if sole.as_c_str() == device => c"",
+            _ => device,
+        }
     }
 
     /// The interned copy of a device name (one allocation per distinct device and context).
@@ -275,12 +324,30 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
-        // Prepared handles go before `capsule` (a field, dropped after this body) can release
-        // the TFE_Context they belong to.
+        // Prepared handles and the spare op go before `capsule` (a field, dropped after this
+        // body) can release the TFE_Context they belong to.
+        let spare = self.spare_op.replace(std::ptr::null_mut());
+        if !spare.is_null() {
+            // SAFETY: the spare op is owned by the context, holds no inputs, and is deleted once.
+            unsafe { (self.api.tfe_delete_op)(spare) }
+        }
         for p in self.prepared.get_mut().drain(..) {
             // SAFETY: prepared handles are owned by the table and deleted once.
             unsafe { (self.api.tfe_delete_tensor_handle)(p.raw) }
         }
+    }
+}
+
+/// An owned `TF_DeviceList*`, deleted on drop.
+struct DeviceList {
+    api: &'static Api,
+    raw: *mut TfDeviceList,
+}
+
+impl Drop for DeviceList {
+    fn drop(&mut self) {
+        // SAFETY: owned, deleted once.
+        unsafe { (self.api.tf_delete_device_list)(self.raw) }
     }
 }
 
@@ -462,17 +529,23 @@ pub(crate) enum Attr {
     Str(&'static CStr, &'static str),
 }
 
-/// An owned `TFE_Op*` (`TFE_NewOp` + `TFE_OpSetDevice`), deleted on drop. Ops are not pooled:
-/// a pooled op keeps references to its last inputs until `TFE_OpReset`, and a second reset per
-/// op cost more than the allocation it saves (measured: no difference within noise).
+/// An owned `TFE_Op*`, deleted on drop unless it can go back to its context as the spare op.
+///
+/// Ops are reused the way TensorFlow's own Python fast path reuses its thread-local op: each
+/// context keeps one idle op for this thread and `TFE_OpReset` turns it into the next op, which
+/// saves allocating and deleting an `EagerOperation` per op. An op goes back only
+/// after a successful `TFE_Execute` and only when it holds no inputs (TFE releases them when a
+/// synchronous execute returns; `TFE_OpGetFlatInputCount` checks it), so a pooled op never keeps
+/// a tensor alive; on any error it is deleted instead.
 pub(crate) struct Op<'c> {
     context: &'c Rc<Context>,
     raw: *mut TfeOp,
     label: &'static str,
+    reusable: Cell<bool>,
 }
 
 impl<'c> Op<'c> {
-    /// An op named `name` in the borrowed context, placed on `device`.
+    /// An op named `name` in the borrowed context, placed on `device` (empty: by TensorFlow).
     pub fn new(
         context: &'c Rc<Context>,
         name: &'static CStr,
@@ -481,6 +554,20 @@ impl<'c> Op<'c> {
     ) -> PyResult<Self> {
         let api = context.api;
         let label = name.to_str().unwrap_or("op");
+        let spare = context.spare_op.replace(std::ptr::null_mut());
+        if !spare.is_null() {
+            let op = Self {
+                context,
+                raw: spare,
+                label,
+                reusable: Cell::new(false),
+            };
+            // SAFETY: `spare` is a live op of this context with no inputs; names are
+            // NUL-terminated. On error `op` is dropped (deleted), never reused.
+            unsafe { (api.tfe_op_reset)(op.raw, name.as_ptr(), device.as_ptr(), status.ptr()) };
+            status.check_in(label, "TFE_OpReset")?;
+            return Ok(op);
+        }
         // SAFETY: the context pointer is kept alive by `context`; the name is NUL-terminated.
         let raw = unsafe { (api.tfe_new_op)(context.raw, name.as_ptr(), status.ptr()) };
         let op = if raw.is_null() {
@@ -490,13 +577,16 @@ impl<'c> Op<'c> {
                 context,
                 raw,
                 label,
+                reusable: Cell::new(false),
             })
         };
         status.check_in(label, "TFE_NewOp")?;
         let op = op.ok_or_else(|| runtime_error(format!("TFE_NewOp({label}) returned null")))?;
-        // SAFETY: `op.raw` is live; the device name is NUL-terminated.
-        unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
-        status.check_in(label, "TFE_OpSetDevice")?;
+        if !device.is_empty() {
+            // SAFETY: `op.raw` is live; the device name is NUL-terminated.
+            unsafe { (api.tfe_op_set_device)(op.raw, device.as_ptr(), status.ptr()) };
+            status.check_in(label, "TFE_OpSetDevice")?;
+        }
         Ok(op)
     }
 
@@ -541,6 +631,10 @@ impl<'c> Op<'c> {
             None
         };
         status.check(self.label)?;
+        // SAFETY: the op is live; the status is a valid out-parameter.
+        let held = unsafe { (api.tfe_op_flat_input_count)(self.raw, status.ptr()) };
+        status.check_in(self.label, "TFE_OpGetFlatInputCount")?;
+        self.reusable.set(held == 0);
         if n != 1 {
             return Err(runtime_error(format!(
                 "{} returned {n} outputs, expected 1",
@@ -553,6 +647,11 @@ impl<'c> Op<'c> {
 
 impl Drop for Op<'_> {
     fn drop(&mut self) {
+        if self.reusable.get() && self.context.spare_op.get().is_null() {
+            // Ownership passes to the context (deleted with it or reused by the next op).
+            self.context.spare_op.set(self.raw);
+            return;
+        }
         // SAFETY: owned, deleted once.
         unsafe { (self.context.api.tfe_delete_op)(self.raw) }
     }

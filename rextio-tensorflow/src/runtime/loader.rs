@@ -22,6 +22,8 @@ pub(crate) enum TfeTensorHandle {}
 pub(crate) enum TfeOp {}
 /// Opaque `TFE_Executor`.
 pub(crate) enum TfeExecutor {}
+/// Opaque `TF_DeviceList`.
+pub(crate) enum TfDeviceList {}
 
 /// `TF_FLOAT`.
 pub(crate) const TF_FLOAT: c_int = 1;
@@ -242,6 +244,20 @@ pub(crate) struct Api {
         unsafe extern "C" fn(*mut TfeContext, *const c_char, *mut TfStatus) -> *mut TfeOp,
     pub tfe_delete_op: unsafe extern "C" fn(*mut TfeOp),
     pub tfe_op_set_device: unsafe extern "C" fn(*mut TfeOp, *const c_char, *mut TfStatus),
+    /// `TFE_OpReset`: clear the inputs and attributes of an op and make it `name` on `device`.
+    pub tfe_op_reset: unsafe extern "C" fn(*mut TfeOp, *const c_char, *const c_char, *mut TfStatus),
+    /// `TFE_OpGetFlatInputCount`: how many inputs an op holds references to.
+    pub tfe_op_flat_input_count: unsafe extern "C" fn(*mut TfeOp, *mut TfStatus) -> c_int,
+    /// `TFE_ContextListDevices`: a new list of the context's devices (local and remote).
+    pub tfe_context_list_devices:
+        unsafe extern "C" fn(*mut TfeContext, *mut TfStatus) -> *mut TfDeviceList,
+    /// `TF_DeviceListCount`.
+    pub tf_device_list_count: unsafe extern "C" fn(*const TfDeviceList) -> c_int,
+    /// `TF_DeviceListName`: the full name of device `i`, owned by the list.
+    pub tf_device_list_name:
+        unsafe extern "C" fn(*const TfDeviceList, c_int, *mut TfStatus) -> *const c_char,
+    /// `TF_DeleteDeviceList`.
+    pub tf_delete_device_list: unsafe extern "C" fn(*mut TfDeviceList),
     /// `TFE_ContextGetExecutorForThread`: a new, non-owning wrapper of this thread's executor.
     pub tfe_context_executor_for_thread: unsafe extern "C" fn(*mut TfeContext) -> *mut TfeExecutor,
     /// `TFE_ExecutorIsAsync`.
@@ -386,6 +402,12 @@ fn bind(py: Python<'_>) -> Result<Api, BindError> {
             tfe_new_op: cc.symbol("TFE_NewOp")?,
             tfe_delete_op: cc.symbol("TFE_DeleteOp")?,
             tfe_op_set_device: cc.symbol("TFE_OpSetDevice")?,
+            tfe_op_reset: cc.symbol("TFE_OpReset")?,
+            tfe_op_flat_input_count: cc.symbol("TFE_OpGetFlatInputCount")?,
+            tfe_context_list_devices: cc.symbol("TFE_ContextListDevices")?,
+            tf_device_list_count: cc.symbol("TF_DeviceListCount")?,
+            tf_device_list_name: cc.symbol("TF_DeviceListName")?,
+            tf_delete_device_list: cc.symbol("TF_DeleteDeviceList")?,
             tfe_context_executor_for_thread: cc.symbol("TFE_ContextGetExecutorForThread")?,
             tfe_executor_is_async: cc.symbol("TFE_ExecutorIsAsync")?,
             tfe_delete_executor: cc.symbol("TFE_DeleteExecutor")?,

@@ -18,8 +18,9 @@
 //! context and re-validates it cheaply under the GIL at every boundary conversion (same Python
 //! `Context` object, same capsule, synchronous executor for this thread), int32 axis and
 //! permutation inputs are prepared once per borrow, attribute and op names are C literals, and
-//! result facts intern the device name instead of copying it. Each op still gets its own
-//! `TF_Status` and its own `TFE_Op`.
+//! result facts intern the device name instead of copying it, and each thread reuses one idle
+//! `TFE_Op` per context (`TFE_OpReset`; never holding inputs while idle). Each op still gets its
+//! own `TF_Status`.
 
 #[cfg(not(all(
     target_os = "linux",
@@ -271,7 +272,7 @@ pub(crate) fn execute_on(
         }
     }
     let status = Status::new(context.api)?;
-    let op = Op::new(context, name, device, &status)?;
+    let op = Op::new(context, name, context.placement(device), &status)?;
     for t in inputs {
         op.input(t.inner.ptr(), &status)?;
     }
@@ -301,18 +302,18 @@ pub(crate) fn execute_on(
     })
 }
 
+/// The `T` attribute of the CUDA lane's ops. CPU ops set no type attributes: TFE infers `T`,
+/// `Tidx` and `Tperm` from the inputs as they are added, and attributes left out (`transpose_a`,
+/// `data_format`, ...) take their op-def defaults, which are the values these ops use; setting
+/// them again only cost attribute-map work on every op. Attributes that choose behaviour
+/// (`keep_dims`, `output_type`) stay explicit.
 pub(crate) const T_FLOAT: Attr = Attr::Type(c"T", TF_FLOAT);
 
 /// `tf.matmul(a, b)` on rank-2 tensors (TFE MatMul).
 pub fn matmul(a: &RxtTfTensor, b: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(a, 2, "MatMul")?;
     require(b, 2, "MatMul")?;
-    let attrs = [
-        T_FLOAT,
-        Attr::Bool(c"transpose_a", false),
-        Attr::Bool(c"transpose_b", false),
-    ];
-    execute(c"MatMul", &[a, b], None, &attrs, (TF_FLOAT, 2))
+    execute(c"MatMul", &[a, b], None, &[], (TF_FLOAT, 2))
 }
 
 macro_rules! unary {
@@ -320,7 +321,7 @@ macro_rules! unary {
         #[doc = concat!("`", $py, "(x)` on a rank-1 or rank-2 float32 tensor (TFE ", $op, ").")]
         pub fn $name(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
             require_f32(x, $op)?;
-            execute($cop, &[x], None, &[T_FLOAT], (TF_FLOAT, x.facts.rank))
+            execute($cop, &[x], None, &[], (TF_FLOAT, x.facts.rank))
         }
     };
 }
@@ -342,7 +343,7 @@ macro_rules! binary {
             require_f32(a, $op)?;
             require_f32(b, $op)?;
             let rank = a.facts.rank.max(b.facts.rank);
-            execute($cop, &[a, b], None, &[T_FLOAT], (TF_FLOAT, rank))
+            execute($cop, &[a, b], None, &[], (TF_FLOAT, rank))
         }
     };
 }
@@ -358,8 +359,7 @@ binary!(minimum, "Minimum", c"Minimum", "tf.minimum(a, b)");
 pub fn bias_add(value: &RxtTfTensor, bias: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(value, 2, "BiasAdd")?;
     require(bias, 1, "BiasAdd")?;
-    let attrs = [T_FLOAT, Attr::Str(c"data_format", "NHWC")];
-    execute(c"BiasAdd", &[value, bias], None, &attrs, (TF_FLOAT, 2))
+    execute(c"BiasAdd", &[value, bias], None, &[], (TF_FLOAT, 2))
 }
 
 fn reduce(
@@ -369,11 +369,7 @@ fn reduce(
     keepdims: bool,
 ) -> PyResult<RxtTfTensor> {
     require(x, 2, op.to_str().unwrap_or("reduction"))?;
-    let attrs = [
-        T_FLOAT,
-        Attr::Type(c"Tidx", TF_INT32),
-        Attr::Bool(c"keep_dims", keepdims),
-    ];
+    let attrs = [Attr::Bool(c"keep_dims", keepdims)];
     let rank = if keepdims { 2 } else { 1 };
     execute(op, &[x], Some(Const(axis, true)), &attrs, (TF_FLOAT, rank))
 }
@@ -427,22 +423,18 @@ reduction!(
 /// `tf.nn.softmax(x)` / `axis=0` on a rank-1 float32 tensor (TFE Softmax, last axis).
 pub fn softmax_axis0(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 1, "Softmax")?;
-    execute(c"Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 1))
+    execute(c"Softmax", &[x], None, &[], (TF_FLOAT, 1))
 }
 
 /// `tf.nn.softmax(x, axis=1)` on a rank-2 float32 tensor (TFE Softmax, last axis).
 pub fn softmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 2, "Softmax")?;
-    execute(c"Softmax", &[x], None, &[T_FLOAT], (TF_FLOAT, 2))
+    execute(c"Softmax", &[x], None, &[], (TF_FLOAT, 2))
 }
 
 fn argmax(x: &RxtTfTensor, axis: &'static [i32]) -> PyResult<RxtTfTensor> {
     require(x, 2, "ArgMax")?;
-    let attrs = [
-        T_FLOAT,
-        Attr::Type(c"Tidx", TF_INT32),
-        Attr::Type(c"output_type", TF_INT64),
-    ];
+    let attrs = [Attr::Type(c"output_type", TF_INT64)];
     execute(
         c"ArgMax",
         &[x],
@@ -465,12 +457,11 @@ pub fn argmax_axis1(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
 /// `tf.transpose(x)` with the default perm `[1, 0]` on a rank-2 float32 tensor (TFE Transpose).
 pub fn transpose(x: &RxtTfTensor) -> PyResult<RxtTfTensor> {
     require(x, 2, "Transpose")?;
-    let attrs = [T_FLOAT, Attr::Type(c"Tperm", TF_INT32)];
     execute(
         c"Transpose",
         &[x],
         Some(Const(&[1, 0], false)),
-        &attrs,
+        &[],
         (TF_FLOAT, 2),
     )
 }

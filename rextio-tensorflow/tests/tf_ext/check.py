@@ -218,6 +218,33 @@ def no_leak():
 check("no handle leak over 40000 calls", no_leak)
 
 
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def inputs_released():
+    # 64 MiB buffers are mmapped and unmapped on release, so the resident size shows whether
+    # anything (a reused op, a cached handle) still holds an input after the call returned.
+    for name, call in (
+        ("after an op", lambda x: rx.unary("relu", x, 2)),
+        ("after a failed op", lambda x: raises(RuntimeError, "MatMul failed", lambda: rx.binary("matmul", x, 2, X2, 2))),
+        ("after a pipeline", lambda x: rx.scoring(x, tf.ones((2048, 2)), tf.ones(2), 3)),
+    ):
+        gc.collect()
+        base = rss_mib()
+        x = tf.random.uniform((8192, 2048))
+        assert rss_mib() - base > 48, f"{name}: the input was not resident"
+        call(x)
+        del x
+        gc.collect()
+        held = rss_mib() - base
+        assert held < 16, f"{name}: {held:.0f} MiB still resident after the input was dropped"
+
+
+check("no input is kept alive after a call returns", inputs_released)
+
+
 def subprocess_case(code, expect_ok, text):
     env = dict(os.environ)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
@@ -257,6 +284,35 @@ check(
         "print('AFTER', rx.unary('relu', y, 2).numpy().tolist(), rx.scoring(y, tf.ones((2, 2)), tf.ones(2), 2)[1].numpy().tolist())\n",
         True,
         "AFTER [[0.0, 3.0]] [0]",
+    ),
+)
+
+check(
+    "ops name their device when the context has more than one",
+    lambda: subprocess_case(
+        "import numpy as np, tensorflow as tf\n"
+        "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+        "tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+        "import rxtf_check as rx\n"
+        "x = tf.constant(np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32))\n"
+        "w = tf.constant(np.random.default_rng(2).standard_normal((3, 5)).astype(np.float32))\n"
+        "b = tf.constant(np.random.default_rng(3).standard_normal(5).astype(np.float32))\n"
+        "p, labels = rx.scoring(x, w, b, 3)\n"
+        "h = tf.nn.bias_add(tf.matmul(x, w), b)\n"
+        "for i in range(3):\n"
+        "    h = (tf.nn.relu(h) if i % 2 == 0 else tf.nn.tanh(h)) + b\n"
+        "rp = tf.nn.softmax(h, axis=1)\n"
+        "assert p.device == rp.device and p.device.endswith('CPU:0'), (p.device, rp.device)\n"
+        "assert (p.numpy() == rp.numpy()).all() and (labels.numpy() == tf.argmax(rp, axis=1).numpy()).all()\n"
+        "with tf.device('CPU:1'):\n"
+        "    y = tf.constant([[1.0, -1.0]])\n"
+        "try:\n"
+        "    rx.unary('relu', y, 2)\n"
+        "except ValueError as e:\n"
+        "    print('CPU1', e)\n"
+        "print('DEVICES', len(tf.config.list_logical_devices('CPU')))\n",
+        True,
+        "CPU1 rextio-tensorflow: expected a CPU tensor\nDEVICES 2",
     ),
 )
 
