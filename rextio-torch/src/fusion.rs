@@ -184,17 +184,6 @@ pub struct ProgramBuf {
     pub outputs: Vec<V>,
 }
 
-impl ProgramBuf {
-    /// Borrow as a [`Program`]-like view for planning (tests, checks).
-    pub fn leak_free_view(&self) -> ProgramView<'_> {
-        ProgramView {
-            inputs: &self.inputs,
-            ins: &self.ins,
-            outputs: &self.outputs,
-        }
-    }
-}
-
 /// A borrowed program.
 #[derive(Debug, Clone, Copy)]
 pub struct ProgramView<'a> {
@@ -510,10 +499,8 @@ pub fn lower_region(
     for (input, r) in prog.inputs.iter().zip(&region.inputs) {
         match input {
             Input::Tensor { .. } => tensors.push(format!("&({})", r.operand.expr)),
-            Input::Scalar { .. } => scalars.push(match r.ty {
-                ValueType::Int => format!("(({}) as f64)", r.operand.expr),
-                _ => format!("(({}) as f64)", r.operand.expr),
-            }),
+            // Int and float scalars alike reach the program as f64.
+            Input::Scalar { .. } => scalars.push(format!("(({}) as f64)", r.operand.expr)),
             Input::Unused => {}
         }
     }
@@ -921,21 +908,18 @@ fn output_store(outputs: &[V], v: usize) -> Option<Store> {
         .map(Store::Output)
 }
 
-/// The operand values an instruction reads.
-pub fn operands(ins: &Ins) -> Vec<V> {
-    match *ins {
-        Ins::Linear { x, w, b } => {
-            let mut v = vec![x, w];
-            v.extend(b);
-            v
-        }
-        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => vec![a, b],
-        Ins::Scalar { t, s, .. } => vec![t, s],
+/// The operand values an instruction reads (no allocation: it runs on every fused call).
+pub fn operands(ins: &Ins) -> impl Iterator<Item = V> {
+    let slots = match *ins {
+        Ins::Linear { x, w, b } => [Some(x), Some(w), b],
+        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => [Some(a), Some(b), None],
+        Ins::Scalar { t, s, .. } => [Some(t), Some(s), None],
         Ins::Unary { t, .. }
         | Ins::Softmax { t, .. }
         | Ins::Reduce { t, .. }
-        | Ins::Argmax { t, .. } => vec![t],
-    }
+        | Ins::Argmax { t, .. } => [Some(t), None, None],
+    };
+    slots.into_iter().flatten()
 }
 
 #[cfg(test)]

@@ -267,7 +267,7 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
         !p.outputs.iter().any(|&o| usize::from(o) == v)
             && p.ins[j + 1..]
                 .iter()
-                .all(|i| !fusion::operands(i).iter().any(|&u| usize::from(u) == v))
+                .all(|i| !fusion::operands(i).any(|u| usize::from(u) == v))
     };
     let mut skip = false;
     for (j, i) in p.ins.iter().enumerate() {
