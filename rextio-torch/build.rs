@@ -1,5 +1,9 @@
 //! Embeds this crate's sources (with a standalone manifest) so that generated crates can depend
-//! on a copy the host writes under its cache directory, never on this checkout.
+//! on a copy the host writes under its cache directory, never on this checkout; with the
+//! `runtime` feature, compiles the runtime's boundary shim (`src/shim/rx_shim.cpp`).
+
+#[path = "src/shim/build_shim.rs"]
+mod build_shim;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rextio_embedded_sources)");
@@ -7,6 +11,13 @@ fn main() {
         Ok(()) => println!("cargo::rustc-cfg=rextio_embedded_sources"),
         Err(e) => {
             eprintln!("cannot embed the crate's sources: {e}");
+            std::process::exit(1);
+        }
+    }
+    if std::env::var_os("CARGO_FEATURE_RUNTIME").is_some() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shim");
+        if let Err(e) = build_shim::compile(&dir) {
+            eprintln!("rextio-torch: {e}");
             std::process::exit(1);
         }
     }

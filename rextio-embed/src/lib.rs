@@ -110,6 +110,35 @@ fn resolve_dep(name: &str, dep: &Value, ws_deps: &Table) -> Result<Value, EmbedE
     Ok(Value::Table(out))
 }
 
+/// The build dependencies named by `package.metadata.rextio-embed.build-dependencies`,
+/// resolved against the workspace.
+fn build_dependencies(
+    manifest: &Table,
+    embed_meta: &Table,
+    ws_deps: &Table,
+) -> Result<Table, EmbedError> {
+    let mut out = Table::new();
+    let Some(names) = embed_meta.get("build-dependencies") else {
+        return Ok(out);
+    };
+    let names = names
+        .as_array()
+        .ok_or_else(|| err("package.metadata.rextio-embed.build-dependencies must be a list"))?;
+    let declared = manifest.get("build-dependencies").and_then(Value::as_table);
+    for name in names {
+        let name = name
+            .as_str()
+            .ok_or_else(|| err("package.metadata.rextio-embed.build-dependencies holds names"))?;
+        let dep = declared.and_then(|d| d.get(name)).ok_or_else(|| {
+            err(format!(
+                "`{name}` is kept for the embedded build script but is not a build-dependency"
+            ))
+        })?;
+        out.insert(name.to_owned(), resolve_dep(name, dep, ws_deps)?);
+    }
+    Ok(out)
+}
+
 /// The crate's manifest, standing alone.
 pub fn standalone_manifest(crate_dir: &Path) -> Result<String, EmbedError> {
     let mut manifest = read_toml(&crate_dir.join("Cargo.toml"))?;
@@ -143,6 +172,33 @@ pub fn standalone_manifest(crate_dir: &Path) -> Result<String, EmbedError> {
         }
         pkg.remove("build");
     }
+    // `[package.metadata.rextio-embed]`: the copy's own build script (a file under `src/`) and
+    // the build dependencies it keeps.
+    let embed_meta = manifest
+        .get("package")
+        .and_then(|p| p.get("metadata"))
+        .and_then(|m| m.get("rextio-embed"))
+        .and_then(Value::as_table)
+        .cloned()
+        .unwrap_or_default();
+    let kept_build_deps = build_dependencies(&manifest, &embed_meta, &ws_deps)?;
+    if let Some(build) = embed_meta.get("build") {
+        let build = build
+            .as_str()
+            .filter(|b| b.starts_with("src/"))
+            .ok_or_else(|| err("package.metadata.rextio-embed.build must be a path under src/"))?;
+        if let Some(Value::Table(pkg)) = manifest.get_mut("package") {
+            pkg.insert("build".into(), Value::String(build.to_owned()));
+        }
+    }
+    if let Some(Value::Table(pkg)) = manifest.get_mut("package") {
+        if let Some(Value::Table(meta)) = pkg.get_mut("metadata") {
+            meta.remove("rextio-embed");
+            if meta.is_empty() {
+                pkg.remove("metadata");
+            }
+        }
+    }
     for section in [
         "dev-dependencies",
         "build-dependencies",
@@ -161,6 +217,9 @@ pub fn standalone_manifest(crate_dir: &Path) -> Result<String, EmbedError> {
         }
         manifest.insert("dependencies".into(), Value::Table(out));
     }
+    if !kept_build_deps.is_empty() {
+        manifest.insert("build-dependencies".into(), Value::Table(kept_build_deps));
+    }
     toml::to_string_pretty(&manifest).map_err(|e| err(format!("cannot write manifest: {e}")))
 }
 
@@ -177,7 +236,10 @@ fn src_files(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, PathBuf)>) -> Resul
         let rel_path = rel.join(&name);
         if path.is_dir() {
             src_files(&path, &rel_path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "rs" || e == "cpp" || e == "h")
+        {
             out.push((rel_path, path));
         }
     }
@@ -251,6 +313,39 @@ mod tests {
         }
         assert_eq!(m["features"]["rt"][0].as_str(), Some("b/rt"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_declared_build_script_and_its_build_dependencies_are_kept() {
+        let dir = tempfile_dir_named("build");
+        std::fs::create_dir_all(dir.join("a/src")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"a\"]\n[workspace.package]\nversion = \"1.2.3\"\n[workspace.dependencies]\ncc = \"=1.2.3\"\nemb = { path = \"emb\" }\n",
+        )
+        .unwrap();
+        let manifest = "[package]\nname = \"a\"\nversion.workspace = true\nbuild = \"build.rs\"\n[package.metadata.rextio-embed]\nbuild = \"src/b/main.rs\"\nbuild-dependencies = [\"cc\"]\n[build-dependencies]\nemb.workspace = true\ncc.workspace = true\n";
+        std::fs::write(dir.join("a/Cargo.toml"), manifest).unwrap();
+        let m: Table = toml::from_str(&standalone_manifest(&dir.join("a")).unwrap()).unwrap();
+        assert_eq!(m["package"]["build"].as_str(), Some("src/b/main.rs"));
+        assert!(m["package"].get("metadata").is_none());
+        let build_deps = m["build-dependencies"].as_table().unwrap();
+        assert_eq!(build_deps.len(), 1);
+        assert_eq!(build_deps["cc"]["version"].as_str(), Some("=1.2.3"));
+        // A kept name that is not a build dependency is an error, as is a script outside src/.
+        let bad = manifest.replace("[\"cc\"]", "[\"zz\"]");
+        std::fs::write(dir.join("a/Cargo.toml"), bad).unwrap();
+        assert!(standalone_manifest(&dir.join("a")).is_err());
+        let bad = manifest.replace("src/b/main.rs", "build2.rs");
+        std::fs::write(dir.join("a/Cargo.toml"), bad).unwrap();
+        assert!(standalone_manifest(&dir.join("a")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn tempfile_dir_named(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("rextio-embed-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
     }
 
     fn tempfile_dir() -> PathBuf {

@@ -617,6 +617,12 @@ pub struct Plan {
     pub output_alias: Vec<Option<V>>,
     /// Multiply-adds of the matrix products (for the size guard).
     pub macs: usize,
+    /// The largest element count of any value (for the size guard).
+    pub max_numel: usize,
+    /// Some value has no elements.
+    pub any_empty: bool,
+    /// Multiply-adds plus elements of every value: the call's work (for releasing the GIL).
+    pub work: usize,
 }
 
 /// How an operand of an elementwise op spans the `rows × cols` result.
@@ -891,6 +897,10 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
             return None;
         }
     }
+    let elements = shapes.iter().map(|(s, _)| s.numel());
+    let max_numel = elements.clone().max().unwrap_or(0);
+    let any_empty = elements.clone().any(|n| n == 0);
+    let work = macs.saturating_add(elements.fold(0usize, usize::saturating_add));
     Some(Plan {
         shapes,
         store,
@@ -898,6 +908,9 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         in_place,
         output_alias,
         macs,
+        max_numel,
+        any_empty,
+        work,
     })
 }
 

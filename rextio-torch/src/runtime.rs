@@ -6,18 +6,93 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use std::mem::ManuallyDrop;
 use tch::{Device, Kind, Scalar, TchError, Tensor};
 
 mod fused;
 pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
 
+mod shim;
+pub(crate) use shim::FastView;
+
 /// A torch tensor inside generated code. `Clone` shares storage (`shallow_clone`).
+///
+/// A tensor argument is *borrowed*: the handle is the `at::Tensor` its Python object holds
+/// (no new C++ reference, so no Python reference traffic on drop), kept valid by a strong
+/// reference to that object. Besides the handle it may carry what the fused path needs to read
+/// it without asking libtorch again (its float32 CPU view), known when the boundary or a fused
+/// call created it. Mutable access forgets that view (and turns a borrowed handle into an owned
+/// one first).
 #[derive(Debug)]
-pub struct RxtTorchTensor(pub Tensor);
+pub struct RxtTorchTensor {
+    t: ManuallyDrop<Tensor>,
+    /// `Some`: `t` belongs to this Python tensor and is never freed here.
+    owner: Option<Py<PyAny>>,
+    view: FastView,
+}
+
+impl Drop for RxtTorchTensor {
+    fn drop(&mut self) {
+        if self.owner.is_none() {
+            // SAFETY: an owned handle is dropped exactly once, here.
+            unsafe { ManuallyDrop::drop(&mut self.t) }
+        }
+    }
+}
 
 impl Clone for RxtTorchTensor {
     fn clone(&self) -> Self {
-        Self(self.0.shallow_clone())
+        Self {
+            t: ManuallyDrop::new(self.t.shallow_clone()),
+            owner: None,
+            view: self.view,
+        }
+    }
+}
+
+impl RxtTorchTensor {
+    /// Wrap an owned libtorch handle (its view unknown until asked).
+    pub fn from_tensor(t: Tensor) -> Self {
+        Self::with_view(t, FastView::Unknown)
+    }
+
+    pub(crate) fn with_view(t: Tensor, view: FastView) -> Self {
+        Self {
+            t: ManuallyDrop::new(t),
+            owner: None,
+            view,
+        }
+    }
+
+    /// The libtorch handle.
+    pub fn tensor(&self) -> &Tensor {
+        &self.t
+    }
+
+    /// The libtorch handle, for an in-place op (forgets the cached view).
+    pub fn tensor_mut(&mut self) -> &mut Tensor {
+        if self.owner.is_some() {
+            let own = self.t.shallow_clone();
+            self.owner = None;
+            self.t = ManuallyDrop::new(own);
+        }
+        self.view = FastView::Unknown;
+        &mut self.t
+    }
+
+    /// The handle, giving up the wrapper.
+    pub fn into_tensor(self) -> Tensor {
+        if self.owner.is_some() {
+            return self.t.shallow_clone();
+        }
+        let mut me = ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the handle moves out exactly once; its other fields
+        // hold nothing to release (`owner` is `None`, `view` is `Copy`).
+        unsafe { ManuallyDrop::take(&mut me.t) }
+    }
+
+    pub(crate) fn cached_view(&self) -> FastView {
+        self.view
     }
 }
 
@@ -58,33 +133,63 @@ fn extract_on(
     dtype: &str,
     rank: usize,
 ) -> PyResult<RxtTorchTensor> {
-    // SAFETY: `obj` is a live Python object for the duration of the call (we hold the GIL).
-    let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr().cast()) }.map_err(map_err)?;
-    let Some(t) = unpacked else {
-        return Err(PyTypeError::new_err(
-            "rextio-torch: expected a torch.Tensor",
-        ));
+    let (ptr, meta) = match shim::borrow(obj)? {
+        shim::Borrowed::Tensor(ptr, meta) => (ptr, meta),
+        shim::Borrowed::NotATensor => {
+            return Err(PyTypeError::new_err(
+                "rextio-torch: expected a torch.Tensor",
+            ))
+        }
     };
-    if t.device() != device {
+    // SAFETY: `ptr` is the `at::Tensor` inside `obj`; the handle is never freed (ManuallyDrop
+    // with an owner) and `obj`, which keeps it valid, lives as long as the handle.
+    let t = ManuallyDrop::new(unsafe { Tensor::from_ptr(ptr.cast()) });
+    let mut t = RxtTorchTensor {
+        t,
+        owner: Some(obj.clone().unbind()),
+        view: FastView::Unknown,
+    };
+    let on_device = match device {
+        Device::Cpu => meta.device_type == shim::DEVICE_CPU,
+        Device::Cuda(i) => {
+            meta.device_type == shim::DEVICE_CUDA
+                && i64::from(meta.device_index) == i64::try_from(i).unwrap_or(-1)
+        }
+        _ => false,
+    };
+    if !on_device {
         return Err(wrong_device(device));
     }
-    if t.f_kind().ok() != Some(kind) {
+    let want = match kind {
+        Kind::Float => shim::SCALAR_FLOAT,
+        Kind::Int64 => shim::SCALAR_INT64,
+        Kind::Bool => shim::SCALAR_BOOL,
+        // Kinds without a code here are read through libtorch.
+        _ => -1,
+    };
+    let kind_ok = if want >= 0 {
+        meta.scalar_type == want
+    } else {
+        t.tensor().f_kind().ok() == Some(kind)
+    };
+    if !kind_ok {
         return Err(PyValueError::new_err(format!(
             "rextio-torch: expected a {dtype} tensor"
         )));
     }
-    if t.is_sparse() || t.is_mkldnn() {
+    if meta.layout != shim::LAYOUT_STRIDED {
         return Err(PyValueError::new_err(
             "rextio-torch: expected a strided (dense) tensor",
         ));
     }
-    let got = t.dim();
-    if got != rank {
+    let got = meta.rank;
+    if usize::try_from(got).ok() != Some(rank) {
         return Err(PyValueError::new_err(format!(
             "rextio-torch: expected rank-{rank} tensor, got rank {got}"
         )));
     }
-    Ok(RxtTorchTensor(t))
+    t.view = FastView::of(&meta);
+    Ok(t)
 }
 
 fn extract_f32_cpu(obj: &Bound<'_, PyAny>, rank: usize) -> PyResult<RxtTorchTensor> {
@@ -119,10 +224,10 @@ pub fn extract_f32_cuda0_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<Rxt
 /// Hand a `cuda:0` result back to Python (no storage copy); a result on any other device is an
 /// error, never a transfer.
 pub fn wrap_cuda0(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
-    if t.0.device() != CUDA0 {
+    if t.tensor().device() != CUDA0 {
         return Err(wrong_device(CUDA0));
     }
-    if t.0.is_sparse() || t.0.is_mkldnn() {
+    if t.tensor().is_sparse() || t.tensor().is_mkldnn() {
         return Err(PyValueError::new_err(
             "rextio-torch: expected a strided (dense) tensor",
         ));
@@ -133,17 +238,17 @@ pub fn wrap_cuda0(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
 /// Every operand and result of the CUDA slice: float32 on `cuda:0` with the rank the rule
 /// proved. A violation is an error naming the op; nothing is moved to another device.
 fn cuda0(t: &RxtTorchTensor, rank: usize, op: &str) -> PyResult<()> {
-    if t.0.device() != CUDA0 {
+    if t.tensor().device() != CUDA0 {
         return Err(PyValueError::new_err(format!(
             "rextio-torch: {op}: expected a cuda:0 tensor"
         )));
     }
-    if t.0.f_kind().ok() != Some(Kind::Float) {
+    if t.tensor().f_kind().ok() != Some(Kind::Float) {
         return Err(PyValueError::new_err(format!(
             "rextio-torch: {op}: expected a float32 tensor"
         )));
     }
-    let got = t.0.dim();
+    let got = t.tensor().dim();
     if got != rank {
         return Err(PyValueError::new_err(format!(
             "rextio-torch: {op}: expected rank-{rank} tensor, got rank {got}"
@@ -163,31 +268,39 @@ fn cuda0_result(r: Result<Tensor, TchError>, rank: usize, op: &str) -> PyResult<
 pub fn cuda0_matmul_2d(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(a, 2, "matmul")?;
     cuda0(b, 2, "matmul")?;
-    cuda0_result(a.0.f_matmul(&b.0), 2, "matmul")
+    cuda0_result(a.tensor().f_matmul(b.tensor()), 2, "matmul")
 }
 
 /// CUDA E2 slice: `h + bias` with `h` rank 2 and `bias` rank 1, both on `cuda:0`.
 pub fn cuda0_add_bias_2d_1d(h: &RxtTorchTensor, bias: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "add")?;
     cuda0(bias, 1, "add")?;
-    cuda0_result(h.0.f_add(&bias.0), 2, "add")
+    cuda0_result(h.tensor().f_add(bias.tensor()), 2, "add")
 }
 
 /// CUDA E2 slice: `h.relu()` on a rank-2 `cuda:0` tensor (out of place).
 pub fn cuda0_relu_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "relu")?;
-    cuda0_result(h.0.f_relu(), 2, "relu")
+    cuda0_result(h.tensor().f_relu(), 2, "relu")
 }
 
 /// CUDA E2 slice: `h.mean(dim=1)` on a rank-2 `cuda:0` tensor; the result is rank 1 on `cuda:0`.
 pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "mean")?;
-    cuda0_result(h.0.f_mean_dim(&[1i64][..], false, None::<Kind>), 1, "mean")
+    cuda0_result(
+        h.tensor().f_mean_dim(&[1i64][..], false, None::<Kind>),
+        1,
+        "mean",
+    )
 }
 
 /// Hand a tensor back to Python (no storage copy).
 pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
-    let ptr = t.0.pyobject_wrap().map_err(map_err)?;
+    if let Some(owner) = &t.owner {
+        // An argument returned as it came: the same Python object, as eager returns it.
+        return Ok(owner.clone_ref(py));
+    }
+    let ptr = t.tensor().pyobject_wrap().map_err(map_err)?;
     // SAFETY: THPVariable_Wrap returns a new reference or null with a Python error set.
     let obj = unsafe { Bound::from_owned_ptr_or_err(py, ptr.cast()) }?;
     Ok(obj.unbind())
@@ -195,17 +308,27 @@ pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
 
 /// The function-scope no-grad guard: outputs never require grad, and the caller's grad mode is
 /// restored when it drops, on every exit.
-pub struct FunctionGuard(#[allow(dead_code)] tch::NoGradGuard);
+pub struct FunctionGuard {
+    was_enabled: bool,
+}
 
 impl FunctionGuard {
     /// Disable grad for the rest of the scope.
     pub fn enter() -> Self {
-        Self(tch::no_grad_guard())
+        Self {
+            was_enabled: shim::set_grad_enabled(false),
+        }
+    }
+}
+
+impl Drop for FunctionGuard {
+    fn drop(&mut self) {
+        shim::set_grad_enabled(self.was_enabled);
     }
 }
 
 fn ok(r: Result<Tensor, TchError>) -> PyResult<RxtTorchTensor> {
-    r.map(RxtTorchTensor).map_err(map_err)
+    r.map(RxtTorchTensor::from_tensor).map_err(map_err)
 }
 
 /// Boundary check for `TensorI64Cpu1D`.
@@ -219,25 +342,25 @@ pub fn linear(
     w: &RxtTorchTensor,
     b: Option<&RxtTorchTensor>,
 ) -> PyResult<RxtTorchTensor> {
-    ok(x.0.f_linear(&w.0, b.map(|b| &b.0)))
+    ok(x.tensor().f_linear(w.tensor(), b.map(|b| b.tensor())))
 }
 
 /// `a @ b` for rank 2 x 2, 2 x 1 and 1 x 2.
 pub fn matmul(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_matmul(&b.0))
+    ok(a.tensor().f_matmul(b.tensor()))
 }
 
 macro_rules! binary {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
         #[doc = concat!("`a ", $op, " b` on tensors.")]
         pub fn $name(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            ok(a.0.$f(&b.0))
+            ok(a.tensor().$f(b.tensor()))
         }
         #[doc = concat!("`a ", $op, " b` where `a` is an owned temporary: in place when the result keeps `a`'s shape.")]
         pub fn $owned(mut a: RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            if crate::shape::broadcasts_into(&a.0.size(), &b.0.size()) {
+            if crate::shape::broadcasts_into(&a.tensor().size(), &b.tensor().size()) {
                 // The returned handle aliases `a`; only the side effect matters.
-                drop(a.0.$f_(&b.0).map_err(map_err)?);
+                drop(a.tensor_mut().$f_(b.tensor()).map_err(map_err)?);
                 Ok(a)
             } else {
                 $name(&a, b)
@@ -255,11 +378,11 @@ macro_rules! scalar {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
         #[doc = concat!("`t ", $op, " s` with a Python int or float `s`; a float32 tensor stays float32.")]
         pub fn $name<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-            ok(t.0.$f(s))
+            ok(t.tensor().$f(s))
         }
         #[doc = concat!("`t ", $op, " s` on an owned temporary, in place.")]
         pub fn $owned<S: Into<Scalar>>(mut t: RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-            drop(t.0.$f_(s).map_err(map_err)?);
+            drop(t.tensor_mut().$f_(s).map_err(map_err)?);
             Ok(t)
         }
     };
@@ -296,7 +419,7 @@ scalar!(
 
 /// `s - t` (eager: `torch.rsub(t, s)`).
 pub fn rsub_scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_rsub_scalar(s))
+    ok(t.tensor().f_rsub_scalar(s))
 }
 
 /// `s - t` on an owned temporary.
@@ -306,13 +429,13 @@ pub fn rsub_scalar_owned<S: Into<Scalar>>(t: RxtTorchTensor, s: S) -> PyResult<R
 
 /// `s / t`, computed as eager computes it (`Tensor.__rtruediv__`): `t.reciprocal() * s`.
 pub fn rdiv_scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-    let r = t.0.f_reciprocal().map_err(map_err)?;
-    mul_scalar_owned(RxtTorchTensor(r), s)
+    let r = t.tensor().f_reciprocal().map_err(map_err)?;
+    mul_scalar_owned(RxtTorchTensor::from_tensor(r), s)
 }
 
 /// `s / t` on an owned temporary, in place.
 pub fn rdiv_scalar_owned<S: Into<Scalar>>(mut t: RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-    drop(t.0.f_reciprocal_().map_err(map_err)?);
+    drop(t.tensor_mut().f_reciprocal_().map_err(map_err)?);
     mul_scalar_owned(t, s)
 }
 
@@ -320,11 +443,11 @@ macro_rules! unary {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $doc:literal) => {
         #[doc = concat!("`", $doc, "`.")]
         pub fn $name(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            ok(t.0.$f())
+            ok(t.tensor().$f())
         }
         #[doc = concat!("`", $doc, "` on an owned temporary, in place.")]
         pub fn $owned(mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            drop(t.0.$f_().map_err(map_err)?);
+            drop(t.tensor_mut().$f_().map_err(map_err)?);
             Ok(t)
         }
     };
@@ -349,39 +472,40 @@ unary!(sqrt, sqrt_owned, f_sqrt, f_sqrt_, "sqrt");
 
 /// Exact GELU (`approximate="none"`, fixed here, never taken from the source).
 pub fn gelu_none(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_gelu("none"))
+    ok(t.tensor().f_gelu("none"))
 }
 
 /// Exact GELU on an owned temporary, in place.
 pub fn gelu_none_owned(mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    drop(t.0.f_gelu_("none").map_err(map_err)?);
+    drop(t.tensor_mut().f_gelu_("none").map_err(map_err)?);
     Ok(t)
 }
 
 /// `t.mean(dim, keepdim=...)`.
 pub fn mean_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_mean_dim(&[dim][..], keepdim, None::<Kind>))
+    ok(t.tensor().f_mean_dim(&[dim][..], keepdim, None::<Kind>))
 }
 
 /// `t.sum(dim, keepdim=...)`.
 pub fn sum_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_sum_dim_intlist(&[dim][..], keepdim, None::<Kind>))
+    ok(t.tensor()
+        .f_sum_dim_intlist(&[dim][..], keepdim, None::<Kind>))
 }
 
 /// `t.softmax(dim)`.
 pub fn softmax(t: &RxtTorchTensor, dim: i64) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_softmax(dim, None::<Kind>))
+    ok(t.tensor().f_softmax(dim, None::<Kind>))
 }
 
 /// `t.argmax(dim, keepdim)`; the result is checked to be a CPU int64 rank-1 tensor.
 pub fn argmax(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
-    let r = t.0.f_argmax(dim, keepdim).map_err(map_err)?;
+    let r = t.tensor().f_argmax(dim, keepdim).map_err(map_err)?;
     if r.device() != Device::Cpu || r.f_kind().ok() != Some(Kind::Int64) || r.dim() != 1 {
         return Err(PyRuntimeError::new_err(
             "rextio-torch: argmax did not produce a CPU int64 rank-1 tensor",
         ));
     }
-    Ok(RxtTorchTensor(r))
+    Ok(RxtTorchTensor::from_tensor(r))
 }
 
 /// Boundary check for `TensorBoolCpu1D`.
@@ -396,17 +520,17 @@ pub fn extract_bool_cpu_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtT
 
 /// `t.log_softmax(dim)`.
 pub fn log_softmax(t: &RxtTorchTensor, dim: i64) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_log_softmax(dim, None::<Kind>))
+    ok(t.tensor().f_log_softmax(dim, None::<Kind>))
 }
 
 /// `t.amax(dim, keepdim=...)`.
 pub fn amax_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_amax(&[dim][..], keepdim))
+    ok(t.tensor().f_amax(&[dim][..], keepdim))
 }
 
 /// `t.amin(dim, keepdim=...)`.
 pub fn amin_dim(t: &RxtTorchTensor, dim: i64, keepdim: bool) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_amin(&[dim][..], keepdim))
+    ok(t.tensor().f_amin(&[dim][..], keepdim))
 }
 
 /// `t.max(dim, keepdim)` -> `(values, indices)`; the indices are checked to be CPU int64 rank 1.
@@ -415,7 +539,7 @@ pub fn max_dim(
     dim: i64,
     keepdim: bool,
 ) -> PyResult<(RxtTorchTensor, RxtTorchTensor)> {
-    let (values, indices) = t.0.f_max_dim(dim, keepdim).map_err(map_err)?;
+    let (values, indices) = t.tensor().f_max_dim(dim, keepdim).map_err(map_err)?;
     if indices.device() != Device::Cpu
         || indices.f_kind().ok() != Some(Kind::Int64)
         || indices.dim() != 1
@@ -425,7 +549,10 @@ pub fn max_dim(
             "rextio-torch: max did not produce rank-1 values and CPU int64 rank-1 indices",
         ));
     }
-    Ok((RxtTorchTensor(values), RxtTorchTensor(indices)))
+    Ok((
+        RxtTorchTensor::from_tensor(values),
+        RxtTorchTensor::from_tensor(indices),
+    ))
 }
 
 /// `t.clamp(min, max)` with scalar bounds; a float32 tensor stays float32.
@@ -434,70 +561,70 @@ pub fn clamp<A: Into<Scalar>, B: Into<Scalar>>(
     min: A,
     max: B,
 ) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_clamp::<Scalar>(min.into(), max.into()))
+    ok(t.tensor().f_clamp::<Scalar>(min.into(), max.into()))
 }
 
 /// `t.clamp_min(min)` / `t.clamp(min=min)`.
 pub fn clamp_min<S: Into<Scalar>>(t: &RxtTorchTensor, min: S) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_clamp_min(min))
+    ok(t.tensor().f_clamp_min(min))
 }
 
 /// `t.clamp_max(max)` / `t.clamp(max=max)`.
 pub fn clamp_max<S: Into<Scalar>>(t: &RxtTorchTensor, max: S) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_clamp_max(max))
+    ok(t.tensor().f_clamp_max(max))
 }
 
 /// `torch.maximum(a, b)` (NaN propagates, as in eager).
 pub fn maximum(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_maximum(&b.0))
+    ok(a.tensor().f_maximum(b.tensor()))
 }
 
 /// `torch.minimum(a, b)` (NaN propagates, as in eager).
 pub fn minimum(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_minimum(&b.0))
+    ok(a.tensor().f_minimum(b.tensor()))
 }
 
 /// `torch.zeros_like(t)`.
 pub fn zeros_like(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_zeros_like())
+    ok(t.tensor().f_zeros_like())
 }
 
 /// `torch.ones_like(t)`.
 pub fn ones_like(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_ones_like())
+    ok(t.tensor().f_ones_like())
 }
 
 /// `torch.full_like(t, value)`: the tensor's dtype (float32) is kept, as in eager.
 pub fn full_like<S: Into<Scalar>>(t: &RxtTorchTensor, value: S) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_full_like(value))
+    ok(t.tensor().f_full_like(value))
 }
 
 /// `F.silu(t)`.
 pub fn silu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_silu())
+    ok(t.tensor().f_silu())
 }
 
 /// `F.leaky_relu(t)` with the default slope 0.01.
 pub fn leaky_relu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_leaky_relu())
+    ok(t.tensor().f_leaky_relu())
 }
 
 /// `F.leaky_relu(t, slope)`: `t > 0 ? t : t * slope`, eager's kernel formula (tch exposes the
 /// op only with its default slope). NaN stays NaN, `-0.0 * slope` keeps eager's sign.
 pub fn leaky_relu_slope<S: Into<Scalar>>(t: &RxtTorchTensor, slope: S) -> PyResult<RxtTorchTensor> {
-    let positive = t.0.f_gt(0).map_err(map_err)?;
-    let scaled = t.0.f_mul_scalar(slope).map_err(map_err)?;
-    ok(t.0.f_where_self(&positive, &scaled))
+    let positive = t.tensor().f_gt(0).map_err(map_err)?;
+    let scaled = t.tensor().f_mul_scalar(slope).map_err(map_err)?;
+    ok(t.tensor().f_where_self(&positive, &scaled))
 }
 
 /// `F.elu(t)` with `alpha=1.0`.
 pub fn elu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_elu())
+    ok(t.tensor().f_elu())
 }
 
 /// `F.softplus(t)` with `beta=1, threshold=20`.
 pub fn softplus(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-    ok(t.0.f_softplus())
+    ok(t.tensor().f_softplus())
 }
 
 /// `F.layer_norm(x, (n,), weight, bias, eps)` over the last dim; libtorch checks `n` against
@@ -509,10 +636,10 @@ pub fn layer_norm(
     bias: Option<&RxtTorchTensor>,
     eps: f64,
 ) -> PyResult<RxtTorchTensor> {
-    ok(x.0.f_layer_norm(
+    ok(x.tensor().f_layer_norm(
         &[n][..],
-        weight.map(|w| &w.0),
-        bias.map(|b| &b.0),
+        weight.map(|w| w.tensor()),
+        bias.map(|b| b.tensor()),
         eps,
         false,
     ))
@@ -526,12 +653,12 @@ fn materialise(view: Tensor) -> PyResult<RxtTorchTensor> {
 
 /// `t.transpose(d0, d1)` / `t.t()` / `t.T`, as a fresh tensor (eager returns a view).
 pub fn transpose(t: &RxtTorchTensor, d0: i64, d1: i64) -> PyResult<RxtTorchTensor> {
-    materialise(t.0.f_transpose(d0, d1).map_err(map_err)?)
+    materialise(t.tensor().f_transpose(d0, d1).map_err(map_err)?)
 }
 
 /// `t.unsqueeze(d)`, as a fresh tensor (eager returns a view).
 pub fn unsqueeze(t: &RxtTorchTensor, d: i64) -> PyResult<RxtTorchTensor> {
-    materialise(t.0.f_unsqueeze(d).map_err(map_err)?)
+    materialise(t.tensor().f_unsqueeze(d).map_err(map_err)?)
 }
 
 /// A fixed-length tuple of tensors: a list or tuple written in the call (`torch.cat([a, b])`),
@@ -546,7 +673,7 @@ macro_rules! tensor_tuple {
         $(
             impl TensorTuple for ($(tensor_tuple!(@one $i),)+) {
                 fn with_tensors<R>(&self, f: impl FnOnce(&[&Tensor]) -> R) -> R {
-                    f(&[$(&self.$i.0),+])
+                    f(&[$(self.$i.tensor()),+])
                 }
             }
         )+
@@ -584,11 +711,11 @@ macro_rules! comparison {
     ($name:ident, $scalar:ident, $f:ident, $f_scalar:ident, $op:literal) => {
         #[doc = concat!("`a ", $op, " b` on tensors; a bool tensor.")]
         pub fn $name(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            ok(a.0.$f(&b.0))
+            ok(a.tensor().$f(b.tensor()))
         }
         #[doc = concat!("`t ", $op, " s` with a Python int or float `s`; a bool tensor.")]
         pub fn $scalar<S: Into<Scalar>>(t: &RxtTorchTensor, s: S) -> PyResult<RxtTorchTensor> {
-            ok(t.0.$f_scalar(s))
+            ok(t.tensor().$f_scalar(s))
         }
     };
 }
@@ -606,7 +733,7 @@ pub fn where_tensors(
     a: &RxtTorchTensor,
     b: &RxtTorchTensor,
 ) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_where_self(&c.0, &b.0))
+    ok(a.tensor().f_where_self(c.tensor(), b.tensor()))
 }
 
 /// `torch.where(c, a, s)`; a float32 tensor with a Python scalar stays float32.
@@ -615,7 +742,7 @@ pub fn where_tensor_scalar<S: Into<Scalar>>(
     a: &RxtTorchTensor,
     s: S,
 ) -> PyResult<RxtTorchTensor> {
-    ok(a.0.f_where_scalarother(&c.0, s))
+    ok(a.tensor().f_where_scalarother(c.tensor(), s))
 }
 
 /// `torch.where(c, s, b)`.
@@ -624,7 +751,7 @@ pub fn where_scalar_tensor<S: Into<Scalar>>(
     s: S,
     b: &RxtTorchTensor,
 ) -> PyResult<RxtTorchTensor> {
-    ok(Tensor::f_where_scalarself(&c.0, s, &b.0))
+    ok(Tensor::f_where_scalarself(c.tensor(), s, b.tensor()))
 }
 
 /// `torch.where(c, s1, s2)`: the default float dtype (float32), as eager promotes Python numbers
@@ -634,18 +761,18 @@ pub fn where_scalars<A: Into<Scalar>, B: Into<Scalar>>(
     a: A,
     b: B,
 ) -> PyResult<RxtTorchTensor> {
-    let r = Tensor::f_where_scalar::<Scalar>(&c.0, a.into(), b.into()).map_err(map_err)?;
+    let r = Tensor::f_where_scalar::<Scalar>(c.tensor(), a.into(), b.into()).map_err(map_err)?;
     if r.f_kind().ok() != Some(Kind::Float) {
         return Err(PyRuntimeError::new_err(
             "rextio-torch: where did not produce a float32 tensor",
         ));
     }
-    Ok(RxtTorchTensor(r))
+    Ok(RxtTorchTensor::from_tensor(r))
 }
 
 /// `t.size(d)` / `len(t)` (d = 0) as an exact int.
 pub fn size_dim(t: &RxtTorchTensor, d: i64) -> PyResult<i64> {
-    let size = t.0.size();
+    let size = t.tensor().size();
     usize::try_from(d)
         .ok()
         .and_then(|i| size.get(i).copied())
@@ -659,24 +786,25 @@ pub fn size_dim(t: &RxtTorchTensor, d: i64) -> PyResult<i64> {
 
 /// `t.shape` / `t.size()` of a rank-1 tensor.
 pub fn shape_1d(t: &RxtTorchTensor) -> PyResult<(i64,)> {
-    t.0.size1().map(|n| (n,)).map_err(map_err)
+    t.tensor().size1().map(|n| (n,)).map_err(map_err)
 }
 
 /// `t.shape` / `t.size()` of a rank-2 tensor.
 pub fn shape_2d(t: &RxtTorchTensor) -> PyResult<(i64, i64)> {
-    t.0.size2().map_err(map_err)
+    t.tensor().size2().map_err(map_err)
 }
 
 /// `t.dim()` / `t.ndim`.
 pub fn ndim(t: &RxtTorchTensor) -> PyResult<i64> {
-    i64::try_from(t.0.dim()).map_err(|_| {
+    i64::try_from(t.tensor().dim()).map_err(|_| {
         pyo3::exceptions::PyOverflowError::new_err("rextio-torch: rank overflows int64")
     })
 }
 
 /// `t.numel()`, computed with checked arithmetic.
 pub fn numel(t: &RxtTorchTensor) -> PyResult<i64> {
-    t.0.size()
+    t.tensor()
+        .size()
         .iter()
         .try_fold(1i64, |acc, &n| acc.checked_mul(n))
         .ok_or_else(|| {

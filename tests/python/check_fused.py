@@ -47,7 +47,8 @@ def check(name, *args, signed_zero=True):
 
 torch.manual_seed(7)
 F_, H, C = 12, 16, 5
-for batch in (1, 3, 17):
+# Batch 1 again at the end: plans cached for earlier shapes are reused, not confused.
+for batch in (1, 3, 17, 1):
     x = torch.randn(batch, F_)
     mean, scale = torch.randn(F_), torch.rand(F_) + 0.5
     w1, b1, w2, b2 = torch.randn(H, F_) * 0.4, torch.randn(H), torch.randn(C, H) * 0.4, torch.randn(C)
@@ -78,6 +79,35 @@ assert not xt.is_contiguous()
 check("wide", xt, torch.randn(H, F_))
 check("heads", xt)
 check("scoring", xt, mean, scale, w1, b1, w2, b2, 2)
+# A negative-bit view shares memory with values of the other sign: read through libtorch.
+nv = torch._neg_view(spiked(torch.randn(5, F_)))
+assert nv.is_neg() and nv.dtype == torch.float32
+check("heads", nv)
+check("wide", nv, torch.randn(H, F_))
+# A Parameter (the one tensor subclass libtorch treats as a tensor) is an ordinary input.
+check("wide", x, torch.nn.Parameter(torch.randn(H, F_), requires_grad=False))
+# Threads calling the same functions with different shapes (per-thread plans and buffers).
+import threading
+
+results = {}
+
+
+def worker(i):
+    tx = torch.randn(1 + 7 * i, F_)
+    got, want = kernels.scoring(tx, mean, scale, w1, b1, w2, b2, 3), eager.scoring(tx, mean, scale, w1, b1, w2, b2, 3)
+    for _ in range(200):
+        got = kernels.scoring(tx, mean, scale, w1, b1, w2, b2, 3)
+    results[i] = (got, want)
+
+
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert len(results) == 4
+for i, (got, want) in results.items():
+    assert_same(got, want, f"scoring in thread {i} ({path})")
 # Sizes above the auto guard (per-op under auto, fused when forced).
 check("wide", torch.randn(256, 128), torch.randn(256, 128) * 0.1)
 # Long sums reorder additions (as any vectorised sum does): no cancellation in the result.

@@ -8,15 +8,17 @@
 //! call the program can express, regardless of the size guard), `per-op` (never fused), or
 //! `auto` (default).
 
-use super::{map_err, RxtTorchTensor};
+use super::shim::{self, FastView};
+use super::RxtTorchTensor;
 use crate::fusion::{
     self, BinaryF, Dt, Input, Ins, Plan, Program, ProgramView, ReduceF, Role, Shape, Store, UnaryF,
 };
 use crate::kernels as k;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::OnceLock;
-use tch::{Device, Kind, Tensor};
 
 /// Which path `fused` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,25 +62,17 @@ pub fn path_mode() -> PyResult<PathMode> {
     mode()
 }
 
-/// A float32 CPU contiguous non-empty tensor's shape and data pointer.
-fn view(t: &Tensor) -> Option<(Shape, *mut f32)> {
-    if t.device() != Device::Cpu || t.f_kind().ok()? != Kind::Float || !t.is_contiguous() {
-        return None;
-    }
-    let sizes = t.size();
-    let mut dims = [0usize; 2];
-    if sizes.len() > 2 {
-        return None;
-    }
-    for (d, &s) in dims.iter_mut().zip(&sizes) {
-        *d = usize::try_from(s).ok()?;
-    }
-    let shape = Shape::of(&dims[..sizes.len()])?;
-    if shape.numel() == 0 {
-        return None;
-    }
-    let ptr = t.data_ptr().cast::<f32>();
-    (!ptr.is_null()).then_some((shape, ptr))
+/// The fused path's view of a tensor: cached when the boundary or a fused call made it, else
+/// one shim call. `writable`: the call may overwrite it (an owned input).
+fn view(t: &RxtTorchTensor, writable: bool) -> PyResult<Option<(Shape, *mut f32)>> {
+    let v = match t.cached_view() {
+        FastView::Unknown => FastView::of(&shim::describe(t.tensor(), writable)?),
+        known => known,
+    };
+    Ok(match v {
+        FastView::F32(shape, addr) => Some((shape, addr as *mut f32)),
+        _ => None,
+    })
 }
 
 /// Base pointers of values: f32 or i64 buffers.
@@ -87,6 +81,62 @@ enum Buf {
     None,
     F32(*mut f32),
     I64(*mut i64),
+}
+
+/// Plans this thread made, by program and input shapes: a call whose shapes repeat (the common
+/// case in serving) plans nothing.
+struct PlanCache {
+    entries: Vec<(usize, Vec<Option<Shape>>, Rc<Plan>)>,
+    next: usize,
+}
+
+/// At most this many plans are kept per thread (oldest replaced first).
+const PLAN_CACHE_SIZE: usize = 64;
+
+impl PlanCache {
+    fn get(
+        &mut self,
+        prog: usize,
+        p: ProgramView<'_>,
+        shapes: &[Option<Shape>],
+    ) -> Option<Rc<Plan>> {
+        if let Some((_, _, plan)) = self
+            .entries
+            .iter()
+            .find(|(k, s, _)| *k == prog && s.as_slice() == shapes)
+        {
+            return Some(Rc::clone(plan));
+        }
+        let plan = Rc::new(fusion::plan(p, shapes)?);
+        let entry = (prog, shapes.to_vec(), Rc::clone(&plan));
+        if self.entries.len() < PLAN_CACHE_SIZE {
+            self.entries.push(entry);
+        } else {
+            let slot = self.next % PLAN_CACHE_SIZE;
+            self.entries[slot] = entry;
+            self.next = slot + 1;
+        }
+        Some(plan)
+    }
+}
+
+/// Buffers a call reuses from the previous call on its thread.
+#[derive(Default)]
+struct Scratch {
+    shapes: Vec<Option<Shape>>,
+    bufs: Vec<Buf>,
+    out_bufs: Vec<Buf>,
+    temps: Vec<Vec<f32>>,
+}
+
+thread_local! {
+    static PLANS: RefCell<PlanCache> = const {
+        RefCell::new(PlanCache {
+            entries: Vec::new(),
+            next: 0,
+        })
+    };
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Run `prog` fused, or `Ok(None)` when the per-site path must run instead.
@@ -103,16 +153,41 @@ pub fn fused<const N: usize>(
     if p.outputs.len() != N {
         return Ok(None);
     }
+    // A nested call on this thread (none exists today) would find the scratch busy: it then
+    // takes the per-site path rather than sharing buffers.
+    SCRATCH.with(|scratch| {
+        let Ok(mut scratch) = scratch.try_borrow_mut() else {
+            return Ok(None);
+        };
+        fused_with(&mut scratch, prog, p, mode, tensors, scalars)
+    })
+}
+
+fn fused_with<const N: usize>(
+    scratch: &mut Scratch,
+    prog: &Program,
+    p: ProgramView<'static>,
+    mode: PathMode,
+    tensors: &[&RxtTorchTensor],
+    scalars: &[f64],
+) -> PyResult<Option<[RxtTorchTensor; N]>> {
     let n_in = p.inputs.len();
-    let mut shapes = Vec::with_capacity(n_in);
-    let mut bufs = vec![Buf::None; n_in + p.ins.len()];
+    let Scratch {
+        shapes,
+        bufs,
+        out_bufs,
+        temps,
+    } = scratch;
+    shapes.clear();
+    bufs.clear();
+    bufs.resize(n_in + p.ins.len(), Buf::None);
     for (i, input) in p.inputs.iter().enumerate() {
         match *input {
-            Input::Tensor { slot, .. } => {
+            Input::Tensor { slot, owned } => {
                 let Some(t) = tensors.get(usize::from(slot)) else {
                     return Ok(None);
                 };
-                let Some((shape, ptr)) = view(&t.0) else {
+                let Some((shape, ptr)) = view(t, owned)? else {
                     return Ok(None);
                 };
                 shapes.push(Some(shape));
@@ -127,21 +202,24 @@ pub fn fused<const N: usize>(
             Input::Unused => shapes.push(None),
         }
     }
-    let Some(plan) = fusion::plan(p, &shapes) else {
+    let key = std::ptr::from_ref(prog) as usize;
+    let Some(plan) = PLANS.with(|c| {
+        c.try_borrow_mut()
+            .ok()
+            .and_then(|mut c| c.get(key, p, shapes))
+    }) else {
         return Ok(None);
     };
-    if plan.shapes.iter().any(|(s, _)| s.numel() == 0) {
+    let plan: &Plan = &plan;
+    if plan.any_empty {
         return Ok(None);
     }
-    if mode == PathMode::Auto
-        && (plan.macs > AUTO_MAX_MACS
-            || plan.shapes.iter().any(|(s, _)| s.numel() > AUTO_MAX_NUMEL))
-    {
+    if mode == PathMode::Auto && (plan.macs > AUTO_MAX_MACS || plan.max_numel > AUTO_MAX_NUMEL) {
         return Ok(None);
     }
     // Outputs: fresh tensors, or the owned input they overwrite in place.
     let mut outs: Vec<RxtTorchTensor> = Vec::with_capacity(N);
-    let mut out_bufs: Vec<Buf> = Vec::with_capacity(N);
+    out_bufs.clear();
     for (o, &v) in p.outputs.iter().enumerate() {
         match plan.output_alias.get(o).copied().flatten() {
             Some(iv) => {
@@ -151,34 +229,40 @@ pub fn fused<const N: usize>(
                 let Some(t) = tensors.get(usize::from(*slot)) else {
                     return Err(internal("an output aliases a missing input"));
                 };
-                outs.push(RxtTorchTensor(t.0.shallow_clone()));
+                outs.push((*t).clone());
                 out_bufs.push(bufs[usize::from(iv)]);
             }
             None => {
                 let (shape, dt) = plan.shapes[usize::from(v)];
-                let sizes: Vec<i64> = shape
-                    .sizes()
-                    .iter()
-                    .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
-                    .collect();
-                let kind = match dt {
-                    Dt::F32 => Kind::Float,
-                    Dt::I64 => Kind::Int64,
+                let mut sizes = [0i64; 2];
+                for (s, &d) in sizes.iter_mut().zip(shape.sizes()) {
+                    *s = i64::try_from(d).map_err(|_| internal("a size overflows int64"))?;
+                }
+                let code = match dt {
+                    Dt::F32 => shim::SCALAR_FLOAT,
+                    Dt::I64 => shim::SCALAR_INT64,
                 };
-                let t = Tensor::f_empty(&sizes, (kind, Device::Cpu)).map_err(map_err)?;
-                let ptr = t.data_ptr();
+                let (t, ptr) = shim::empty_cpu(&sizes[..usize::from(shape.rank)], code)?;
                 if ptr.is_null() {
                     return Err(internal("an output tensor has no storage"));
                 }
-                out_bufs.push(match dt {
-                    Dt::F32 => Buf::F32(ptr.cast()),
-                    Dt::I64 => Buf::I64(ptr.cast()),
-                });
-                outs.push(RxtTorchTensor(t));
+                let (buf, fast) = match dt {
+                    Dt::F32 => (Buf::F32(ptr.cast()), FastView::F32(shape, ptr as usize)),
+                    Dt::I64 => (Buf::I64(ptr.cast()), FastView::Outside),
+                };
+                out_bufs.push(buf);
+                outs.push(RxtTorchTensor::with_view(t, fast));
             }
         }
     }
-    let mut temps: Vec<Vec<f32>> = plan.temps.iter().map(|&n| vec![0.0f32; n]).collect();
+    if temps.len() < plan.temps.len() {
+        temps.resize_with(plan.temps.len(), Vec::new);
+    }
+    for (t, &n) in temps.iter_mut().zip(&plan.temps) {
+        if t.len() < n {
+            t.resize(n, 0.0);
+        }
+    }
     for (v, st) in plan.store.iter().enumerate().skip(n_in) {
         bufs[v] = match *st {
             Store::Temp(t) => match temps.get_mut(t) {
@@ -192,25 +276,22 @@ pub fn fused<const N: usize>(
     }
     // SAFETY: every buffer pointer above is valid for its value's element count for the rest
     // of this call: inputs are live borrowed tensors (contiguous, float32, checked by `view`),
-    // outputs are tensors owned by `outs`, temporaries are owned by `temps`, and none of them is
+    // outputs are tensors owned by `outs`, temporaries are this thread's scratch buffers (at
+    // least as long as the plan asks, not resized while the job runs), and none of them is
     // resized. The plan gives an instruction a destination distinct from its operands unless it
     // is marked in place, and in-place instructions only touch their destination slice.
     let job = Job {
         p,
-        plan: &plan,
-        bufs: &bufs,
+        plan,
+        bufs,
         scalars,
     };
-    let work = plan
-        .macs
-        .saturating_add(plan.shapes.iter().map(|(s, _)| s.numel()).sum::<usize>());
-    if work >= GIL_RELEASE_WORK {
+    if plan.work >= GIL_RELEASE_WORK {
         // Other Python threads run while the kernels do (a threaded server scales).
         pyo3::Python::attach(|py| py.detach(move || job.run()))?;
     } else {
         job.run()?;
     }
-    drop(temps);
     let outs: [RxtTorchTensor; N] = outs
         .try_into()
         .map_err(|_| internal("the output count changed"))?;

@@ -1,0 +1,185 @@
+//! Rust side of the boundary shim (`src/shim/rx_shim.cpp`): one C call reads everything the
+//! boundary checks and the fused path needs from a tensor argument, without allocating; one
+//! allocates a CPU output without going through the dispatcher.
+
+use crate::fusion::Shape;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::{ffi, PyErr};
+use std::ffi::{c_char, c_void, CStr};
+use tch::Tensor;
+
+/// Mirrors `rx_meta` in `rx_shim.cpp`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RxMeta {
+    pub data: *mut c_void,
+    pub sizes: [i64; 2],
+    pub numel: i64,
+    pub rank: i32,
+    pub scalar_type: i8,
+    pub device_type: i8,
+    pub device_index: i8,
+    pub layout: i8,
+    pub contiguous: u8,
+    pub neg_or_conj: u8,
+    pub pad: [u8; 6],
+}
+
+impl RxMeta {
+    const fn zeroed() -> Self {
+        Self {
+            data: std::ptr::null_mut(),
+            sizes: [0; 2],
+            numel: 0,
+            rank: 0,
+            scalar_type: 0,
+            device_type: 0,
+            device_index: 0,
+            layout: 0,
+            contiguous: 0,
+            neg_or_conj: 0,
+            pad: [0; 6],
+        }
+    }
+}
+
+/// `c10::ScalarType` codes.
+pub(crate) const SCALAR_INT64: i8 = 4;
+pub(crate) const SCALAR_FLOAT: i8 = 6;
+pub(crate) const SCALAR_BOOL: i8 = 11;
+/// `c10::DeviceType::CPU` / `CUDA`.
+pub(crate) const DEVICE_CPU: i8 = 0;
+pub(crate) const DEVICE_CUDA: i8 = 1;
+/// `c10::Layout::Strided`.
+pub(crate) const LAYOUT_STRIDED: i8 = 0;
+
+const RX_OK: i32 = 0;
+const RX_NOT_A_TENSOR: i32 = 1;
+
+extern "C" {
+    fn rx_last_error() -> *const c_char;
+    fn rx_set_grad_enabled(enabled: i32) -> i32;
+    fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
+    fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
+    fn rx_empty_cpu(
+        rank: i32,
+        sizes: *const i64,
+        scalar_type: i32,
+        out: *mut *mut c_void,
+        data: *mut *mut c_void,
+    ) -> i32;
+}
+
+fn shim_error() -> PyErr {
+    // SAFETY: the shim returns a NUL-terminated string it owns, valid until its next call on
+    // this thread; it is copied at once.
+    let msg = unsafe { CStr::from_ptr(rx_last_error()) }
+        .to_string_lossy()
+        .into_owned();
+    let head = msg.split("\nException raised from").next().unwrap_or(&msg);
+    PyRuntimeError::new_err(format!("rextio-torch: {}", head.trim_end()))
+}
+
+/// A Python object's tensor, borrowed.
+pub(crate) enum Borrowed {
+    /// Not a `torch.Tensor`.
+    NotATensor,
+    /// The `at::Tensor` the object holds (valid while the object lives; never to be freed) and
+    /// its description.
+    Tensor(*mut c_void, RxMeta),
+}
+
+/// Borrow the tensor a Python object holds (the GIL is held by the caller through `obj`).
+pub(crate) fn borrow(obj: &pyo3::Bound<'_, pyo3::PyAny>) -> Result<Borrowed, PyErr> {
+    let mut meta = RxMeta::zeroed();
+    let mut out: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `obj` is a live object and we hold the GIL; the out-pointers are valid locals.
+    let rc = unsafe { rx_borrow(obj.as_ptr(), &mut out, &mut meta) };
+    match rc {
+        RX_OK if !out.is_null() => Ok(Borrowed::Tensor(out, meta)),
+        RX_NOT_A_TENSOR => Ok(Borrowed::NotATensor),
+        _ => Err(shim_error()),
+    }
+}
+
+/// Describe a handle; `writable` asks for the mutable data pointer.
+pub(crate) fn describe(t: &Tensor, writable: bool) -> Result<RxMeta, PyErr> {
+    let mut meta = RxMeta::zeroed();
+    // SAFETY: `t.as_ptr()` is a live `at::Tensor*` for the duration of the call.
+    let rc = unsafe { rx_describe(t.as_ptr().cast_mut().cast(), &mut meta, i32::from(writable)) };
+    if rc == RX_OK {
+        Ok(meta)
+    } else {
+        Err(shim_error())
+    }
+}
+
+/// A new uninitialised contiguous CPU tensor and its data pointer (null when empty).
+pub(crate) fn empty_cpu(sizes: &[i64], scalar_type: i8) -> Result<(Tensor, *mut c_void), PyErr> {
+    let rank = i32::try_from(sizes.len())
+        .map_err(|_| PyRuntimeError::new_err("rextio-torch: rank out of range"))?;
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut data: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `sizes` is valid for `rank` elements; the out-pointers are valid locals.
+    let rc = unsafe {
+        rx_empty_cpu(
+            rank,
+            sizes.as_ptr(),
+            i32::from(scalar_type),
+            &mut out,
+            &mut data,
+        )
+    };
+    if rc != RX_OK || out.is_null() {
+        return Err(shim_error());
+    }
+    // SAFETY: `out` is a fresh `at::Tensor*` that nothing else owns; tch's `Tensor` takes
+    // ownership (and frees it with `at_free`).
+    Ok((unsafe { Tensor::from_ptr(out.cast()) }, data))
+}
+
+/// Set autograd's grad mode on this thread; returns whether it was enabled.
+pub(crate) fn set_grad_enabled(enabled: bool) -> bool {
+    // SAFETY: sets a thread-local flag; cannot fail.
+    unsafe { rx_set_grad_enabled(i32::from(enabled)) != 0 }
+}
+
+/// What the fused path knows about a tensor without asking libtorch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FastView {
+    /// Not known: ask libtorch (`describe`).
+    Unknown,
+    /// Known to be outside the fused path (dtype, device, layout, strides, rank or emptiness).
+    Outside,
+    /// A float32 CPU contiguous non-empty tensor of rank <= 2 and its data address.
+    F32(Shape, usize),
+}
+
+impl FastView {
+    /// The fused path's view of a described tensor.
+    pub(crate) fn of(m: &RxMeta) -> FastView {
+        let fits = m.layout == LAYOUT_STRIDED
+            && m.device_type == DEVICE_CPU
+            && m.scalar_type == SCALAR_FLOAT
+            && m.contiguous != 0
+            && m.neg_or_conj == 0
+            && (0..=2).contains(&m.rank)
+            && m.numel > 0
+            && !m.data.is_null();
+        if !fits {
+            return FastView::Outside;
+        }
+        let mut dims = [0usize; 2];
+        let rank = usize::try_from(m.rank).unwrap_or(0).min(2);
+        for (d, &s) in dims.iter_mut().zip(&m.sizes[..rank]) {
+            match usize::try_from(s) {
+                Ok(s) => *d = s,
+                Err(_) => return FastView::Outside,
+            }
+        }
+        match Shape::of(&dims[..rank]) {
+            Some(shape) => FastView::F32(shape, m.data as usize),
+            None => FastView::Outside,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+// The boundary shim of rextio-torch's runtime: one call per tensor argument instead of one
+// libtorch C API call per property, and output allocation without the dispatcher.
+//
+// Every entry point catches every C++ exception and reports it through its return code; the
+// message is kept per thread for `rx_last_error`. Nothing here throws across the C boundary.
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace {
+thread_local std::string rx_error;
+
+void rx_remember(const char* what) { rx_error = what == nullptr ? "" : what; }
+}  // namespace
+
+extern "C" {
+
+// Mirrors `RxMeta` in shim.rs (repr(C)). Sizes beyond the second dimension are not reported
+// (`rank` is); `numel` and `contiguous` describe the whole tensor.
+struct rx_meta {
+  void* data;
+  int64_t sizes[2];
+  int64_t numel;
+  int32_t rank;
+  int8_t scalar_type;
+  int8_t device_type;
+  int8_t device_index;
+  int8_t layout;
+  uint8_t contiguous;
+  uint8_t neg_or_conj;
+  uint8_t pad[6];
+};
+
+enum {
+  RX_OK = 0,
+  RX_NOT_A_TENSOR = 1,
+  RX_ERROR = 2,
+};
+
+static void rx_fill(const at::Tensor& t, rx_meta* m, bool writable) {
+  const auto layout = t.layout();
+  const auto device = t.device();
+  m->layout = static_cast<int8_t>(layout);
+  m->scalar_type = static_cast<int8_t>(t.scalar_type());
+  m->device_type = static_cast<int8_t>(device.type());
+  m->device_index = static_cast<int8_t>(device.index());
+  const int64_t rank = t.dim();
+  m->rank = static_cast<int32_t>(rank);
+  m->data = nullptr;
+  m->sizes[0] = 0;
+  m->sizes[1] = 0;
+  m->numel = 0;
+  m->contiguous = 0;
+  m->neg_or_conj = 0;
+  if (layout != at::kStrided) return;
+  const auto sizes = t.sizes();
+  for (int64_t d = 0; d < rank && d < 2; ++d) m->sizes[d] = sizes[d];
+  m->numel = t.numel();
+  m->contiguous = t.is_contiguous() ? 1 : 0;
+  m->neg_or_conj = (t.is_neg() || t.is_conj()) ? 1 : 0;
+  // Read-only access must not materialise a copy-on-write storage; a handle the runtime may
+  // write through (its own temporaries) asks for the mutable pointer.
+  if (!t.has_storage() || m->numel == 0) {
+    m->data = nullptr;
+  } else if (writable) {
+    m->data = t.mutable_data_ptr();
+  } else {
+    m->data = const_cast<void*>(t.const_data_ptr());
+  }
+}
+
+// The message of the last failed call on this thread (empty when none); valid until the next
+// call into the shim on this thread.
+const char* rx_last_error() { return rx_error.c_str(); }
+
+// Borrow the `at::Tensor` a Python tensor holds (no new reference: valid while the object is)
+// and describe it. `RX_NOT_A_TENSOR` when it is not a torch.Tensor.
+int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
+  *out = nullptr;
+  try {
+    if (!THPVariable_Check(obj)) return RX_NOT_A_TENSOR;
+    const at::Tensor& t = THPVariable_Unpack(obj);
+    rx_fill(t, meta, false);
+    *out = const_cast<at::Tensor*>(&t);
+    return RX_OK;
+  } catch (const std::exception& e) {
+    rx_remember(e.what());
+  } catch (...) {
+    rx_remember("unknown C++ exception");
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  return RX_ERROR;
+}
+
+// Describe a tensor handle; `writable` asks for the mutable data pointer.
+int rx_describe(void* tensor, rx_meta* meta, int32_t writable) {
+  try {
+    rx_fill(*static_cast<at::Tensor*>(tensor), meta, writable != 0);
+    return RX_OK;
+  } catch (const std::exception& e) {
+    rx_remember(e.what());
+  } catch (...) {
+    rx_remember("unknown C++ exception");
+  }
+  return RX_ERROR;
+}
+
+// A new contiguous CPU tensor of `scalar_type` (uninitialised) as an owned `at::Tensor*`, and
+// its data pointer (null when empty).
+int rx_empty_cpu(int32_t rank, const int64_t* sizes, int32_t scalar_type, void** out,
+                 void** data) {
+  *out = nullptr;
+  *data = nullptr;
+  try {
+    at::IntArrayRef shape(sizes, static_cast<size_t>(rank));
+    at::TensorBase base = at::detail::empty_cpu(
+        shape, static_cast<at::ScalarType>(scalar_type), false, c10::nullopt);
+    at::Tensor* t = new at::Tensor(std::move(base));
+    *data = t->numel() > 0 ? t->mutable_data_ptr() : nullptr;
+    *out = t;
+    return RX_OK;
+  } catch (const std::exception& e) {
+    rx_remember(e.what());
+  } catch (...) {
+    rx_remember("unknown C++ exception");
+  }
+  return RX_ERROR;
+}
+
+// Set autograd's grad mode on this thread; returns the previous mode (1 enabled, 0 disabled).
+int32_t rx_set_grad_enabled(int32_t enabled) {
+  const bool previous = c10::GradMode::is_enabled();
+  c10::GradMode::set_enabled(enabled != 0);
+  return previous ? 1 : 0;
+}
+
+}  // extern "C"
