@@ -7,6 +7,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::mem::ManuallyDrop;
+use std::rc::Rc;
 use tch::{Device, Kind, Scalar, TchError, Tensor};
 
 mod fused;
@@ -15,37 +16,48 @@ pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_
 mod shim;
 pub(crate) use shim::FastView;
 
-/// A torch tensor inside generated code. `Clone` shares storage (`shallow_clone`).
+/// A torch tensor inside generated code. `Clone` shares storage.
 ///
-/// A tensor argument is *borrowed*: the handle is the `at::Tensor` its Python object holds
-/// (no new C++ reference, so no Python reference traffic on drop), kept valid by a strong
-/// reference to that object. Besides the handle it may carry what the fused path needs to read
-/// it without asking libtorch again (its float32 CPU view), known when the boundary or a fused
-/// call created it. Mutable access forgets that view (and turns a borrowed handle into an owned
-/// one first).
-#[derive(Debug)]
+/// A tensor argument is *borrowed*: the handle is the `at::Tensor` its Python object already
+/// holds (no new C++ reference, so no Python reference traffic on drop), kept valid by a strong
+/// reference to that object. Other tensors own their handle behind an `Rc` (so the type is not
+/// `Send`: a value never leaves the thread running the call), and cloning one (a fused call
+/// handing back the buffer it overwrote in place, say) costs no libtorch call. Besides the
+/// handle it may carry what the fused path needs to read it without asking libtorch again (its
+/// float32 CPU view), known when the boundary or a fused call created it. Mutable access forgets
+/// that view and first gives the value a handle of its own.
+#[derive(Debug, Clone)]
 pub struct RxtTorchTensor {
-    t: ManuallyDrop<Tensor>,
-    /// `Some`: `t` belongs to this Python tensor and is never freed here.
-    owner: Option<Py<PyAny>>,
+    h: Handle,
     view: FastView,
 }
 
-impl Drop for RxtTorchTensor {
-    fn drop(&mut self) {
-        if self.owner.is_none() {
-            // SAFETY: an owned handle is dropped exactly once, here.
-            unsafe { ManuallyDrop::drop(&mut self.t) }
-        }
+#[derive(Debug)]
+enum Handle {
+    /// The tensor inside this Python object (never freed here).
+    Borrowed(ManuallyDrop<Tensor>, Py<PyAny>),
+    /// A handle of the runtime's own.
+    Owned(Rc<Shared>),
+}
+
+/// An owned handle; cloning it (only done to make a shared one unique before an in-place op)
+/// makes a new handle on the same storage.
+#[derive(Debug)]
+struct Shared(Tensor);
+
+impl Clone for Shared {
+    fn clone(&self) -> Self {
+        Shared(self.0.shallow_clone())
     }
 }
 
-impl Clone for RxtTorchTensor {
+impl Clone for Handle {
     fn clone(&self) -> Self {
-        Self {
-            t: ManuallyDrop::new(self.t.shallow_clone()),
-            owner: None,
-            view: self.view,
+        match self {
+            // A second borrow would need the GIL to take a new reference: share storage
+            // through a handle of our own instead.
+            Handle::Borrowed(t, _) => Handle::Owned(Rc::new(Shared(t.shallow_clone()))),
+            Handle::Owned(t) => Handle::Owned(Rc::clone(t)),
         }
     }
 }
@@ -58,37 +70,38 @@ impl RxtTorchTensor {
 
     pub(crate) fn with_view(t: Tensor, view: FastView) -> Self {
         Self {
-            t: ManuallyDrop::new(t),
-            owner: None,
+            h: Handle::Owned(Rc::new(Shared(t))),
             view,
         }
     }
 
     /// The libtorch handle.
     pub fn tensor(&self) -> &Tensor {
-        &self.t
+        match &self.h {
+            Handle::Borrowed(t, _) => t,
+            Handle::Owned(t) => &t.0,
+        }
     }
 
-    /// The libtorch handle, for an in-place op (forgets the cached view).
+    /// The libtorch handle, for an in-place op (forgets the cached view; a borrowed or shared
+    /// handle is replaced by one of its own on the same storage first).
     pub fn tensor_mut(&mut self) -> &mut Tensor {
-        if self.owner.is_some() {
-            let own = self.t.shallow_clone();
-            self.owner = None;
-            self.t = ManuallyDrop::new(own);
-        }
         self.view = FastView::Unknown;
-        &mut self.t
+        if let Handle::Borrowed(t, _) = &self.h {
+            self.h = Handle::Owned(Rc::new(Shared(t.shallow_clone())));
+        }
+        match &mut self.h {
+            Handle::Owned(arc) => &mut Rc::make_mut(arc).0,
+            Handle::Borrowed(t, _) => t,
+        }
     }
 
     /// The handle, giving up the wrapper.
     pub fn into_tensor(self) -> Tensor {
-        if self.owner.is_some() {
-            return self.t.shallow_clone();
+        match self.h {
+            Handle::Borrowed(t, _) => t.shallow_clone(),
+            Handle::Owned(arc) => Rc::try_unwrap(arc).unwrap_or_else(|a| (*a).clone()).0,
         }
-        let mut me = ManuallyDrop::new(self);
-        // SAFETY: `me` is never dropped, so the handle moves out exactly once; its other fields
-        // hold nothing to release (`owner` is `None`, `view` is `Copy`).
-        unsafe { ManuallyDrop::take(&mut me.t) }
     }
 
     pub(crate) fn cached_view(&self) -> FastView {
@@ -141,12 +154,11 @@ fn extract_on(
             ))
         }
     };
-    // SAFETY: `ptr` is the `at::Tensor` inside `obj`; the handle is never freed (ManuallyDrop
-    // with an owner) and `obj`, which keeps it valid, lives as long as the handle.
+    // SAFETY: `ptr` is the `at::Tensor` inside `obj`; the handle is never freed (ManuallyDrop)
+    // and `obj`, which keeps it valid, lives as long as the handle.
     let t = ManuallyDrop::new(unsafe { Tensor::from_ptr(ptr.cast()) });
     let mut t = RxtTorchTensor {
-        t,
-        owner: Some(obj.clone().unbind()),
+        h: Handle::Borrowed(t, obj.clone().unbind()),
         view: FastView::Unknown,
     };
     let on_device = match device {
@@ -296,7 +308,7 @@ pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
 
 /// Hand a tensor back to Python (no storage copy).
 pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
-    if let Some(owner) = &t.owner {
+    if let Handle::Borrowed(_, owner) = &t.h {
         // An argument returned as it came: the same Python object, as eager returns it.
         return Ok(owner.clone_ref(py));
     }
