@@ -308,14 +308,15 @@ pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
 
 /// Hand a tensor back to Python (no storage copy).
 pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
-    if let Handle::Borrowed(_, owner) = &t.h {
+    match t.h {
         // An argument returned as it came: the same Python object, as eager returns it.
-        return Ok(owner.clone_ref(py));
+        Handle::Borrowed(_, owner) => Ok(owner),
+        // The only handle: moved into the Python object.
+        Handle::Owned(rc) => match Rc::try_unwrap(rc) {
+            Ok(Shared(t)) => shim::wrap_owned(py, t),
+            Err(rc) => shim::wrap_owned(py, rc.0.shallow_clone()),
+        },
     }
-    let ptr = t.tensor().pyobject_wrap().map_err(map_err)?;
-    // SAFETY: THPVariable_Wrap returns a new reference or null with a Python error set.
-    let obj = unsafe { Bound::from_owned_ptr_or_err(py, ptr.cast()) }?;
-    Ok(obj.unbind())
 }
 
 /// The function-scope no-grad guard: outputs never require grad, and the caller's grad mode is

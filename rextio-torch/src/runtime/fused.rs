@@ -218,9 +218,9 @@ fn fused_with<const N: usize>(
         return Ok(None);
     }
     // Outputs: fresh tensors, or the owned input they overwrite in place.
-    let mut outs: Vec<RxtTorchTensor> = Vec::with_capacity(N);
+    let mut outs: [Option<RxtTorchTensor>; N] = [const { None }; N];
     out_bufs.clear();
-    for (o, &v) in p.outputs.iter().enumerate() {
+    for ((o, &v), out) in p.outputs.iter().enumerate().zip(outs.iter_mut()) {
         match plan.output_alias.get(o).copied().flatten() {
             Some(iv) => {
                 let Some(Input::Tensor { slot, .. }) = p.inputs.get(usize::from(iv)) else {
@@ -229,7 +229,7 @@ fn fused_with<const N: usize>(
                 let Some(t) = tensors.get(usize::from(*slot)) else {
                     return Err(internal("an output aliases a missing input"));
                 };
-                outs.push((*t).clone());
+                *out = Some((*t).clone());
                 out_bufs.push(bufs[usize::from(iv)]);
             }
             None => {
@@ -251,7 +251,7 @@ fn fused_with<const N: usize>(
                     Dt::I64 => (Buf::I64(ptr.cast()), FastView::Outside),
                 };
                 out_bufs.push(buf);
-                outs.push(RxtTorchTensor::with_view(t, fast));
+                *out = Some(RxtTorchTensor::with_view(t, fast));
             }
         }
     }
@@ -292,10 +292,13 @@ fn fused_with<const N: usize>(
     } else {
         job.run()?;
     }
-    let outs: [RxtTorchTensor; N] = outs
-        .try_into()
-        .map_err(|_| internal("the output count changed"))?;
-    Ok(Some(outs))
+    if outs.iter().any(Option::is_none) {
+        return Err(internal("an output was not produced"));
+    }
+    // Every slot is `Some` (checked above); the undefined tensor is never built.
+    Ok(Some(outs.map(|o| {
+        o.unwrap_or_else(|| RxtTorchTensor::from_tensor(tch::Tensor::new()))
+    })))
 }
 
 /// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the

@@ -59,6 +59,7 @@ const RX_NOT_A_TENSOR: i32 = 1;
 extern "C" {
     fn rx_last_error() -> *const c_char;
     fn rx_set_grad_enabled(enabled: i32) -> i32;
+    fn rx_wrap_owned(tensor: *mut c_void) -> *mut ffi::PyObject;
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
     fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
     fn rx_empty_cpu(
@@ -136,6 +137,21 @@ pub(crate) fn empty_cpu(sizes: &[i64], scalar_type: i8) -> Result<(Tensor, *mut 
     // SAFETY: `out` is a fresh `at::Tensor*` that nothing else owns; tch's `Tensor` takes
     // ownership (and frees it with `at_free`).
     Ok((unsafe { Tensor::from_ptr(out.cast()) }, data))
+}
+
+/// Hand an owned handle to Python (moved into its Python object: no reference count traffic).
+pub(crate) fn wrap_owned(
+    py: pyo3::Python<'_>,
+    mut t: Tensor,
+) -> Result<pyo3::Py<pyo3::PyAny>, PyErr> {
+    let ptr = t.as_mut_ptr();
+    // The shim consumes the handle (deletes it), so tch must not free it again.
+    std::mem::forget(t);
+    // SAFETY: `ptr` is an owned `at::Tensor*` handed over to the shim; we hold the GIL (`py`);
+    // the result is a new reference or null with a Python error set.
+    let obj = unsafe { rx_wrap_owned(ptr.cast()) };
+    // SAFETY: as above.
+    unsafe { pyo3::Bound::from_owned_ptr_or_err(py, obj) }.map(pyo3::Bound::unbind)
 }
 
 /// Set autograd's grad mode on this thread; returns whether it was enabled.

@@ -134,6 +134,24 @@ int rx_empty_cpu(int32_t rank, const int64_t* sizes, int32_t scalar_type, void**
   return RX_ERROR;
 }
 
+// Hand an owned `at::Tensor*` to Python: the new reference to its Python object (the handle
+// is consumed either way), or null with a Python error set.
+PyObject* rx_wrap_owned(void* tensor) {
+  at::Tensor* t = static_cast<at::Tensor*>(tensor);
+  PyObject* out = nullptr;
+  try {
+    out = THPVariable_Wrap(std::move(*t));
+  } catch (const std::exception& e) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, e.what());
+    out = nullptr;
+  } catch (...) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+    out = nullptr;
+  }
+  delete t;
+  return out;
+}
+
 // Set autograd's grad mode on this thread; returns the previous mode (1 enabled, 0 disabled).
 int32_t rx_set_grad_enabled(int32_t enabled) {
   const bool previous = c10::GradMode::is_enabled();
