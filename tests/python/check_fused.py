@@ -108,6 +108,8 @@ for t in threads:
 assert len(results) == 4
 for i, (got, want) in results.items():
     assert_same(got, want, f"scoring in thread {i} ({path})")
+# A loop-carried activation large enough to run without the GIL (in place, 2048 x 16 values).
+check("scoring", spiked(torch.randn(2048, F_)), mean, scale, w1, b1, w2, b2, 3)
 # Sizes above the auto guard (per-op under auto, fused when forced).
 check("wide", torch.randn(256, 128), torch.randn(256, 128) * 0.1)
 # Long sums reorder additions (as any vectorised sum does): no cancellation in the result.

@@ -153,6 +153,9 @@ pub fn fused<const N: usize>(
     if p.outputs.len() != N {
         return Ok(None);
     }
+    if let Some(done) = activation_in_place::<N>(p, mode, tensors)? {
+        return Ok(Some(done));
+    }
     // A nested call on this thread (none exists today) would find the scratch busy: it then
     // takes the per-site path rather than sharing buffers.
     SCRATCH.with(|scratch| {
@@ -161,6 +164,46 @@ pub fn fused<const N: usize>(
         };
         fused_with(&mut scratch, prog, p, mode, tensors, scalars)
     })
+}
+
+/// The commonest region in a loop body, one activation overwriting an owned value in place
+/// (`h = h.relu()`), without a plan or scratch buffers: `Ok(None)` when `p` is not that program
+/// (the general path then runs, and declines what it declines).
+fn activation_in_place<const N: usize>(
+    p: ProgramView<'_>,
+    mode: PathMode,
+    tensors: &[&RxtTorchTensor],
+) -> PyResult<Option<[RxtTorchTensor; N]>> {
+    let ([Input::Tensor { slot, owned: true }], [Ins::Unary { f, t: 0 }], [1], 1) =
+        (p.inputs, p.ins, p.outputs, N)
+    else {
+        return Ok(None);
+    };
+    let Some(t) = tensors.get(usize::from(*slot)) else {
+        return Ok(None);
+    };
+    let Some((shape, ptr)) = view(t, true)? else {
+        return Ok(None);
+    };
+    let n = shape.numel();
+    if mode == PathMode::Auto && n > AUTO_MAX_NUMEL {
+        return Ok(None);
+    }
+    let f = unary(*f);
+    let addr = ptr as usize;
+    let run = move || {
+        // SAFETY: `view` checked a float32 contiguous buffer of `n` elements owned by the
+        // region (an owned temporary nothing else observes), alive for the whole call.
+        let dst = unsafe { std::slice::from_raw_parts_mut(addr as *mut f32, n) };
+        k::unary_inplace(f, dst);
+    };
+    // The general path counts the value twice (operand and result) as its work.
+    if n.saturating_mul(2) >= GIL_RELEASE_WORK {
+        pyo3::Python::attach(|py| py.detach(run));
+    } else {
+        run();
+    }
+    Ok(Some(std::array::from_fn(|_| (*t).clone())))
 }
 
 fn fused_with<const N: usize>(
