@@ -96,14 +96,6 @@ impl RxtTorchTensor {
         }
     }
 
-    /// The handle, giving up the wrapper.
-    pub fn into_tensor(self) -> Tensor {
-        match self.h {
-            Handle::Borrowed(t, _) => t.shallow_clone(),
-            Handle::Owned(arc) => Rc::try_unwrap(arc).unwrap_or_else(|a| (*a).clone()).0,
-        }
-    }
-
     pub(crate) fn cached_view(&self) -> FastView {
         self.view
     }
@@ -112,11 +104,16 @@ impl RxtTorchTensor {
 /// Map a libtorch error to a Python `RuntimeError`, keeping libtorch's message without its C++
 /// backtrace.
 pub fn map_err(e: TchError) -> PyErr {
-    let text = e.to_string();
+    torch_error(&e.to_string())
+}
+
+/// A libtorch error message (from tch or the boundary shim) as a Python `RuntimeError`, without
+/// its C++ backtrace.
+fn torch_error(text: &str) -> PyErr {
     let head = text
         .split("\nException raised from")
         .next()
-        .unwrap_or(&text)
+        .unwrap_or(text)
         .trim_end();
     let head = head.strip_prefix("Internal torch error: ").unwrap_or(head);
     PyRuntimeError::new_err(format!("rextio-torch: {head}"))

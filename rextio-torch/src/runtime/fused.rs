@@ -198,11 +198,7 @@ fn activation_in_place<const N: usize>(
         k::unary_inplace(f, dst);
     };
     // The general path counts the value twice (operand and result) as its work.
-    if n.saturating_mul(2) >= GIL_RELEASE_WORK {
-        pyo3::Python::attach(|py| py.detach(run));
-    } else {
-        run();
-    }
+    run_kernels(n.saturating_mul(2), run);
     Ok(Some(std::array::from_fn(|_| (*t).clone())))
 }
 
@@ -329,12 +325,7 @@ fn fused_with<const N: usize>(
         bufs,
         scalars,
     };
-    if plan.work >= GIL_RELEASE_WORK {
-        // Other Python threads run while the kernels do (a threaded server scales).
-        pyo3::Python::attach(|py| py.detach(move || job.run()))?;
-    } else {
-        job.run()?;
-    }
+    run_kernels(plan.work, move || job.run())?;
     if outs.iter().any(Option::is_none) {
         return Err(internal("an output was not produced"));
     }
@@ -351,6 +342,16 @@ fn fused_with<const N: usize>(
 /// 0.85-1.64x of one thread's rate on this 2-core machine, with single-thread ratios unchanged;
 /// at 2^15 the loop-body regions kept the GIL and hand-offs cost more than they freed.
 pub const GIL_RELEASE_WORK: usize = 1 << 12;
+
+/// Run a call's kernels: without the GIL from `GIL_RELEASE_WORK` units of work (other Python
+/// threads run meanwhile, so a threaded server scales), with it below.
+fn run_kernels<T: Send>(work: usize, kernels: impl FnOnce() -> T + Send) -> T {
+    if work >= GIL_RELEASE_WORK {
+        pyo3::Python::attach(|py| py.detach(kernels))
+    } else {
+        kernels()
+    }
+}
 
 /// One planned call, runnable without the GIL.
 struct Job<'a> {

@@ -74,11 +74,8 @@ extern "C" {
 fn shim_error() -> PyErr {
     // SAFETY: the shim returns a NUL-terminated string it owns, valid until its next call on
     // this thread; it is copied at once.
-    let msg = unsafe { CStr::from_ptr(rx_last_error()) }
-        .to_string_lossy()
-        .into_owned();
-    let head = msg.split("\nException raised from").next().unwrap_or(&msg);
-    PyRuntimeError::new_err(format!("rextio-torch: {}", head.trim_end()))
+    let msg = unsafe { CStr::from_ptr(rx_last_error()) }.to_string_lossy();
+    super::torch_error(&msg)
 }
 
 /// A Python object's tensor, borrowed.

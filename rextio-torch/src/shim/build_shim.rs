@@ -88,13 +88,10 @@ pub fn compile(shim_dir: &Path) -> Result<(), String> {
     // The build script also reruns when any other source changes (the embedding); the shim is
     // recompiled only when its source, headers or flags changed.
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR unset")?);
-    let code = std::fs::read(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
-    let stamp_text = format!(
-        "{:?}|{:?}|{cxx11}|{}",
-        includes,
-        python_include,
-        fnv1a(&code)
-    );
+    let code =
+        std::fs::read_to_string(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    // The stamp is the flags and the source itself: any change to either recompiles.
+    let stamp_text = format!("{includes:?}|{python_include:?}|{cxx11}\n{code}");
     let stamp = out_dir.join("rextio_torch_shim.stamp");
     let lib = out_dir.join("librextio_torch_shim.a");
     if lib.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&stamp_text) {
@@ -118,11 +115,4 @@ pub fn compile(shim_dir: &Path) -> Result<(), String> {
         .try_compile("rextio_torch_shim")
         .map_err(|e| format!("cannot compile the boundary shim: {e}"))?;
     std::fs::write(&stamp, stamp_text).map_err(|e| format!("cannot write {}: {e}", stamp.display()))
-}
-
-/// FNV-1a over the shim's source (a change detector, not a security hash).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }

@@ -14,10 +14,31 @@
 #include <exception>
 #include <string>
 
+// Status codes of the entry points (mirrored in shim.rs).
+enum {
+  RX_OK = 0,
+  RX_NOT_A_TENSOR = 1,
+  RX_ERROR = 2,
+};
+
 namespace {
 thread_local std::string rx_error;
 
 void rx_remember(const char* what) { rx_error = what == nullptr ? "" : what; }
+
+// Run `body` (which returns a status code), turning any C++ exception into `RX_ERROR` with its
+// message kept for `rx_last_error`.
+template <class F>
+int rx_guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    rx_remember(e.what());
+  } catch (...) {
+    rx_remember("unknown C++ exception");
+  }
+  return RX_ERROR;
+}
 }  // namespace
 
 extern "C" {
@@ -36,12 +57,6 @@ struct rx_meta {
   uint8_t contiguous;
   uint8_t neg_or_conj;
   uint8_t pad[6];
-};
-
-enum {
-  RX_OK = 0,
-  RX_NOT_A_TENSOR = 1,
-  RX_ERROR = 2,
 };
 
 static void rx_fill(const at::Tensor& t, rx_meta* m, bool writable) {
@@ -84,32 +99,24 @@ const char* rx_last_error() { return rx_error.c_str(); }
 // and describe it. `RX_NOT_A_TENSOR` when it is not a torch.Tensor.
 int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
   *out = nullptr;
-  try {
+  const int rc = rx_guarded([&] {
     if (!THPVariable_Check(obj)) return RX_NOT_A_TENSOR;
     const at::Tensor& t = THPVariable_Unpack(obj);
     rx_fill(t, meta, false);
     *out = const_cast<at::Tensor*>(&t);
     return RX_OK;
-  } catch (const std::exception& e) {
-    rx_remember(e.what());
-  } catch (...) {
-    rx_remember("unknown C++ exception");
-  }
-  if (PyErr_Occurred()) PyErr_Clear();
-  return RX_ERROR;
+  });
+  // A failed isinstance check leaves a Python error set; the caller reports its own.
+  if (rc == RX_ERROR && PyErr_Occurred()) PyErr_Clear();
+  return rc;
 }
 
 // Describe a tensor handle; `writable` asks for the mutable data pointer.
 int rx_describe(void* tensor, rx_meta* meta, int32_t writable) {
-  try {
+  return rx_guarded([&] {
     rx_fill(*static_cast<at::Tensor*>(tensor), meta, writable != 0);
     return RX_OK;
-  } catch (const std::exception& e) {
-    rx_remember(e.what());
-  } catch (...) {
-    rx_remember("unknown C++ exception");
-  }
-  return RX_ERROR;
+  });
 }
 
 // A new contiguous CPU tensor of `scalar_type` (uninitialised) as an owned `at::Tensor*`, and
@@ -118,7 +125,7 @@ int rx_empty_cpu(int32_t rank, const int64_t* sizes, int32_t scalar_type, void**
                  void** data) {
   *out = nullptr;
   *data = nullptr;
-  try {
+  return rx_guarded([&] {
     at::IntArrayRef shape(sizes, static_cast<size_t>(rank));
     at::TensorBase base = at::detail::empty_cpu(
         shape, static_cast<at::ScalarType>(scalar_type), false, c10::nullopt);
@@ -126,12 +133,7 @@ int rx_empty_cpu(int32_t rank, const int64_t* sizes, int32_t scalar_type, void**
     *data = t->numel() > 0 ? t->mutable_data_ptr() : nullptr;
     *out = t;
     return RX_OK;
-  } catch (const std::exception& e) {
-    rx_remember(e.what());
-  } catch (...) {
-    rx_remember("unknown C++ exception");
-  }
-  return RX_ERROR;
+  });
 }
 
 // Hand an owned `at::Tensor*` to Python: the new reference to its Python object (the handle
