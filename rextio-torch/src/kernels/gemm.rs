@@ -146,13 +146,24 @@ pub fn linear_fused(
     Ok(())
 }
 
-/// The length of `w` (`n × k`) packed into [`PANEL`]-column panels.
+/// The width of the narrow last panel: a multiple of every flavour's `LANES` (16 on AVX-512).
+const NARROW_PANEL: usize = 16;
+
+/// The width of the panel starting at column `j0` of an `n`-column product: [`PANEL`], or for
+/// the last panel its columns rounded up to [`NARROW_PANEL`] (so a few ragged columns do not
+/// cost a whole panel of zeros).
+fn panel_width(n: usize, j0: usize) -> usize {
+    PANEL.min((n - j0).div_ceil(NARROW_PANEL) * NARROW_PANEL)
+}
+
+/// The length of `w` (`n × k`) packed into panels ([`panel_width`] columns each).
 fn packed_len(n: usize, k: usize) -> Option<usize> {
-    n.div_ceil(PANEL).checked_mul(PANEL)?.checked_mul(k)
+    (n / PANEL * PANEL + (n % PANEL).div_ceil(NARROW_PANEL) * NARROW_PANEL).checked_mul(k)
 }
 
 /// A `linear` weight packed once for [`linear_packed`]: `wᵀ` in panels of 32 columns, each
-/// `k × 32` and zero-padded past `n` (one layout for every instruction set). Inference code
+/// `k × 32`, the last one 16 or 32 wide and zero-padded past `n` (one layout for every
+/// instruction set). Inference code
 /// packs each constant weight once and saves `linear` the per-call packing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackedWeight {
@@ -362,7 +373,7 @@ fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
     }
     match b {
         B::Weight(w) => {
-            let len = n.div_ceil(PANEL) * PANEL * k;
+            let len = packed_len(n, k).unwrap_or(usize::MAX);
             if m < DOT_MAX_M || scratch.len() < len {
                 linear_dot(s, a, m, k, w, n, bias, epilogue, out);
                 return;
@@ -404,7 +415,7 @@ fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
 }
 
 /// `out = a · wᵀ` for `w` packed by [`pack_panels`]: every `2·LANES`-wide sub-panel of each
-/// 32-column panel, with `ldb = 32`.
+/// panel, with `ldb` the panel's width.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn packed_product<S: Simd, const MR: usize>(
@@ -419,38 +430,47 @@ fn packed_product<S: Simd, const MR: usize>(
     out: &mut [f32],
 ) {
     let nr = 2 * S::LANES;
-    for (jp, panel) in packed.chunks_exact(k * PANEL).enumerate() {
+    let (mut jp, mut at) = (0, 0);
+    while jp < n {
+        let width = panel_width(n, jp);
+        let Some(panel) = packed.get(at..at + k * width) else {
+            debug_assert!(false, "packed weight shorter than its shape");
+            return;
+        };
         let mut c0 = 0;
-        while c0 < PANEL && jp * PANEL + c0 < n {
-            let j0 = jp * PANEL + c0;
-            panel_rows::<S, MR>(s, a, m, k, &panel[c0..], PANEL, j0, n, bias, e, out);
+        while c0 < width && jp + c0 < n {
+            panel_rows::<S, MR>(s, a, m, k, &panel[c0..], width, jp + c0, n, bias, e, out);
             c0 += nr;
         }
+        jp += width;
+        at += k * width;
     }
 }
 
-/// `dst[(P·k + p)·32 + c] = w[(32P + c)·k + p]` (zero past `n`): `wᵀ` (`w` is `n × k`) in panels
-/// of [`PANEL`] columns. Each weight row is read once, sequentially; the panel it is scattered
-/// into (`k × 32` floats) stays in L1.
+/// `wᵀ` (`w` is `n × k`) in panels of [`panel_width`] columns: the panel at column `j0`, `W`
+/// wide, holds `w[(j0 + c)·k + p]` at `p·W + c` (zero past `n`). Each weight row is read once,
+/// sequentially; the panel it is scattered into (`k × W` floats) stays in L1.
 fn pack_panels(w: &[f32], n: usize, k: usize, dst: &mut [f32]) {
     if k == 0 {
         return;
     }
-    for (jp, panel) in dst.chunks_exact_mut(k * PANEL).enumerate() {
-        let j0 = jp * PANEL;
-        let cols = PANEL.min(n.saturating_sub(j0));
-        for c in 0..PANEL {
-            let src = if c < cols {
-                Some(&w[(j0 + c) * k..(j0 + c + 1) * k])
-            } else {
-                None
-            };
-            let lanes = panel[c..].iter_mut().step_by(PANEL);
-            match src {
-                Some(src) => lanes.zip(src).for_each(|(d, &v)| *d = v),
-                None => lanes.for_each(|d| *d = 0.0),
+    let (mut j0, mut at) = (0, 0);
+    while j0 < n {
+        let width = panel_width(n, j0);
+        let Some(panel) = dst.get_mut(at..at + k * width) else {
+            debug_assert!(false, "packing buffer shorter than the packed weight");
+            return;
+        };
+        let cols = width.min(n - j0);
+        for c in 0..width {
+            let lanes = panel[c..].iter_mut().step_by(width);
+            match w.get((j0 + c) * k..(j0 + c + 1) * k) {
+                Some(src) if c < cols => lanes.zip(src).for_each(|(d, &v)| *d = v),
+                _ => lanes.for_each(|d| *d = 0.0),
             }
         }
+        j0 += width;
+        at += k * width;
     }
 }
 
@@ -474,23 +494,11 @@ fn panel_rows<S: Simd, const MR: usize>(
     let nr = 2 * S::LANES;
     let cols = nr.min(n - j0);
     let bias = bias.map(|b| &b[j0..j0 + cols]);
-    let mut i = 0;
-    while i + MR <= m {
-        let out = &mut out[i * n + j0..];
-        micro::<S, MR>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-        i += MR;
-    }
-    if i < m {
-        let (a, out) = (&a[i * k..], &mut out[i * n + j0..]);
-        macro_rules! tail {
-            ($($r:literal)*) => {
-                match m - i {
-                    $($r => micro::<S, $r>(s, k, a, panel, ldb, out, n, cols, bias),)*
-                    _ => {}
-                }
-            };
-        }
-        tail!(1 2 3 4 5 6 7 8 9 10 11);
+    if cols <= S::LANES {
+        // One vector of columns: twice the rows per block for the same registers.
+        row_blocks::<S, MR, 1>(s, a, m, k, panel, ldb, j0, n, cols, bias, out, true);
+    } else {
+        row_blocks::<S, MR, 2>(s, a, m, k, panel, ldb, j0, n, cols, bias, out, false);
     }
     // The activation over the panel's strip of columns, still in L1 (one copy of its code per
     // kernel rather than one per register block).
@@ -501,11 +509,65 @@ fn panel_rows<S: Simd, const MR: usize>(
     }
 }
 
-/// One `R × (2·LANES)` block: `out[r*ldc + c] = Σ_p a[r*k + p]·b[p*ldb + c] + bias[c]` for
-/// `r < R`, `c < cols`.
+/// Every row block of one strip of `cols ≤ V·LANES` columns: blocks of `MR` rows (or `2·MR`
+/// rows when `double`, for `V = 1`), then the ragged rest.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn micro<S: Simd, const R: usize>(
+fn row_blocks<S: Simd, const MR: usize, const V: usize>(
+    s: S,
+    a: &[f32],
+    m: usize,
+    k: usize,
+    panel: &[f32],
+    ldb: usize,
+    j0: usize,
+    n: usize,
+    cols: usize,
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+    double: bool,
+) {
+    let mut i = 0;
+    if double {
+        // `MR` is 6 or 12; `2·MR` rows of one vector use as many registers as `MR` rows of two.
+        macro_rules! doubled {
+            ($($r:literal => $d:literal),*) => {
+                match MR {
+                    $($r => while i + $d <= m {
+                        let out = &mut out[i * n + j0..];
+                        micro::<S, $d, V>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+                        i += $d;
+                    },)*
+                    _ => {}
+                }
+            };
+        }
+        doubled!(6 => 12, 12 => 24);
+    }
+    while i + MR <= m {
+        let out = &mut out[i * n + j0..];
+        micro::<S, MR, V>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+        i += MR;
+    }
+    if i < m {
+        let (a, out) = (&a[i * k..], &mut out[i * n + j0..]);
+        macro_rules! tail {
+            ($($r:literal)*) => {
+                match m - i {
+                    $($r => micro::<S, $r, V>(s, k, a, panel, ldb, out, n, cols, bias),)*
+                    _ => {}
+                }
+            };
+        }
+        tail!(1 2 3 4 5 6 7 8 9 10 11);
+    }
+}
+
+/// One `R × (V·LANES)` block: `out[r*ldc + c] = Σ_p a[r*k + p]·b[p*ldb + c] + bias[c]` for
+/// `r < R`, `c < cols ≤ V·LANES` (`V` is 1 or 2).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn micro<S: Simd, const R: usize, const V: usize>(
     s: S,
     k: usize,
     a: &[f32],
@@ -521,42 +583,49 @@ fn micro<S: Simd, const R: usize>(
     // check keeps a caller bug from becoming an out-of-bounds read).
     if k == 0
         || R == 0
+        || !(1..=2).contains(&V)
+        || cols > V * l
         || a.len() < (R - 1) * k + k
-        || b.len() < (k - 1) * ldb + 2 * l
+        || b.len() < (k - 1) * ldb + V * l
         || out.len() < (R - 1) * ldc + cols
     {
         debug_assert!(false, "micro-kernel called out of bounds");
         return;
     }
-    let mut acc = [[s.zero(); 2]; R];
+    let mut acc = [[s.zero(); V]; R];
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
     for p in 0..k {
-        // SAFETY: `p*ldb + 2l <= (k-1)*ldb + 2l <= b.len()` (checked above).
-        let (b0, b1) = unsafe { (s.loadu(bp.add(p * ldb)), s.loadu(bp.add(p * ldb + l))) };
+        let mut bv = [s.zero(); V];
+        for (v, b) in bv.iter_mut().enumerate() {
+            // SAFETY: `p*ldb + V·l <= (k-1)*ldb + V·l <= b.len()` (checked above).
+            *b = unsafe { s.loadu(bp.add(p * ldb + v * l)) };
+        }
         for (r, acc) in acc.iter_mut().enumerate() {
             // SAFETY: `r*k + p < (R-1)*k + k <= a.len()` (checked above).
             let av = s.splat(unsafe { *ap.add(r * k + p) });
-            acc[0] = s.mul_add(av, b0, acc[0]);
-            acc[1] = s.mul_add(av, b1, acc[1]);
+            for (acc, &b) in acc.iter_mut().zip(&bv) {
+                *acc = s.mul_add(av, b, *acc);
+            }
         }
     }
-    let (bias0, bias1) = match bias {
-        Some(bv) => (
-            Some(s.load_partial(bv, 0.0)),
-            Some(s.load_partial(bv.get(l..).unwrap_or(&[]), 0.0)),
-        ),
-        None => (None, None),
-    };
-    for (r, acc) in acc.iter().enumerate() {
-        let (mut v0, mut v1) = (acc[0], acc[1]);
-        if let (Some(b0), Some(b1)) = (bias0, bias1) {
-            v0 = s.add(v0, b0);
-            v1 = s.add(v1, b1);
+    let mut biasv = [s.zero(); V];
+    if let Some(bias) = bias {
+        for (v, b) in biasv.iter_mut().enumerate() {
+            *b = s.load_partial(bias.get(v * l..).unwrap_or(&[]), 0.0);
         }
+    }
+    for (r, acc) in acc.iter().enumerate() {
         let row = &mut out[r * ldc..r * ldc + cols];
-        s.store(row, v0);
-        if cols > l {
-            s.store(&mut row[l..], v1);
+        for (v, &a) in acc.iter().enumerate() {
+            if v * l >= cols {
+                break;
+            }
+            let a = if bias.is_some() {
+                s.add(a, biasv[v])
+            } else {
+                a
+            };
+            s.store(&mut row[v * l..], a);
         }
     }
 }

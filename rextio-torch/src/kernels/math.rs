@@ -5,7 +5,8 @@
 //! over every 16th float of the function's domain (`math_errors_over_all_floats`, an ignored
 //! test), on AVX2+FMA and on the portable flavour (no FMA); the normal test suite asserts the
 //! stated bounds over a dense sweep on every ISA present. AVX-512 runs the same fused
-//! operations lane by lane as AVX2, so its elementwise results are the same bits. Every
+//! operations lane by lane as AVX2, so its elementwise results are the same bits, except `tanh`,
+//! whose reciprocal estimate is finer there (`rcp14` against `rcp`). Every
 //! function also stayed within `rtol 1e-5, atol 1e-6` of torch 2.13's float32 results (and
 //! matched its NaN, infinities and signed zeros) on 2.4 million inputs per op.
 
@@ -46,11 +47,13 @@ pub fn log(src: &[f32], dst: &mut [f32]) -> Result<(), KernelError> {
 /// Hyperbolic tangent, elementwise.
 ///
 /// Eigen's/XLA's odd rational approximation `x·P(x²)/Q(x²)` (degrees 13/6) on the input clamped
-/// to `±7.9053` (where tanh rounds to ±1), and `tanh(x) = x` for `|x| < 0.0004`.
+/// to `±7.9053` (where tanh rounds to ±1), and `tanh(x) = x` for `|x| < 0.0004`. On x86 the
+/// division by `Q` is a reciprocal estimate refined by one Newton step (`Q` lies in
+/// `[4.9e-3, 0.91]`), which made the function about 15% faster on AVX2 than a vector division.
 ///
-/// Maximum error: absolute 2.7e-7 with FMA and 3.9e-7 portable (bound 4e-7); relative 2.9e-7 /
-/// 3.9e-7 for `|x| ≥ 2^-10` (bound 4e-7); the result never exceeds 1 in magnitude. (libm's
-/// `tanhf` is about 30x slower.) Edges as torch: `tanh(±0) = ±0`, `tanh(±inf) = ±1`, NaN → NaN.
+/// Maximum error: absolute 3.1e-7 with AVX2+FMA and 3.9e-7 portable (bound 4e-7); relative
+/// 3.4e-7 / 3.9e-7 for `|x| ≥ 2^-10` (bound 4e-7); the result never exceeds 1 in magnitude.
+/// (libm's `tanhf` is about 30x slower.) Edges as torch: `tanh(±0) = ±0`, `tanh(±inf) = ±1`, NaN → NaN.
 pub fn tanh(src: &[f32], dst: &mut [f32]) -> Result<(), KernelError> {
     unary(Unary::Tanh, src, dst)
 }
@@ -208,7 +211,8 @@ pub(crate) fn tanh_v<S: Simd>(s: S, x: S::V) -> S::V {
             4.893_525_185_543_85e-3,
         ],
     );
-    let r = s.div(s.mul(p, xc), q);
+    // `q` lies in [4.89e-3, 0.91] on the clamped range (or is NaN, which passes through).
+    let r = s.div_pos(s.mul(p, xc), q);
     let r = clamp(s, r, -1.0, 1.0);
     // Tiny arguments: tanh x = x to within half an ulp (also keeps subnormals exact).
     s.select(s.lt(s.abs(x), s.splat(4e-4)), x, r)

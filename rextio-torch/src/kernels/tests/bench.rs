@@ -5,8 +5,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::super::{
-    argmax_rows, linear, linear_fused, linear_packed, softmax_argmax_rows, softmax_rows, unary,
-    Epilogue, Isa, PackedWeight, Unary,
+    argmax_rows, binary, binary_inplace, linear, linear_fused, linear_packed, softmax_argmax_rows,
+    softmax_rows, unary, unary_inplace, Binary, Epilogue, Isa, Operand, PackedWeight, Unary,
 };
 use super::each_isa;
 
@@ -191,5 +191,60 @@ fn bench_softmax() {
             "{:>9} ({m}x{n}) softmax then argmax {two:.0} ns, softmax_argmax_rows {fused:.0} ns",
             isa.name()
         );
+    });
+}
+
+/// The stages of a small classifier head (normalise, linear, four activations, linear, softmax
+/// with argmax), each timed alone at batch 1, 16 and 128: where a fused call spends its compute.
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_head_stages() {
+    let (k, h, c) = (32, 32, 8);
+    each_isa(|isa| {
+        for m in [1usize, 16, 128] {
+            let x = data(m * k);
+            let (mean, scale) = (data(k), data(k));
+            let (w1, b1, w2, b2) = (data(h * k), data(h), data(c * h), data(c));
+            let mut xn = vec![0.0; m * k];
+            let mut hid = vec![0.0; m * h];
+            let mut logits = vec![0.0; m * c];
+            let mut labels = vec![0i64; m];
+            let (norm, _) = time(|| {
+                binary(
+                    Binary::Sub,
+                    m,
+                    k,
+                    Operand::Full(&x),
+                    Operand::Row(&mean),
+                    &mut xn,
+                )
+                .unwrap();
+                binary_inplace(Binary::Div, m, k, &mut xn, Operand::Row(&scale)).unwrap();
+                black_box(&xn);
+            });
+            let (lin1, _) = time(|| {
+                linear(black_box(&xn), m, k, &w1, h, Some(&b1), &mut hid).unwrap();
+                black_box(&hid);
+            });
+            let (relu, _) = time(|| {
+                unary_inplace(Unary::Relu, black_box(&mut hid));
+            });
+            let (tanh, _) = time(|| {
+                unary_inplace(Unary::Tanh, black_box(&mut hid));
+            });
+            let (lin2, _) = time(|| {
+                linear(black_box(&hid), m, h, &w2, c, Some(&b2), &mut logits).unwrap();
+                black_box(&logits);
+            });
+            let (sm, _) = time(|| {
+                softmax_argmax_rows(black_box(&logits), m, c, &mut labels).unwrap();
+                black_box(&labels);
+            });
+            let total = norm + lin1 + 2.0 * (relu + tanh) + lin2 + sm;
+            println!(
+                "{:>9} head m={m:>3}: normalise {norm:>6.0} linear1 {lin1:>6.0} relu {relu:>5.0} tanh {tanh:>6.0} linear2 {lin2:>6.0} softmax+argmax {sm:>6.0} = {total:>6.0} ns",
+                isa.name()
+            );
+        }
     });
 }
