@@ -41,13 +41,34 @@ enum Handle {
 }
 
 /// An owned handle; cloning it (only done to make a shared one unique before an in-place op)
-/// makes a new handle on the same storage.
+/// makes a new handle on the same storage. Dropping it hands the tensor to the shim, which
+/// reuses it for a later output when nothing else can reach it.
 #[derive(Debug)]
-struct Shared(Tensor);
+struct Shared(ManuallyDrop<Tensor>);
+
+impl Shared {
+    fn new(t: Tensor) -> Self {
+        Shared(ManuallyDrop::new(t))
+    }
+
+    /// The tensor, which the caller now owns.
+    fn into_inner(self) -> Tensor {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never used again nor dropped, so the tensor is taken exactly once.
+        unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+}
 
 impl Clone for Shared {
     fn clone(&self) -> Self {
-        Shared(self.0.shallow_clone())
+        Shared::new(self.0.shallow_clone())
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: dropped once; the field is not used afterwards.
+        shim::release(unsafe { ManuallyDrop::take(&mut self.0) });
     }
 }
 
@@ -56,7 +77,7 @@ impl Clone for Handle {
         match self {
             // A second borrow would need the GIL to take a new reference: share storage
             // through a handle of our own instead.
-            Handle::Borrowed(t, _) => Handle::Owned(Rc::new(Shared(t.shallow_clone()))),
+            Handle::Borrowed(t, _) => Handle::Owned(Rc::new(Shared::new(t.shallow_clone()))),
             Handle::Owned(t) => Handle::Owned(Rc::clone(t)),
         }
     }
@@ -70,7 +91,7 @@ impl RxtTorchTensor {
 
     pub(crate) fn with_view(t: Tensor, view: FastView) -> Self {
         Self {
-            h: Handle::Owned(Rc::new(Shared(t))),
+            h: Handle::Owned(Rc::new(Shared::new(t))),
             view,
         }
     }
@@ -88,7 +109,7 @@ impl RxtTorchTensor {
     pub fn tensor_mut(&mut self) -> &mut Tensor {
         self.view = FastView::Unknown;
         if let Handle::Borrowed(t, _) = &self.h {
-            self.h = Handle::Owned(Rc::new(Shared(t.shallow_clone())));
+            self.h = Handle::Owned(Rc::new(Shared::new(t.shallow_clone())));
         }
         match &mut self.h {
             Handle::Owned(arc) => &mut Rc::make_mut(arc).0,
@@ -310,7 +331,7 @@ pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
         Handle::Borrowed(_, owner) => Ok(owner),
         // The only handle: moved into the Python object.
         Handle::Owned(rc) => match Rc::try_unwrap(rc) {
-            Ok(Shared(t)) => shim::wrap_owned(py, t),
+            Ok(shared) => shim::wrap_owned(py, shared.into_inner()),
             Err(rc) => shim::wrap_owned(py, rc.0.shallow_clone()),
         },
     }

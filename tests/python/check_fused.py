@@ -108,6 +108,20 @@ for t in threads:
 assert len(results) == 4
 for i, (got, want) in results.items():
     assert_same(got, want, f"scoring in thread {i} ({path})")
+# Results outlive later calls: the tensors the runtime recycles between calls are never ones a
+# caller holds (outputs, tuples of outputs, results derived from intermediates).
+kept = []
+for i in range(40):
+    tx = torch.randn(2 + i % 3, F_)
+    rw = torch.randn(F_, F_)
+    kept.append((tx, rw, kernels.escaped_view(tx, w), kernels.two_outputs(tx, w), kernels.scoring(tx, mean, scale, w1, b1, w2, b2, i % 4), kernels.reuse(tx, rw)))
+for i, (tx, rw, v, pair, s, r) in enumerate(kept):
+    assert_same(v, eager.escaped_view(tx, w), f"escaped_view call {i} after later calls ({path})")
+    for o, e in zip(pair, eager.two_outputs(tx, w)):
+        assert_same(o, e, f"two_outputs call {i} after later calls ({path})")
+    assert_same(s, eager.scoring(tx, mean, scale, w1, b1, w2, b2, i % 4), f"scoring call {i} after later calls ({path})")
+    assert_same(r, eager.reuse(tx, rw), f"reuse call {i} after later calls ({path})")
+check("escaped_view", spiked(x), w)
 # A loop-carried activation large enough to run without the GIL (in place, 2048 x 16 values).
 check("scoring", spiked(torch.randn(2048, F_)), mean, scale, w1, b1, w2, b2, 3)
 # Sizes above the auto guard (per-op under auto, fused when forced).

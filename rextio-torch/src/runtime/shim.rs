@@ -60,6 +60,7 @@ extern "C" {
     fn rx_last_error() -> *const c_char;
     fn rx_set_grad_enabled(enabled: i32) -> i32;
     fn rx_wrap_owned(tensor: *mut c_void) -> *mut ffi::PyObject;
+    fn rx_release(tensor: *mut c_void);
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
     fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
     fn rx_empty_cpu(
@@ -149,6 +150,17 @@ pub(crate) fn wrap_owned(
     let obj = unsafe { rx_wrap_owned(ptr.cast()) };
     // SAFETY: as above.
     unsafe { pyo3::Bound::from_owned_ptr_or_err(py, obj) }.map(pyo3::Bound::unbind)
+}
+
+/// Drop a handle of the runtime's own: the shim keeps the tensor for `empty_cpu` to hand out
+/// again when nothing else can reach it (no other handle, view, Python object or autograd
+/// state), and frees it otherwise.
+pub(crate) fn release(mut t: Tensor) {
+    let ptr = t.as_mut_ptr();
+    // The shim consumes the handle (keeps or deletes it), so tch must not free it again.
+    std::mem::forget(t);
+    // SAFETY: `ptr` is an owned `at::Tensor*` handed over to the shim, which never throws.
+    unsafe { rx_release(ptr.cast()) }
 }
 
 /// Set autograd's grad mode on this thread; returns whether it was enabled.

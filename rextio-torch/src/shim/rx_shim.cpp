@@ -9,6 +9,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -38,6 +39,71 @@ int rx_guarded(F&& body) {
     rx_remember("unknown C++ exception");
   }
   return RX_ERROR;
+}
+// Dead intermediates kept for reuse on this thread (see `rx_release`): a serving loop calls the
+// same function with the same shapes, so the tensor a call frees is the one the next call
+// allocates. Only tensors nothing else can reach go in; they are freed when the thread ends.
+constexpr size_t RX_POOL_SLOTS = 16;
+// Larger allocations cost little next to the work on them, and 16 slots of 256 KiB bound what a
+// thread holds to 4 MiB.
+constexpr size_t RX_POOL_MAX_BYTES = size_t{1} << 18;
+
+struct rx_pool {
+  at::Tensor* slots[RX_POOL_SLOTS] = {};
+  size_t len = 0;
+  ~rx_pool() {
+    for (size_t i = 0; i < len; ++i) delete slots[i];
+  }
+};
+thread_local rx_pool pool;
+
+// What a fresh `empty_cpu` tensor looks like: its dispatch keys and its storage's deleter.
+struct rx_fresh {
+  c10::DispatchKeySet keys;
+  c10::DeleterFnPtr deleter;
+};
+
+const rx_fresh& fresh() {
+  static const rx_fresh f = [] {
+    at::TensorBase t = at::detail::empty_cpu({1}, at::kFloat, false, c10::nullopt);
+    return rx_fresh{t.key_set(), t.storage().data_ptr().get_deleter()};
+  }();
+  return f;
+}
+
+// Whether a handle the runtime is dropping can be reused without anyone noticing: the only
+// reference to its TensorImpl (no Python object, no autograd graph, no weak reference) and to
+// its storage (no view), a plain contiguous CPU tensor as `empty_cpu` makes them, with memory
+// from the CPU allocator.
+bool reusable(const at::Tensor& t) {
+  if (!t.defined() || t.use_count() != 1 || t.weak_use_count() != 1) return false;
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (impl->autograd_meta() != nullptr || !impl->allow_tensor_metadata_change()) return false;
+  if (t.key_set() != fresh().keys) return false;
+  if (t.layout() != at::kStrided || !t.device().is_cpu() || t.is_neg() || t.is_conj()) {
+    return false;
+  }
+  if (!t.has_storage() || t.storage_offset() != 0 || !t.is_contiguous()) return false;
+  const c10::Storage& st = t.storage();
+  if (st.use_count() != 1 || !st.resizable()) return false;
+  if (st.data_ptr().get_deleter() != fresh().deleter) return false;
+  const size_t nbytes = st.nbytes();
+  return nbytes > 0 && nbytes <= RX_POOL_MAX_BYTES;
+}
+
+// A pooled tensor of `scalar_type` whose storage holds `nbytes` (and is not more than twice
+// that), reshaped to `shape`; null when none.
+at::Tensor* take_pooled(at::IntArrayRef shape, at::ScalarType scalar_type, size_t nbytes) {
+  if (nbytes == 0 || nbytes > RX_POOL_MAX_BYTES) return nullptr;
+  for (size_t i = pool.len; i-- > 0;) {
+    at::Tensor* t = pool.slots[i];
+    const size_t have = t->storage().nbytes();
+    if (t->scalar_type() != scalar_type || have < nbytes || have > 2 * nbytes) continue;
+    pool.slots[i] = pool.slots[--pool.len];
+    t->unsafeGetTensorImpl()->set_sizes_contiguous(shape);
+    return t;
+  }
+  return nullptr;
 }
 }  // namespace
 
@@ -127,13 +193,40 @@ int rx_empty_cpu(int32_t rank, const int64_t* sizes, int32_t scalar_type, void**
   *data = nullptr;
   return rx_guarded([&] {
     at::IntArrayRef shape(sizes, static_cast<size_t>(rank));
-    at::TensorBase base = at::detail::empty_cpu(
-        shape, static_cast<at::ScalarType>(scalar_type), false, c10::nullopt);
-    at::Tensor* t = new at::Tensor(std::move(base));
+    const auto type = static_cast<at::ScalarType>(scalar_type);
+    // Sizes a pooled tensor could take (anything else goes to `empty_cpu` and its errors).
+    size_t nbytes = c10::elementSize(type);
+    for (const int64_t s : shape) {
+      if (s < 0 || (s != 0 && nbytes > RX_POOL_MAX_BYTES / static_cast<size_t>(s))) {
+        nbytes = 0;
+        break;
+      }
+      nbytes *= static_cast<size_t>(s);
+    }
+    at::Tensor* t = take_pooled(shape, type, nbytes);
+    if (t == nullptr) {
+      at::TensorBase base = at::detail::empty_cpu(shape, type, false, c10::nullopt);
+      t = new at::Tensor(std::move(base));
+    }
     *data = t->numel() > 0 ? t->mutable_data_ptr() : nullptr;
     *out = t;
     return RX_OK;
   });
+}
+
+// The end of an owned `at::Tensor*` handle of the runtime's: kept for `rx_empty_cpu` to reuse
+// when nothing else can reach it (see `reusable`), else freed.
+void rx_release(void* tensor) {
+  at::Tensor* t = static_cast<at::Tensor*>(tensor);
+  try {
+    if (pool.len < RX_POOL_SLOTS && reusable(*t)) {
+      pool.slots[pool.len++] = t;
+      return;
+    }
+  } catch (...) {
+    // Not reusable after all: freed below.
+  }
+  delete t;
 }
 
 // Hand an owned `at::Tensor*` to Python: the new reference to its Python object (the handle
