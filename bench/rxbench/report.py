@@ -211,7 +211,10 @@ def render_markdown(run: RunResult, command: str = "cargo xtask bench") -> str:
     if b and "native_us" in b:
         lines += ["", "**Boundary** (" + b["function"] + "): native "
                   f"{b['native_us']} µs per call (target ≤ {b['target_us']} µs), eager "
-                  f"{b['eager_us']} µs, an empty Python function {b['python_call_us']} µs."]
+                  f"{b['eager_us']} µs, an empty Python function {b['python_call_us']} µs; "
+                  f"the seven arguments alone (first one returned) {b.get('args_only_us', '—')} "
+                  f"µs, `torch.empty_like` of the output from Python "
+                  f"{b.get('empty_like_us', '—')} µs."]
     if t:
         lines += ["", f"**Threads** ({t['function']}): {t['calls_per_s_1_thread']} calls/s from "
                   f"one Python thread, {t['calls_per_s_2_threads']} from two ({t['scaling']}x)."]
