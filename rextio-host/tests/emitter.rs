@@ -29,6 +29,11 @@ impl Plugin for Text {
             editable_path: None,
         }]
     }
+    fn detached_body(&self, _f: &FunctionScope) -> Option<DetachedBody> {
+        Some(DetachedBody {
+            runner: "textrt::run_body".into(),
+        })
+    }
     fn coverage(&self) -> Coverage {
         Coverage {
             packages: vec!["textlib".into()],
@@ -184,4 +189,54 @@ fn module_init_and_requirements_are_used_only_from_plugins_that_negotiated_them(
             assert!(lib.contains("PyImportError::new_err"));
         }
     }
+}
+
+#[test]
+fn bodies_run_through_the_runner_only_when_the_plugin_negotiated_it_and_calls_nothing_native() {
+    let generate = |version: &'static str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rextio.toml"),
+            "[plugins]\nenabled = [\"text\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        let src = "import textlib\n\n\ndef leaf(n: int) -> int:\n    return textlib.good(n)\n\n\ndef caller(n: int) -> int:\n    return textlib.good(leaf(n))\n";
+        std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+        let mut p = plugin();
+        p.1 = version;
+        let registry = Registry::builder().plugin(p).build().unwrap();
+        let g = Project::open(dir.path())
+            .unwrap()
+            .generate(&registry)
+            .unwrap();
+        let routes = g.check.report.routes();
+        assert!(
+            routes.iter().all(|(_, r)| r == "native-plugin:text"),
+            "{routes:?}"
+        );
+        let krate = g.crate_.expect("both functions are native");
+        syn::parse_file(&krate.lib_rs).expect("generated lib.rs parses");
+        let body = |q: &str| {
+            let (_, a, b) = krate
+                .function_lines
+                .iter()
+                .find(|(name, _, _)| name == q)
+                .unwrap_or_else(|| panic!("{q} placed"));
+            let lines: Vec<&str> = krate.lib_rs.lines().collect();
+            lines[*a as usize - 1..*b as usize].join("\n")
+        };
+        (body("m.leaf"), body("m.caller"))
+    };
+    // API 1.10: the leaf's body runs through the runner; the caller's, which calls another
+    // native body (whose plugins it does not see), is called directly.
+    let (leaf, caller) = generate("1.10.0");
+    assert!(leaf.contains("textrt::run_body(__rx_py, move ||"), "{leaf}");
+    assert!(!caller.contains("run_body"), "{caller}");
+    // A plugin written for 1.9 is never asked.
+    let (leaf, caller) = generate("1.9.0");
+    assert!(
+        !leaf.contains("run_body") && !caller.contains("run_body"),
+        "{leaf}"
+    );
 }

@@ -114,6 +114,17 @@ pub struct ScopeGuard {
     pub enter_expr: String,
 }
 
+/// How a native function's body may run without the GIL (see `Plugin::detached_body`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetachedBody {
+    /// Path of a function `fn<R>(Python<'_>, impl FnOnce() -> R) -> R` in the plugin's runtime
+    /// crate. The generated wrapper calls it with the body (a closure owning the converted
+    /// arguments, run on the calling thread inside the function-scope guards); the runtime may
+    /// release the GIL while the closure runs and must hold it again when the runner returns or
+    /// unwinds.
+    pub runner: String,
+}
+
 /// Where an operand of a region node comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RegionRef {

@@ -6,7 +6,8 @@ use crate::device::{
 };
 use crate::diagnostic::CodeDoc;
 use crate::lowering::{
-    FunctionScope, LowerError, LoweredExpr, LoweringContext, RegionContext, ScopeGuard,
+    DetachedBody, FunctionScope, LowerError, LoweredExpr, LoweringContext, RegionContext,
+    ScopeGuard,
 };
 use crate::rules::RuleRecord;
 use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
@@ -181,6 +182,14 @@ pub trait Plugin: Send + Sync {
     fn runtime_crate(&self) -> Option<CrateDependency>;
     /// A guard held around the whole body of a native function (API >= 1.7).
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
+        None
+    }
+    /// A runner for a native function's body that may release the GIL inside it (API >= 1.10),
+    /// when this plugin's runtime touches no Python object inside bodies: other Python threads
+    /// then run while the body's native work does. The host uses it only when every plugin whose
+    /// sites the body lowers returns the same runner and the body calls no other native
+    /// function; otherwise the body runs as before.
+    fn detached_body(&self, _f: &FunctionScope) -> Option<DetachedBody> {
         None
     }
     /// Device capabilities needed for the given types (API >= 1.6).

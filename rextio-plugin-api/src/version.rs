@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 9, 0);
+pub const API_VERSION: Version = Version::new(1, 10, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 1, 0);
@@ -20,6 +20,8 @@ pub const FUNCTION_SCOPE_GUARD_SINCE_MINOR: u64 = 7;
 pub const MODULE_INIT_SINCE_MINOR: u64 = 8;
 /// Minor version of the plugin API that introduced `lower_region`.
 pub const REGION_LOWERING_SINCE_MINOR: u64 = 9;
+/// Minor version of the plugin API that introduced `detached_body`.
+pub const DETACHED_BODY_SINCE_MINOR: u64 = 10;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -81,6 +83,8 @@ pub struct Negotiated {
     pub module_init: bool,
     /// Whether `lower_region` may be consulted.
     pub region_lowering: bool,
+    /// Whether `detached_body` may be consulted.
+    pub detached_body: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -124,6 +128,7 @@ pub fn negotiate(
         function_scope_guard: version.minor >= FUNCTION_SCOPE_GUARD_SINCE_MINOR,
         module_init: version.minor >= MODULE_INIT_SINCE_MINOR,
         region_lowering: version.minor >= REGION_LOWERING_SINCE_MINOR,
+        detached_body: version.minor >= DETACHED_BODY_SINCE_MINOR,
         declared: version,
     })
 }
@@ -138,13 +143,15 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.9.0", &host()).unwrap();
+        let n = negotiate("p", "1.10.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
-        assert!(n.region_lowering);
+        assert!(n.region_lowering && n.detached_body);
     }
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.9.0", &host()).unwrap();
+        assert!(n.region_lowering && !n.detached_body);
         let n = negotiate("p", "1.8.1", &host()).unwrap();
         assert!(n.module_init && !n.region_lowering);
         let n = negotiate("p", "1.7.2", &host()).unwrap();
@@ -159,10 +166,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.10.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.11.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.10.0") && msg.contains("1.9.0"), "{msg}");
+        assert!(msg.contains("1.11.0") && msg.contains("1.10.0"), "{msg}");
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub mod types;
 
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
-    DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType,
-    RuleRecord, ScopeGuard,
+    DetachedBody, DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext,
+    Plugin, PluginType, RuleRecord, ScopeGuard,
 };
 
 /// Symbols this plugin recognises (documentation; sites are offered by package and type).
@@ -159,7 +159,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.9.0"
+        "1.10.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -265,6 +265,11 @@ impl Plugin for TorchPlugin {
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {
             enter_expr: "::rextio_torch::runtime::FunctionGuard::enter()".into(),
+        })
+    }
+    fn detached_body(&self, _f: &FunctionScope) -> Option<DetachedBody> {
+        Some(DetachedBody {
+            runner: "::rextio_torch::runtime::run_body".into(),
         })
     }
 }

@@ -6,12 +6,16 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use std::cell::Cell;
 use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
 use std::rc::Rc;
 use tch::{Device, Kind, Scalar, TchError, Tensor};
 
 mod fused;
-pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
+pub use fused::{
+    fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, GIL_RELEASE_WORK, PATH_ENV,
+};
 
 mod shim;
 pub(crate) use shim::FastView;
@@ -19,8 +23,11 @@ pub(crate) use shim::FastView;
 /// A torch tensor inside generated code. `Clone` shares storage.
 ///
 /// A tensor argument is *borrowed*: the handle is the `at::Tensor` its Python object already
-/// holds (no new C++ reference, so no Python reference traffic on drop), kept valid by a strong
-/// reference to that object. Other tensors own their handle behind an `Rc` (so the type is not
+/// holds (no new C++ reference), and the object is not referenced either: it is an argument of
+/// the running call, which its caller holds until the call returns, so the value must not outlive
+/// the call (generated code drops every value before the wrapper returns, and hands results to
+/// Python through [`wrap`], which takes a new reference). Nothing in a body therefore touches a
+/// Python object, which lets [`run_body`] release the GIL. Other tensors own their handle behind an `Rc` (so the type is not
 /// `Send`: a value never leaves the thread running the call), and cloning one (a fused call
 /// handing back the buffer it overwrote in place, say) costs no libtorch call. Besides the
 /// handle it may carry what the fused path needs to read it without asking libtorch again (its
@@ -34,8 +41,9 @@ pub struct RxtTorchTensor {
 
 #[derive(Debug)]
 enum Handle {
-    /// The tensor inside this Python object (never freed here).
-    Borrowed(ManuallyDrop<Tensor>, Py<PyAny>),
+    /// The tensor inside this Python object (never freed here; the object is the call's
+    /// argument, not referenced by the handle).
+    Borrowed(ManuallyDrop<Tensor>, ArgObject),
     /// A handle of the runtime's own.
     Owned(Rc<Shared>),
 }
@@ -122,6 +130,67 @@ impl RxtTorchTensor {
     }
 }
 
+/// The Python object a borrowed argument lives in: an argument of the running call, alive until
+/// the generated wrapper returns (its caller holds it), and never dereferenced without the GIL.
+#[derive(Debug, Clone, Copy)]
+struct ArgObject(NonNull<pyo3::ffi::PyObject>);
+
+/// Where the GIL stands for the body running on this thread (see [`run_body`]).
+#[derive(Clone, Copy)]
+enum BodyGil {
+    /// No body runs through `run_body` on this thread.
+    Outside,
+    /// A body runs and the thread holds the GIL.
+    Held,
+    /// A body runs and released the GIL; the saved thread state.
+    Released(*mut pyo3::ffi::PyThreadState),
+}
+
+thread_local! {
+    static BODY: Cell<BodyGil> = const { Cell::new(BodyGil::Outside) };
+}
+
+/// Run a native function's body (the generated wrapper's runner, plugin API 1.10). The body
+/// starts holding the GIL; the first native work above [`GIL_RELEASE_WORK`] releases it for the
+/// rest of the body (bodies touch no Python object: see [`RxtTorchTensor`]), so other Python
+/// threads run meanwhile, and the GIL is held again before this returns or unwinds. A body
+/// doing less work never releases it (releasing costs more than it frees there).
+pub fn run_body<R>(_py: Python<'_>, body: impl FnOnce() -> R) -> R {
+    let outer = BODY.with(|b| b.replace(BodyGil::Held));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    if let BodyGil::Released(state) = BODY.with(|b| b.replace(outer)) {
+        // SAFETY: `state` is what `PyEval_SaveThread` returned on this thread during this body;
+        // restoring it takes the GIL back before anything touches Python again.
+        unsafe { pyo3::ffi::PyEval_RestoreThread(state) };
+    }
+    match result {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Release the GIL for the rest of the body running through [`run_body`] on this thread.
+/// Returns whether it is released now (`false` outside such a body: the caller then keeps to
+/// its own GIL handling).
+pub(crate) fn release_for_body() -> bool {
+    BODY.with(|b| match b.get() {
+        BodyGil::Outside => false,
+        BodyGil::Released(_) => true,
+        BodyGil::Held => {
+            // SAFETY: inside `run_body` this thread holds the GIL (the wrapper was called from
+            // Python and has not released it), and the rest of the body touches no Python
+            // object; `run_body` restores the saved state.
+            b.set(BodyGil::Released(unsafe { pyo3::ffi::PyEval_SaveThread() }));
+            true
+        }
+    })
+}
+
+/// Whether the body running on this thread has released the GIL.
+pub(crate) fn body_released_gil() -> bool {
+    BODY.with(|b| matches!(b.get(), BodyGil::Released(_)))
+}
+
 /// Map a libtorch error to a Python `RuntimeError`, keeping libtorch's message without its C++
 /// backtrace.
 pub fn map_err(e: TchError) -> PyErr {
@@ -172,11 +241,16 @@ fn extract_on(
             ))
         }
     };
+    let Some(owner) = NonNull::new(obj.as_ptr()) else {
+        return Err(PyTypeError::new_err(
+            "rextio-torch: expected a torch.Tensor",
+        ));
+    };
     // SAFETY: `ptr` is the `at::Tensor` inside `obj`; the handle is never freed (ManuallyDrop)
-    // and `obj`, which keeps it valid, lives as long as the handle.
+    // and `obj`, a call argument that keeps it valid, outlives the value (see `ArgObject`).
     let t = ManuallyDrop::new(unsafe { Tensor::from_ptr(ptr.cast()) });
     let mut t = RxtTorchTensor {
-        h: Handle::Borrowed(t, obj.clone().unbind()),
+        h: Handle::Borrowed(t, ArgObject(owner)),
         view: FastView::Unknown,
     };
     let on_device = match device {
@@ -328,7 +402,11 @@ pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
 pub fn wrap(py: Python<'_>, t: RxtTorchTensor) -> PyResult<Py<PyAny>> {
     match t.h {
         // An argument returned as it came: the same Python object, as eager returns it.
-        Handle::Borrowed(_, owner) => Ok(owner),
+        // SAFETY: the object is an argument of the running call (see `ArgObject`), alive; we
+        // hold the GIL (`py`) and take a new reference.
+        Handle::Borrowed(_, owner) => {
+            Ok(unsafe { Bound::from_borrowed_ptr(py, owner.0.as_ptr()) }.unbind())
+        }
         // The only handle: moved into the Python object.
         Handle::Owned(rc) => match Rc::try_unwrap(rc) {
             Ok(shared) => shim::wrap_owned(py, shared.into_inner()),

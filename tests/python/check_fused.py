@@ -124,6 +124,37 @@ for i, (tx, rw, v, pair, s, r) in enumerate(kept):
 check("escaped_view", spiked(x), w)
 # A loop-carried activation large enough to run without the GIL (in place, 2048 x 16 values).
 check("scoring", spiked(torch.randn(2048, F_)), mean, scale, w1, b1, w2, b2, 3)
+# A body whose fused work is large releases the GIL until it ends: another Python thread runs
+# during the call. The switch interval is made long, so the other thread gets the GIL only when
+# this one gives it up, and it counts only while a call is in flight (the flag is set and cleared
+# right around the call, where nothing else can give the GIL up); it hands the GIL back at once
+# with sleep(0). The per-op path keeps the GIL and is not checked.
+if path != "per-op":
+    import sys
+    import time
+
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    during, in_call, done = [0], [False], [False]
+
+    def spin():
+        while not done[0]:
+            if in_call[0]:
+                during[0] += 1
+            time.sleep(0)
+
+    big = torch.randn(16384, F_)
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    for _ in range(20):
+        in_call[0] = True
+        labels = kernels.scoring(big, mean, scale, w1, b1, w2, b2, 2)
+        in_call[0] = False
+        del labels  # freed outside the window (freeing a tensor may release the GIL)
+    done[0] = True
+    spinner.join()
+    sys.setswitchinterval(old_interval)
+    assert during[0] > 0, f"no other thread ran during 20 large native calls ({path})"
 # Sizes above the auto guard (per-op under auto, fused when forced).
 check("wide", torch.randn(256, 128), torch.randn(256, 128) * 0.1)
 # Long sums reorder additions (as any vectorised sum does): no cancellation in the result.

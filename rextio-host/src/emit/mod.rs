@@ -172,6 +172,8 @@ struct Lx<'a> {
     reads: BTreeMap<String, usize>,
     /// Regions lowered so far (unique names).
     regions: u32,
+    /// Whether the body calls another native function (whose plugins this body does not see).
+    calls_native: bool,
 }
 
 /// Failure to lower: a diagnostic (RXT014) for the function.
@@ -337,6 +339,7 @@ impl Lx<'_> {
                     );
                 };
                 let f = format_ident!("__rx_body_{}", index);
+                self.calls_native = true;
                 let args = args
                     .iter()
                     .map(|a| self.value(a))
@@ -654,6 +657,7 @@ pub fn lower_function(
         local_types: ir.locals.iter().cloned().collect(),
         reads: region::reads(&ir.body),
         regions: 0,
+        calls_native: false,
     };
     let ret_ty = lx.rust_type(&ir.ret)?;
     let body_fn = format_ident!("__rx_body_{}", index);
@@ -714,6 +718,10 @@ pub fn lower_function(
     }
     let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
     let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
+    let call = match detached_runner(registry, &lx, &ir.qualname)? {
+        Some(runner) => quote!(#runner(__rx_py, move || #body_fn(#(#args),*))),
+        None => quote!(#body_fn(#(#args),*)),
+    };
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
         .collect();
@@ -725,7 +733,7 @@ pub fn lower_function(
             #(#converts)*
             let __rx_out = {
                 #(let #guard_names = #guards;)*
-                #body_fn(#(#args),*)
+                #call
             }?;
             #wrap
         }
@@ -743,6 +751,41 @@ pub fn lower_function(
         plugins: lx.plugins,
         rules: lx.rules,
     })
+}
+
+/// The runner that executes this body and may release the GIL inside it: only when every plugin
+/// whose sites the body lowered offers the same one (API >= 1.10) and the body calls no other
+/// native function (a callee's plugins are not known here); `None` calls the body directly.
+fn detached_runner(registry: &Registry, lx: &Lx<'_>, qualname: &str) -> LResult<Option<syn::Path>> {
+    if lx.calls_native || lx.plugins.is_empty() {
+        return Ok(None);
+    }
+    let mut runner: Option<String> = None;
+    for id in &lx.plugins {
+        let Some(reg) = registry.plugin(id) else {
+            return Err(fail(format!("plugin `{id}` is not registered")));
+        };
+        if !reg.negotiated.detached_body {
+            return Ok(None);
+        }
+        let scope = FunctionScope {
+            qualname: qualname.to_owned(),
+            rules: lx
+                .rules
+                .iter()
+                .filter(|(p, _)| p == id)
+                .map(|(_, r)| r.clone())
+                .collect(),
+        };
+        match (reg.plugin.detached_body(&scope), &runner) {
+            (None, _) => return Ok(None),
+            (Some(d), Some(r)) if &d.runner != r => return Ok(None),
+            (Some(d), _) => runner = Some(d.runner),
+        }
+    }
+    runner
+        .map(|r| parse("detached-body runner", &r).map_err(fail))
+        .transpose()
 }
 
 /// A native function placed in the extension module.

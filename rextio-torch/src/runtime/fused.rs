@@ -344,12 +344,14 @@ fn fused_with<const N: usize>(
 pub const GIL_RELEASE_WORK: usize = 1 << 12;
 
 /// Run a call's kernels: without the GIL from `GIL_RELEASE_WORK` units of work (other Python
-/// threads run meanwhile, so a threaded server scales), with it below.
+/// threads run meanwhile, so a threaded server scales), with it below. Inside a body run by
+/// [`super::run_body`] the GIL, once released, stays released until the body ends (one hand-off
+/// per call rather than one per region); elsewhere it is released around these kernels only.
 fn run_kernels<T: Send>(work: usize, kernels: impl FnOnce() -> T + Send) -> T {
-    if work >= GIL_RELEASE_WORK {
-        pyo3::Python::attach(|py| py.detach(kernels))
-    } else {
+    if super::body_released_gil() || work < GIL_RELEASE_WORK || super::release_for_body() {
         kernels()
+    } else {
+        pyo3::Python::attach(|py| py.detach(kernels))
     }
 }
 
