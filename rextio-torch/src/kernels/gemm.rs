@@ -303,9 +303,9 @@ impl Kernel for Run<'_> {
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         if S::LANES >= 16 {
-            product::<S, 12>(s, self.op, self.scratch)
+            product::<S, 12, 24>(s, self.op, self.scratch)
         } else {
-            product::<S, 6>(s, self.op, self.scratch)
+            product::<S, 6, 12>(s, self.op, self.scratch)
         }
     }
 }
@@ -351,7 +351,7 @@ fn finish_row<S: Simd>(s: S, row: &mut [f32], bias: Option<&[f32]>, e: Epilogue)
 }
 
 #[inline(always)]
-fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
+fn product<S: Simd, const MR: usize, const MR1: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
     let Op {
         a,
         m,
@@ -380,17 +380,17 @@ fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
             }
             let packed = &mut scratch[..len];
             pack_panels(w, n, k, packed);
-            packed_product::<S, MR>(s, a, m, k, packed, n, bias, epilogue, out);
+            packed_product::<S, MR, MR1>(s, a, m, k, packed, n, bias, epilogue, out);
         }
         B::Packed(packed) => {
-            packed_product::<S, MR>(s, a, m, k, packed, n, bias, epilogue, out);
+            packed_product::<S, MR, MR1>(s, a, m, k, packed, n, bias, epilogue, out);
         }
         B::RowMajor(bm) => {
             let mut j0 = 0;
             while j0 < n {
                 let cols = nr.min(n - j0);
                 if cols == nr {
-                    panel_rows::<S, MR>(s, a, m, k, &bm[j0..], n, j0, n, None, epilogue, out);
+                    panel_rows::<S, MR, MR1>(s, a, m, k, &bm[j0..], n, j0, n, None, epilogue, out);
                 } else if scratch.len() >= k * nr {
                     let panel = &mut scratch[..k * nr];
                     for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
@@ -399,7 +399,7 @@ fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
                             *d = v;
                         }
                     }
-                    panel_rows::<S, MR>(s, a, m, k, panel, nr, j0, n, None, epilogue, out);
+                    panel_rows::<S, MR, MR1>(s, a, m, k, panel, nr, j0, n, None, epilogue, out);
                 } else {
                     // No scratch (not reached: `matmul` provides it): scalar columns.
                     for (i, row) in out.chunks_exact_mut(n).enumerate() {
@@ -418,7 +418,7 @@ fn product<S: Simd, const MR: usize>(s: S, op: Op<'_>, scratch: &mut [f32]) {
 /// panel, with `ldb` the panel's width.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn packed_product<S: Simd, const MR: usize>(
+fn packed_product<S: Simd, const MR: usize, const MR1: usize>(
     s: S,
     a: &[f32],
     m: usize,
@@ -439,7 +439,7 @@ fn packed_product<S: Simd, const MR: usize>(
         };
         let mut c0 = 0;
         while c0 < width && jp + c0 < n {
-            panel_rows::<S, MR>(s, a, m, k, &panel[c0..], width, jp + c0, n, bias, e, out);
+            panel_rows::<S, MR, MR1>(s, a, m, k, &panel[c0..], width, jp + c0, n, bias, e, out);
             c0 += nr;
         }
         jp += width;
@@ -478,7 +478,7 @@ fn pack_panels(w: &[f32], n: usize, k: usize, dst: &mut [f32]) {
 /// rows of `≥ nr` floats `ldb` apart (`panel[p*ldb..p*ldb+nr]` for `p < k`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn panel_rows<S: Simd, const MR: usize>(
+fn panel_rows<S: Simd, const MR: usize, const MR1: usize>(
     s: S,
     a: &[f32],
     m: usize,
@@ -495,10 +495,21 @@ fn panel_rows<S: Simd, const MR: usize>(
     let cols = nr.min(n - j0);
     let bias = bias.map(|b| &b[j0..j0 + cols]);
     if cols <= S::LANES {
-        // One vector of columns: twice the rows per block for the same registers.
-        row_blocks::<S, MR, 1>(s, a, m, k, panel, ldb, j0, n, cols, bias, out, true);
+        // One vector of columns: `MR1 = 2·MR` rows per block for the same registers, then the
+        // rest row by row (few instantiations: debug builds keep every inlined block's stack).
+        let mut i = 0;
+        while i + MR1 <= m {
+            let out = &mut out[i * n + j0..];
+            micro::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            i += MR1;
+        }
+        while i < m {
+            let out = &mut out[i * n + j0..];
+            micro::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            i += 1;
+        }
     } else {
-        row_blocks::<S, MR, 2>(s, a, m, k, panel, ldb, j0, n, cols, bias, out, false);
+        row_blocks::<S, MR>(s, a, m, k, panel, ldb, j0, n, cols, bias, out);
     }
     // The activation over the panel's strip of columns, still in L1 (one copy of its code per
     // kernel rather than one per register block).
@@ -509,11 +520,11 @@ fn panel_rows<S: Simd, const MR: usize>(
     }
 }
 
-/// Every row block of one strip of `cols ≤ V·LANES` columns: blocks of `MR` rows (or `2·MR`
-/// rows when `double`, for `V = 1`), then the ragged rest.
+/// Every row block of one strip of `cols ≤ 2·LANES` columns: blocks of `MR` rows, then the
+/// ragged rest.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn row_blocks<S: Simd, const MR: usize, const V: usize>(
+fn row_blocks<S: Simd, const MR: usize>(
     s: S,
     a: &[f32],
     m: usize,
@@ -525,28 +536,11 @@ fn row_blocks<S: Simd, const MR: usize, const V: usize>(
     cols: usize,
     bias: Option<&[f32]>,
     out: &mut [f32],
-    double: bool,
 ) {
     let mut i = 0;
-    if double {
-        // `MR` is 6 or 12; `2·MR` rows of one vector use as many registers as `MR` rows of two.
-        macro_rules! doubled {
-            ($($r:literal => $d:literal),*) => {
-                match MR {
-                    $($r => while i + $d <= m {
-                        let out = &mut out[i * n + j0..];
-                        micro::<S, $d, V>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-                        i += $d;
-                    },)*
-                    _ => {}
-                }
-            };
-        }
-        doubled!(6 => 12, 12 => 24);
-    }
     while i + MR <= m {
         let out = &mut out[i * n + j0..];
-        micro::<S, MR, V>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+        micro::<S, MR, 2>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
         i += MR;
     }
     if i < m {
@@ -554,7 +548,7 @@ fn row_blocks<S: Simd, const MR: usize, const V: usize>(
         macro_rules! tail {
             ($($r:literal)*) => {
                 match m - i {
-                    $($r => micro::<S, $r, V>(s, k, a, panel, ldb, out, n, cols, bias),)*
+                    $($r => micro::<S, $r, 2>(s, k, a, panel, ldb, out, n, cols, bias),)*
                     _ => {}
                 }
             };
