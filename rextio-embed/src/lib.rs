@@ -220,6 +220,20 @@ pub fn standalone_manifest(crate_dir: &Path) -> Result<String, EmbedError> {
     if !kept_build_deps.is_empty() {
         manifest.insert("build-dependencies".into(), Value::Table(kept_build_deps));
     }
+    // The copy is built without the build script that sets `rextio_embedded_sources` (or with
+    // one that does not): declare the cfg so `#[cfg(rextio_embedded_sources)]` items compile
+    // silently in users' builds instead of warning about an unknown cfg.
+    let mut rust = Table::new();
+    let mut unexpected = Table::new();
+    unexpected.insert("level".into(), Value::String("warn".into()));
+    unexpected.insert(
+        "check-cfg".into(),
+        Value::Array(vec![Value::String("cfg(rextio_embedded_sources)".into())]),
+    );
+    rust.insert("unexpected_cfgs".into(), Value::Table(unexpected));
+    let mut lints = Table::new();
+    lints.insert("rust".into(), Value::Table(rust));
+    manifest.insert("lints".into(), Value::Table(lints));
     toml::to_string_pretty(&manifest).map_err(|e| err(format!("cannot write manifest: {e}")))
 }
 
@@ -308,9 +322,16 @@ mod tests {
         assert_eq!(serde["optional"].as_bool(), Some(true));
         assert_eq!(serde["features"].as_array().map(Vec::len), Some(2));
         assert_eq!(m["dependencies"]["libc"].as_str(), Some("0.2"));
-        for gone in ["dev-dependencies", "build-dependencies", "lints"] {
+        for gone in ["dev-dependencies", "build-dependencies"] {
             assert!(!m.contains_key(gone), "{gone}");
         }
+        // The workspace's lints are gone; the embedded-sources cfg is declared instead.
+        assert!(m["lints"].get("workspace").is_none());
+        let cfgs = m["lints"]["rust"]["unexpected_cfgs"]["check-cfg"].as_array();
+        assert_eq!(
+            cfgs.and_then(|c| c[0].as_str()),
+            Some("cfg(rextio_embedded_sources)")
+        );
         assert_eq!(m["features"]["rt"][0].as_str(), Some("b/rt"));
         let _ = std::fs::remove_dir_all(&dir);
     }
