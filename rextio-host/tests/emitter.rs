@@ -93,8 +93,8 @@ fn plugin() -> Text {
     Text(vec![rule("text/good"), rule("text/bad")], "1.8.0")
 }
 
-#[test]
-fn an_expression_that_does_not_parse_demotes_only_its_function() {
+/// A project enabling the `text` plugin with `src` as `src/m.py`.
+fn text_project(src: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("rextio.toml"),
@@ -102,8 +102,24 @@ fn an_expression_that_does_not_parse_demotes_only_its_function() {
     )
     .unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    let src = "import textlib\n\n\ndef bad(n: int) -> int:\n    return textlib.bad(n)\n\n\ndef good(n: int, match: int) -> int:\n    return textlib.good(n + match)\n\n\ndef uni(n_\u{e9}: int) -> int:\n    return textlib.good(n_\u{e9})\n";
     std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+    dir
+}
+
+/// The generated lines of the native function `qualname` (by the crate's line map).
+fn function_text(lib_rs: &str, function_lines: &[(String, u32, u32)], qualname: &str) -> String {
+    let (_, a, b) = function_lines
+        .iter()
+        .find(|(q, _, _)| q == qualname)
+        .unwrap_or_else(|| panic!("{qualname} placed"));
+    let lines: Vec<&str> = lib_rs.lines().collect();
+    lines[*a as usize - 1..*b as usize].join("\n")
+}
+
+#[test]
+fn an_expression_that_does_not_parse_demotes_only_its_function() {
+    let src = "import textlib\n\n\ndef bad(n: int) -> int:\n    return textlib.bad(n)\n\n\ndef good(n: int, match: int) -> int:\n    return textlib.good(n + match)\n\n\ndef uni(n_\u{e9}: int) -> int:\n    return textlib.good(n_\u{e9})\n";
+    let dir = text_project(src);
     let registry = Registry::builder().plugin(plugin()).build().unwrap();
     let g = Project::open(dir.path())
         .unwrap()
@@ -141,28 +157,14 @@ fn an_expression_that_does_not_parse_demotes_only_its_function() {
     assert!(!krate.lib_rs.contains("drop_tables"));
     syn::parse_file(&krate.lib_rs).expect("generated lib.rs parses");
     assert_eq!(krate.function_lines.len(), 1);
-    let (q, a, b) = &krate.function_lines[0];
-    assert_eq!(q, "m.good");
-    let lines: Vec<&str> = krate.lib_rs.lines().collect();
-    assert!(lines[*a as usize - 1..*b as usize]
-        .join("\n")
-        .contains("fn __rx_fn_0"));
+    assert_eq!(krate.function_lines[0].0, "m.good");
+    assert!(function_text(&krate.lib_rs, &krate.function_lines, "m.good").contains("fn __rx_fn_0"));
 }
 
 #[test]
 fn module_init_and_requirements_are_used_only_from_plugins_that_negotiated_them() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rextio.toml"),
-        "[plugins]\nenabled = [\"text\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/m.py"),
-        "import textlib\n\n\ndef good(n: int) -> int:\n    return textlib.good(n)\n",
-    )
-    .unwrap();
+    let dir =
+        text_project("import textlib\n\n\ndef good(n: int) -> int:\n    return textlib.good(n)\n");
     for (version, expected) in [("1.8.0", true), ("1.7.0", false)] {
         let mut p = plugin();
         p.1 = version;
@@ -194,15 +196,7 @@ fn module_init_and_requirements_are_used_only_from_plugins_that_negotiated_them(
 #[test]
 fn bodies_run_through_the_runner_only_when_the_plugin_negotiated_it_and_calls_nothing_native() {
     let generate = |version: &'static str| {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("rextio.toml"),
-            "[plugins]\nenabled = [\"text\"]\n",
-        )
-        .unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        let src = "import textlib\n\n\ndef leaf(n: int) -> int:\n    return textlib.good(n)\n\n\ndef caller(n: int) -> int:\n    return textlib.good(leaf(n))\n";
-        std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+        let dir = text_project("import textlib\n\n\ndef leaf(n: int) -> int:\n    return textlib.good(n)\n\n\ndef caller(n: int) -> int:\n    return textlib.good(leaf(n))\n");
         let mut p = plugin();
         p.1 = version;
         let registry = Registry::builder().plugin(p).build().unwrap();
@@ -217,15 +211,7 @@ fn bodies_run_through_the_runner_only_when_the_plugin_negotiated_it_and_calls_no
         );
         let krate = g.crate_.expect("both functions are native");
         syn::parse_file(&krate.lib_rs).expect("generated lib.rs parses");
-        let body = |q: &str| {
-            let (_, a, b) = krate
-                .function_lines
-                .iter()
-                .find(|(name, _, _)| name == q)
-                .unwrap_or_else(|| panic!("{q} placed"));
-            let lines: Vec<&str> = krate.lib_rs.lines().collect();
-            lines[*a as usize - 1..*b as usize].join("\n")
-        };
+        let body = |q: &str| function_text(&krate.lib_rs, &krate.function_lines, q);
         (body("m.leaf"), body("m.caller"))
     };
     // API 1.10: the leaf's body runs through the runner; the caller's, which calls another
