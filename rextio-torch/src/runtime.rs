@@ -186,11 +186,6 @@ pub(crate) fn release_for_body() -> bool {
     })
 }
 
-/// Whether the body running on this thread has released the GIL.
-pub(crate) fn body_released_gil() -> bool {
-    BODY.with(|b| matches!(b.get(), BodyGil::Released(_)))
-}
-
 /// Map a libtorch error to a Python `RuntimeError`, keeping libtorch's message without its C++
 /// backtrace.
 pub fn map_err(e: TchError) -> PyErr {

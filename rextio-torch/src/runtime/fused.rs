@@ -348,7 +348,7 @@ pub const GIL_RELEASE_WORK: usize = 1 << 12;
 /// [`super::run_body`] the GIL, once released, stays released until the body ends (one hand-off
 /// per call rather than one per region); elsewhere it is released around these kernels only.
 fn run_kernels<T: Send>(work: usize, kernels: impl FnOnce() -> T + Send) -> T {
-    if super::body_released_gil() || work < GIL_RELEASE_WORK || super::release_for_body() {
+    if work < GIL_RELEASE_WORK || super::release_for_body() {
         kernels()
     } else {
         pyo3::Python::attach(|py| py.detach(kernels))
