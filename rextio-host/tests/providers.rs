@@ -402,10 +402,26 @@ fn the_cuda_provider_reports_a_missing_probe() {
     assert_eq!(t.status, "unavailable");
 }
 
+/// Whether `dir` and every ancestor are neither group- nor world-writable and are owned by root
+/// or by `uid`: the places the provider's trust rule lets a probe run from, judged here on the
+/// file modes alone (not through the provider's code).
+fn trusted_dir(dir: &std::path::Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    dir.ancestors().all(|d| {
+        std::fs::metadata(d)
+            .map(|m| m.mode() & 0o022 == 0 && (m.uid() == 0 || m.uid() == uid))
+            .unwrap_or(false)
+    })
+}
+
 /// The real probe, built from this workspace, run by the real provider: this machine has no
 /// CUDA driver, so the preflight must say so with its reason code (on a GPU host it is ready).
+/// The probe runs from where the provider trusts it: the build directory when that is trusted,
+/// else a private copy under the home directory; a checkout under a world-writable directory
+/// such as `/tmp` with no trusted home gets the refusal its location implies.
 #[test]
 fn the_cuda_provider_runs_the_real_probe() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target = root.join("target").join("probe-for-tests");
@@ -423,7 +439,37 @@ fn the_cuda_provider_runs_the_real_probe() {
         .status()
         .unwrap();
     assert!(status.success());
-    let probe = std::fs::canonicalize(target.join("debug").join("rextio-cuda-probe")).unwrap();
+    let built = std::fs::canonicalize(target.join("debug").join("rextio-cuda-probe")).unwrap();
+    // This process's uid, as the owner of a file it creates.
+    let mine = tempfile::NamedTempFile::new_in(&target).unwrap();
+    let uid = mine.as_file().metadata().unwrap().uid();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let private = home
+        .filter(|h| h.is_absolute() && trusted_dir(h, uid))
+        .and_then(|h| {
+            tempfile::Builder::new()
+                .prefix(".rextio-probe-test-")
+                .tempdir_in(h)
+                .ok()
+        });
+    let (probe, _keep) = if trusted_dir(built.parent().unwrap(), uid) {
+        (built, None)
+    } else if let Some(dir) = private {
+        let copy = dir.path().join("rextio-cuda-probe");
+        std::fs::copy(&built, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (std::fs::canonicalize(copy).unwrap(), Some(dir))
+    } else {
+        let t = cuda_check(built.to_str().unwrap());
+        assert!(!t.ready);
+        assert_eq!(
+            t.reason_code.as_deref(),
+            Some("probe-untrusted-permissions"),
+            "{t:?}"
+        );
+        return;
+    };
+    assert!(trusted_dir(probe.parent().unwrap(), uid));
     let t = cuda_check(probe.to_str().unwrap());
     let driver = [
         "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
