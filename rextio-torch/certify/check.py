@@ -147,18 +147,28 @@ def check_function(name, native, eager, kinds):
     if special is not None:
         cases.append(special)
         counts["special_values"] = 1
-    for args in cases:
+
+    def parity(args, where=""):
         e_kind, e_val = outcome(eager, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
         n_kind, n_val = outcome(native, args)
         count("parity")
         if e_kind != n_kind:
-            fail(f"eager {e_kind} {e_val if e_kind == 'raise' else ''} vs native {n_kind} {n_val if n_kind == 'raise' else ''} for scalars {[a for a in args if not isinstance(a, torch.Tensor)]}")
+            fail(f"eager {e_kind} {e_val if e_kind == 'raise' else ''} vs native {n_kind} {n_val if n_kind == 'raise' else ''} for scalars {[a for a in args if not isinstance(a, torch.Tensor)]}{where}")
         elif e_kind == "raise" and e_val is not n_val:
-            fail(f"eager raised {e_val.__name__}, native {n_val.__name__}")
+            fail(f"eager raised {e_val.__name__}, native {n_val.__name__}{where}")
         elif e_kind == "ok":
             why = compare(n_val, e_val)
             if why:
-                fail(f"parity: {why} (scalars {[a for a in args if not isinstance(a, torch.Tensor)]})")
+                fail(f"parity: {why} (scalars {[a for a in args if not isinstance(a, torch.Tensor)]}){where}")
+
+    for args in cases:
+        parity(args)
+    if special is not None and torch.backends.mkldnn.is_available():
+        # Eager takes another path for some ops with oneDNN switched off (see the runtime's
+        # eager_host evidence): native must follow it within the same process.
+        with torch.backends.mkldnn.flags(enabled=False):
+            parity(special, " with oneDNN off")
+        counts["special_values_onednn_off"] = 1
     base = cases[0]
     # Grad contract.
     grad_args = [a.clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in base]
@@ -234,6 +244,28 @@ def check_function(name, native, eager, kinds):
     return {"passed": not failures, "counts": counts, "failures": failures}
 
 
+def eager_host():
+    """What eager does on this host where its answers depend on the host: the CPU capability
+    ATen dispatches to, whether oneDNN is there, and exact GELU's answers on the inputs eager's
+    paths disagree on, on each path (oneDNN for a contiguous tensor of more than one element,
+    torch's own kernel for one element or with oneDNN off). Native GELU follows the path eager
+    takes; this records what that path answered here."""
+    disputed = [-0.0, -9.76, float("inf"), float("-inf")]
+    as_text = lambda t: [repr(v) for v in t.tolist()]  # noqa: E731
+    gelu = {"own_kernel": as_text(torch.cat([torch.nn.functional.gelu(torch.tensor([v])) for v in disputed]))}
+    if torch.backends.mkldnn.is_available():
+        gelu["onednn"] = as_text(torch.nn.functional.gelu(torch.tensor(disputed * 8))[: len(disputed)])
+        with torch.backends.mkldnn.flags(enabled=False):
+            gelu["onednn_off"] = as_text(torch.nn.functional.gelu(torch.tensor(disputed * 8))[: len(disputed)])
+    return {
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "onednn": torch.backends.mkldnn.is_available(),
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
+        "gelu_inputs": [repr(v) for v in disputed],
+        "gelu": gelu,
+    }
+
+
 def main():
     out_path, src = sys.argv[1], sys.argv[2]
     module = sys.argv[3] if len(sys.argv) > 3 else "rxcert.kernels"
@@ -254,7 +286,7 @@ def main():
         except Exception:  # noqa: BLE001
             results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
     with open(out_path, "w") as f:
-        runtime = {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0"}
+        runtime = {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0", "eager_host": eager_host()}
         json.dump({"runtime": runtime, "functions": results}, f, indent=2)
     bad = [n for n, r in results.items() if not r["passed"]]
     for n in bad:

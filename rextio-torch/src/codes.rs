@@ -144,7 +144,14 @@ surface.",
         code: GELU_APPROXIMATE,
         summary: "GELU approximation other than \"none\"",
         explanation: "Only exact GELU is lowered: `F.gelu(t)` or `F.gelu(t, approximate=\"none\")` with a \
-string literal. `approximate=\"tanh\"`, dynamic or positional values, and `.gelu()` stay on Python.",
+string literal. `approximate=\"tanh\"`, dynamic or positional values, and `.gelu()` stay on Python. \
+Native exact GELU answers as eager does on the host it runs on, special values included: eager calls \
+oneDNN for a contiguous float32 tensor of more than one element unless the program turned it off \
+(`torch.backends.mkldnn.enabled = False`), and oneDNN's answers for `gelu(-0)`, for the zeros of \
+`x < -5.6` and for `gelu(+inf)` depend on the instruction set it runs (AVX-512: `-0`, `-0`, NaN; AVX2 or \
+`ONEDNN_MAX_CPU_ISA=AVX2`: `+0`, `+0`, `+inf`; torch's own kernel: `-0`, `-0`, `+inf`). The runtime \
+makes libtorch's decision on every call and measures each path's answers once per process through \
+libtorch; where they fall outside what its kernels reproduce, the call runs libtorch's own GELU.",
     },
     CodeDoc {
         code: FUNCTIONAL_OPTIONS,

@@ -10,6 +10,7 @@
 pub mod claim;
 pub mod codes;
 pub mod decorators;
+pub mod eager_specials;
 pub mod entry;
 pub mod fusion;
 pub mod kernels;

@@ -12,6 +12,7 @@ use std::ptr::NonNull;
 use std::rc::Rc;
 use tch::{Device, Kind, Scalar, TchError, Tensor};
 
+mod eager_host;
 mod fused;
 pub use fused::{
     fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, GIL_RELEASE_WORK, PATH_ENV,

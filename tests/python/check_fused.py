@@ -73,6 +73,22 @@ for batch in (1, 3, 17, 1):
     check("column_argmax", x)
     check("activations", spiked(x))
     check("wide", x, w)
+# GELU: eager's answers on -0, on the zeros of x <= -5.6 and on +inf depend on the host: oneDNN
+# (contiguous tensors of more than one element) answers by the instruction set its JIT picks,
+# torch's own kernel (one element, or oneDNN switched off) otherwise. Native must follow the path
+# eager takes on this host, also when the program switches oneDNN off and on again.
+G = torch.tensor([-0.0, -9.76, -5.9, float("inf"), -float("inf"), float("nan"), 0.0, 1.0, -1.0, -30.0] * 4)
+for enabled in (True, False, True):
+    with torch.backends.mkldnn.flags(enabled=enabled):
+        for n in (2, 3, 17, 40):
+            check("gelu_only", G[:n].clone())
+        for k in range(10):
+            check("gelu_only", G[k : k + 1].clone())
+        # Through the linear epilogue: specials from the bias; one output element, then several.
+        for batch, outs in ((1, 1), (1, 10), (3, 10), (9, 10)):
+            check("dense_gelu", torch.zeros(batch, F_), torch.randn(outs, F_), G[:outs].clone())
+            check("dense_gelu", torch.randn(batch, F_), torch.randn(outs, F_), G[10 - outs : 10].clone())
+        check("activations", spiked(torch.randn(4, F_)))
 # Non-contiguous inputs (a transposed view): declined by the fused path, same results.
 xt = torch.randn(F_, 4).t()
 assert not xt.is_contiguous()

@@ -260,6 +260,15 @@ fn fused_regions_match_eager_on_every_path() {
         let out = built.run_python("check_fused.py", &[("REXTIO_TORCH_PATH", path)]);
         assert!(out.contains(&format!("fused ok ({path})")), "{out}");
     }
+    // oneDNN's GELU answers special values by the instruction set it runs: capped at AVX2 and
+    // at SSE4.1, eager on an AVX-512 host answers as on older CPUs, and native must follow.
+    for isa in ["AVX2", "SSE41"] {
+        let out = built.run_python(
+            "check_fused.py",
+            &[("REXTIO_TORCH_PATH", "fused"), ("ONEDNN_MAX_CPU_ISA", isa)],
+        );
+        assert!(out.contains("fused ok (fused)"), "{isa}: {out}");
+    }
     // An unknown path is a clear error, not a silent default.
     let root = rextio_tests::workspace_root();
     let run = std::process::Command::new(rextio_tests::python())

@@ -1,12 +1,11 @@
 //! Elementwise kernels: unary ops and broadcast binary ops, one pass each.
 
-use super::math::{erf_v, exp_v, gelu_v, log_v, relu_v, sigmoid_v, silu_v, tanh_v};
+use super::math::{erf_v, exp_v, gelu_v, log_v, relu_v, sigmoid_v, silu_v, tanh_v, GeluEdges};
 use super::simd::Simd;
 use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 
 /// A unary elementwise op, with torch's float32 semantics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
 pub enum Unary {
     /// `torch.relu` (`clamp_min(x, 0)`): `relu(-0) = -0`, `relu(NaN) = NaN`.
     Relu,
@@ -29,18 +28,19 @@ pub enum Unary {
     Square,
     /// `torch.erf`; see [`super::erf`].
     Erf,
-    /// `F.gelu(x)` (erf form), computed as `0.5x + 0.5x·erf(x/√2)` in one multiply-add like
-    /// torch's vectorised kernel: `gelu(-0) = +0`, `gelu(x) = +0` for `x ≲ -5.6`,
-    /// `gelu(-inf) = NaN`. Absolute error 1.15e-7·max(1, |x|) with FMA, 1.43e-7·max(1, |x|)
-    /// portable (bound 1.6e-7·max(1, |x|); see [`super::erf`] for how these are measured).
-    Gelu,
+    /// `F.gelu(x)` (erf form), `0.5x + 0.5x·erf(x/√2)` in one multiply-add, with the special
+    /// values eager's implementations disagree on (`gelu(-0)`, the zeros of `x ≲ -5.6`,
+    /// `gelu(+inf)`) answered as [`GeluEdges`] says; `gelu(-inf) = gelu(NaN) = NaN` always.
+    /// Absolute error 1.15e-7·max(1, |x|) with FMA, 1.43e-7·max(1, |x|) portable (bound
+    /// 1.6e-7·max(1, |x|); see [`super::erf`] for how these are measured).
+    Gelu(GeluEdges),
     /// `F.silu(x)` as torch computes it, `x / (1 + e^-x)`: `silu(-inf) = NaN`,
     /// `silu(x) = -0` once `e^-x` overflows. Relative error 1.5e-7 (bound 2e-7).
     Silu,
 }
 
 impl Unary {
-    /// Every op (for tests and tables).
+    /// Every op (for tests and tables; GELU with torch's own kernel's edges).
     pub const ALL: [Unary; 12] = [
         Unary::Relu,
         Unary::Tanh,
@@ -52,9 +52,27 @@ impl Unary {
         Unary::Sqrt,
         Unary::Square,
         Unary::Erf,
-        Unary::Gelu,
+        Unary::Gelu(GeluEdges::PRODUCT_FORM),
         Unary::Silu,
     ];
+
+    /// The discriminant of a fieldless op, for [`UnaryOp`] (GELU has its own [`GeluOp`]).
+    const fn code(self) -> u8 {
+        match self {
+            Unary::Relu => 0,
+            Unary::Tanh => 1,
+            Unary::Sigmoid => 2,
+            Unary::Exp => 3,
+            Unary::Log => 4,
+            Unary::Neg => 5,
+            Unary::Abs => 6,
+            Unary::Sqrt => 7,
+            Unary::Square => 8,
+            Unary::Erf => 9,
+            Unary::Silu => 10,
+            Unary::Gelu(_) => 11,
+        }
+    }
 }
 
 /// A function of one vector: a closure stand-in whose `apply` is `#[inline(always)]`. (A closure
@@ -73,20 +91,30 @@ pub(crate) trait VFn2<S: Simd>: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct UnaryOp<const OP: u8>;
 
+/// [`Unary::Gelu`] with its edges as a [`VFn1`] (the edges are loop invariants).
+#[derive(Clone, Copy)]
+pub(crate) struct GeluOp(pub GeluEdges);
+
+impl<S: Simd> VFn1<S> for GeluOp {
+    #[inline(always)]
+    fn apply(self, s: S, v: S::V) -> S::V {
+        gelu_v(s, v, self.0)
+    }
+}
+
 impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
     #[inline(always)]
     fn apply(self, s: S, v: S::V) -> S::V {
-        const RELU: u8 = Unary::Relu as u8;
-        const TANH: u8 = Unary::Tanh as u8;
-        const SIGMOID: u8 = Unary::Sigmoid as u8;
-        const EXP: u8 = Unary::Exp as u8;
-        const LOG: u8 = Unary::Log as u8;
-        const NEG: u8 = Unary::Neg as u8;
-        const ABS: u8 = Unary::Abs as u8;
-        const SQRT: u8 = Unary::Sqrt as u8;
-        const ERF: u8 = Unary::Erf as u8;
-        const GELU: u8 = Unary::Gelu as u8;
-        const SILU: u8 = Unary::Silu as u8;
+        const RELU: u8 = Unary::Relu.code();
+        const TANH: u8 = Unary::Tanh.code();
+        const SIGMOID: u8 = Unary::Sigmoid.code();
+        const EXP: u8 = Unary::Exp.code();
+        const LOG: u8 = Unary::Log.code();
+        const NEG: u8 = Unary::Neg.code();
+        const ABS: u8 = Unary::Abs.code();
+        const SQRT: u8 = Unary::Sqrt.code();
+        const ERF: u8 = Unary::Erf.code();
+        const SILU: u8 = Unary::Silu.code();
         match OP {
             RELU => relu_v(s, v),
             TANH => tanh_v(s, v),
@@ -97,7 +125,6 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
             ABS => s.abs(v),
             SQRT => s.sqrt(v),
             ERF => erf_v(s, v),
-            GELU => gelu_v(s, v),
             SILU => silu_v(s, v),
             _ => s.mul(v, v), // Square
         }
@@ -109,22 +136,82 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
 macro_rules! with_unary {
     ($op:expr, $f:ident => $body:expr) => {
         with_unary!(@arms $op, $f, $body;
-            Relu Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Gelu Silu)
+            Relu Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Silu)
     };
     (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
         match $op {
             $(Unary::$v => {
-                let $f = UnaryOp::<{ Unary::$v as u8 }>;
+                let $f = UnaryOp::<{ Unary::$v.code() }>;
                 $body
             })*
+            Unary::Gelu(edges) => {
+                let $f = GeluOp(edges);
+                $body
+            }
         }
     };
 }
 
-/// `op` applied to one vector (for epilogues, where the match runs once per vector).
+/// What [`with_unary`] binds, usable on every flavour (a [`VFn1`] for each `S`), so that a
+/// [`Kernel`] can carry it into a frame of its own.
+pub(crate) trait AnyUnary: Copy {
+    fn on<S: Simd>(self, s: S, v: S::V) -> S::V;
+}
+
+impl<const OP: u8> AnyUnary for UnaryOp<OP> {
+    #[inline(always)]
+    fn on<S: Simd>(self, s: S, v: S::V) -> S::V {
+        VFn1::<S>::apply(self, s, v)
+    }
+}
+
+impl AnyUnary for GeluOp {
+    #[inline(always)]
+    fn on<S: Simd>(self, s: S, v: S::V) -> S::V {
+        VFn1::<S>::apply(self, s, v)
+    }
+}
+
+/// An [`AnyUnary`] as the [`VFn1`] of one flavour.
+#[derive(Clone, Copy)]
+struct On<F>(F);
+
+impl<S: Simd, F: AnyUnary> VFn1<S> for On<F> {
+    #[inline(always)]
+    fn apply(self, s: S, v: S::V) -> S::V {
+        self.0.on(s, v)
+    }
+}
+
+/// `dst[i] = op(src[i])` (`src.len() == dst.len()`), each op's loop in a frame of its own (see
+/// [`Kernel`]: one frame holding every op's inlined math is hundreds of KiB unoptimised).
 #[inline(always)]
-pub(crate) fn unary_v<S: Simd>(s: S, op: Unary, v: S::V) -> S::V {
-    with_unary!(op, f => f.apply(s, v))
+pub(crate) fn map_op<S: Simd>(s: S, op: Unary, src: &[f32], dst: &mut [f32]) {
+    struct K<'a, F>(F, &'a [f32], &'a mut [f32]);
+    impl<F: AnyUnary> Kernel for K<'_, F> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(f, src, dst) = self;
+            map(s, src, dst, On(f));
+        }
+    }
+    with_unary!(op, f => s.call(K(f, src, dst)))
+}
+
+/// `x[i] = op(x[i])`, as [`map_op`].
+#[inline(always)]
+pub(crate) fn map_op_inplace<S: Simd>(s: S, op: Unary, x: &mut [f32]) {
+    struct K<'a, F>(F, &'a mut [f32]);
+    impl<F: AnyUnary> Kernel for K<'_, F> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K(f, x) = self;
+            map_inplace(s, x, On(f));
+        }
+    }
+    with_unary!(op, f => s.call(K(f, x)))
 }
 
 /// `x ↦ f(x, v)`.
@@ -188,7 +275,7 @@ pub fn unary(op: Unary, src: &[f32], dst: &mut [f32]) -> Result<(), KernelError>
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, src, dst) = self;
-            with_unary!(op, f => map(s, src, dst, f))
+            map_op(s, op, src, dst);
         }
     }
     dispatch(K(op, src, dst));
@@ -203,7 +290,7 @@ pub fn unary_inplace(op: Unary, x: &mut [f32]) {
         #[inline(always)]
         fn run<S: Simd>(self, s: S) {
             let K(op, x) = self;
-            with_unary!(op, f => map_inplace(s, x, f))
+            map_op_inplace(s, op, x);
         }
     }
     dispatch(K(op, x));

@@ -16,7 +16,8 @@
 
 use std::cell::RefCell;
 
-use super::elementwise::{map_inplace, unary_v, Unary, VFn1};
+use super::elementwise::{map_op_inplace, Unary};
+use super::math::GeluEdges;
 use super::simd::Simd;
 use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 
@@ -32,20 +33,20 @@ pub enum Epilogue {
     Tanh,
     /// [`Unary::Sigmoid`].
     Sigmoid,
-    /// [`Unary::Gelu`].
-    Gelu,
+    /// [`Unary::Gelu`] with these edges.
+    Gelu(GeluEdges),
     /// [`Unary::Silu`].
     Silu,
 }
 
 impl Epilogue {
-    /// Every epilogue (for tests and tables).
+    /// Every epilogue (for tests and tables; GELU with torch's own kernel's edges).
     pub const ALL: [Epilogue; 6] = [
         Epilogue::None,
         Epilogue::Relu,
         Epilogue::Tanh,
         Epilogue::Sigmoid,
-        Epilogue::Gelu,
+        Epilogue::Gelu(GeluEdges::PRODUCT_FORM),
         Epilogue::Silu,
     ];
 
@@ -56,7 +57,7 @@ impl Epilogue {
             Epilogue::Relu => Some(Unary::Relu),
             Epilogue::Tanh => Some(Unary::Tanh),
             Epilogue::Sigmoid => Some(Unary::Sigmoid),
-            Epilogue::Gelu => Some(Unary::Gelu),
+            Epilogue::Gelu(edges) => Some(Unary::Gelu(edges)),
             Epilogue::Silu => Some(Unary::Silu),
         }
     }
@@ -310,43 +311,25 @@ impl Kernel for Run<'_> {
     }
 }
 
-/// The epilogue of one vector.
-#[inline(always)]
-fn epilogue_v<S: Simd>(s: S, e: Epilogue, v: S::V) -> S::V {
-    match e.unary() {
-        None => v,
-        Some(op) => unary_v(s, op, v),
-    }
-}
-
-/// The epilogue as a [`VFn1`].
-#[derive(Clone, Copy)]
-struct Epi(Epilogue);
-
-impl<S: Simd> VFn1<S> for Epi {
-    #[inline(always)]
-    fn apply(self, s: S, v: S::V) -> S::V {
-        epilogue_v(s, self.0, v)
-    }
-}
-
-/// Adds the bias to and applies the epilogue over a finished row.
+/// Adds the bias to and applies the epilogue over a finished row: the bias in one pass, then the
+/// activation in its own frame ([`map_op_inplace`]) while the row is in L1.
 #[inline(always)]
 fn finish_row<S: Simd>(s: S, row: &mut [f32], bias: Option<&[f32]>, e: Epilogue) {
     if let Some(b) = bias {
         let l = S::LANES;
         let (mut rc, mut bc) = (row.chunks_exact_mut(l), b.chunks_exact(l));
         for (r, b) in (&mut rc).zip(&mut bc) {
-            let v = epilogue_v(s, e, s.add(s.load(r), s.load(b)));
+            let v = s.add(s.load(r), s.load(b));
             s.store(r, v);
         }
         let (r, b) = (rc.into_remainder(), bc.remainder());
         if !r.is_empty() {
-            let v = epilogue_v(s, e, s.add(s.load_partial(r, 0.0), s.load_partial(b, 0.0)));
+            let v = s.add(s.load_partial(r, 0.0), s.load_partial(b, 0.0));
             s.store_partial(r, v);
         }
-    } else if e != Epilogue::None {
-        map_inplace(s, row, Epi(e));
+    }
+    if let Some(op) = e.unary() {
+        map_op_inplace(s, op, row);
     }
 }
 
@@ -500,12 +483,12 @@ fn panel_rows<S: Simd, const MR: usize, const MR1: usize>(
         let mut i = 0;
         while i + MR1 <= m {
             let out = &mut out[i * n + j0..];
-            micro::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            micro_call::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
             i += MR1;
         }
         while i < m {
             let out = &mut out[i * n + j0..];
-            micro::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            micro_call::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
             i += 1;
         }
     } else {
@@ -513,9 +496,9 @@ fn panel_rows<S: Simd, const MR: usize, const MR1: usize>(
     }
     // The activation over the panel's strip of columns, still in L1 (one copy of its code per
     // kernel rather than one per register block).
-    if e != Epilogue::None {
+    if let Some(op) = e.unary() {
         for row in out.chunks_exact_mut(n).take(m) {
-            map_inplace(s, &mut row[j0..j0 + cols], Epi(e));
+            map_op_inplace(s, op, &mut row[j0..j0 + cols]);
         }
     }
 }
@@ -540,7 +523,7 @@ fn row_blocks<S: Simd, const MR: usize>(
     let mut i = 0;
     while i + MR <= m {
         let out = &mut out[i * n + j0..];
-        micro::<S, MR, 2>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+        micro_call::<S, MR, 2>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
         i += MR;
     }
     if i < m {
@@ -548,13 +531,58 @@ fn row_blocks<S: Simd, const MR: usize>(
         macro_rules! tail {
             ($($r:literal)*) => {
                 match m - i {
-                    $($r => micro::<S, $r, 2>(s, k, a, panel, ldb, out, n, cols, bias),)*
+                    $($r => micro_call::<S, $r, 2>(s, k, a, panel, ldb, out, n, cols, bias),)*
                     _ => {}
                 }
             };
         }
         tail!(1 2 3 4 5 6 7 8 9 10 11);
     }
+}
+
+/// [`micro`] in a frame of its own (see [`Kernel`]): the callers instantiate it for many `R`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn micro_call<S: Simd, const R: usize, const V: usize>(
+    s: S,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    ldb: usize,
+    out: &mut [f32],
+    ldc: usize,
+    cols: usize,
+    bias: Option<&[f32]>,
+) {
+    struct K<'a, const R: usize, const V: usize> {
+        k: usize,
+        a: &'a [f32],
+        b: &'a [f32],
+        ldb: usize,
+        out: &'a mut [f32],
+        ldc: usize,
+        cols: usize,
+        bias: Option<&'a [f32]>,
+    }
+    impl<const R: usize, const V: usize> Kernel for K<'_, R, V> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            micro::<S, R, V>(
+                s, self.k, self.a, self.b, self.ldb, self.out, self.ldc, self.cols, self.bias,
+            );
+        }
+    }
+    s.call(K::<R, V> {
+        k,
+        a,
+        b,
+        ldb,
+        out,
+        ldc,
+        cols,
+        bias,
+    });
 }
 
 /// One `R × (V·LANES)` block: `out[r*ldc + c] = Σ_p a[r*k + p]·b[p*ldb + c] + bias[c]` for

@@ -278,13 +278,64 @@ pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
     s.select(s.lt(ax, one), small, big)
 }
 
-/// GELU (erf form) per lane: `0.5x + 0.5x·erf(x/√2)`, evaluated as one multiply-add like torch's
-/// vectorised kernel (so `gelu(-0) = +0` and `gelu(x) = +0` once `erf` rounds to -1).
+/// How GELU answers the inputs on which eager PyTorch's implementations disagree. Every other
+/// input (and `gelu(-inf) = gelu(NaN) = NaN`) has one answer everywhere.
+///
+/// Measured on float32 CPU tensors: torch's own kernel evaluates `x·0.5·(1 + erf(x/√2))` and
+/// answers [`GeluEdges::PRODUCT_FORM`]; oneDNN (which eager calls for contiguous tensors of
+/// more than one element) answers [`GeluEdges::SUM_FORM`] with its AVX2 and SSE4.1 code and
+/// `-0`, `-0`, NaN with its AVX-512 code. The runtime finds out which applies on its host (see
+/// rextio-torch's `runtime::eager_host`); the kernels take it as data, so every instruction set
+/// answers the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GeluEdges {
+    /// `gelu(-0)` is `-0` (else `+0`).
+    pub neg_zero_keeps_sign: bool,
+    /// A negative `x` whose result rounds to zero (`x ≲ -5.6`) gives `-0` (else `+0`).
+    pub underflow_is_negative: bool,
+    /// `gelu(+inf)` is NaN (else `+inf`).
+    pub pos_inf_is_nan: bool,
+}
+
+impl GeluEdges {
+    /// `x·0.5·(1 + erf(x/√2))`: `-0`, `-0`, `+inf`.
+    pub const PRODUCT_FORM: GeluEdges = GeluEdges {
+        neg_zero_keeps_sign: true,
+        underflow_is_negative: true,
+        pos_inf_is_nan: false,
+    };
+    /// `0.5x + 0.5x·erf(x/√2)`: `+0`, `+0`, `+inf`.
+    pub const SUM_FORM: GeluEdges = GeluEdges {
+        neg_zero_keeps_sign: false,
+        underflow_is_negative: false,
+        pos_inf_is_nan: false,
+    };
+}
+
+/// GELU (erf form) per lane: `0.5x + 0.5x·erf(x/√2)` as one multiply-add (which gives `+0` for
+/// `-0` and once `erf` rounds to -1), then the zeros' signs and `gelu(+inf)` as `edges` says.
+/// Only selects and bit operations follow the multiply-add, the same on every instruction set.
 #[inline(always)]
-pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V) -> S::V {
+pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
     let hx = s.mul(x, s.splat(0.5));
     let e = erf_v(s, s.mul(x, s.splat(std::f32::consts::FRAC_1_SQRT_2)));
-    s.mul_add(hx, e, hx)
+    let mut y = s.mul_add(hx, e, hx);
+    if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
+        // Where `y` is zero, `copysign(0, x)`.
+        let signed_zero =
+            s.bitcast_f32(s.ior(s.to_bits(y), s.iand(s.to_bits(x), s.isplat(i32::MIN))));
+        let y_zero = s.eq(y, s.zero());
+        if edges.neg_zero_keeps_sign {
+            y = s.select(s.mand(y_zero, s.eq(x, s.zero())), signed_zero, y);
+        }
+        if edges.underflow_is_negative {
+            y = s.select(s.mand(y_zero, s.lt(x, s.zero())), signed_zero, y);
+        }
+    }
+    if edges.pos_inf_is_nan {
+        y = s.select(s.eq(x, s.splat(f32::INFINITY)), s.splat(f32::NAN), y);
+    }
+    y
 }
 
 /// `max(0, x)` per lane as torch's `clamp_min(x, 0)`: `relu(-0) = -0`, NaN stays.

@@ -50,7 +50,7 @@ mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
 pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
-pub use math::{erf, exp, log, sigmoid, tanh};
+pub use math::{erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,
     log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
@@ -61,7 +61,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use simd::{Portable, Simd};
+use simd::Simd;
 
 /// Why a kernel refused its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,8 +243,11 @@ pub fn with_isa<R>(isa: Isa, f: impl FnOnce() -> R) -> Result<R, KernelError> {
 /// A kernel body generic over the SIMD flavour; [`dispatch`] instantiates it for the active ISA.
 ///
 /// Implementations must mark `run` `#[inline(always)]` (and so every generic helper it calls), so
-/// that the body is compiled inside the `#[target_feature]` trampolines below.
-trait Kernel {
+/// that the body is compiled inside the `#[target_feature]` trampolines below. A kernel that
+/// inlines many blocks (one per register-block height, say) runs each through
+/// [`Simd::call`], another `Kernel` in a frame of its own, so that its stack stays small in
+/// every build: a test runs every kernel on a 256 KiB thread.
+pub(crate) trait Kernel {
     type Out;
     fn run<S: Simd>(self, s: S) -> Self::Out;
 }
@@ -259,6 +262,6 @@ fn dispatch<K: Kernel>(k: K) -> K::Out {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above, `Avx2Fma` is returned only once AVX2 and FMA were detected.
         Isa::Avx2Fma => unsafe { simd::x86::run_avx2(k) },
-        _ => k.run(Portable),
+        _ => simd::run_portable(k),
     }
 }

@@ -121,7 +121,20 @@ pub(crate) trait Simd: Copy {
     fn reduce_max(self, a: Self::V) -> f32;
     /// The minimum of the lanes (unspecified if one is NaN).
     fn reduce_min(self, a: Self::V) -> f32;
+
+    /// Runs `k` compiled for this flavour in a function of its own (inlined or not as the
+    /// optimiser sees fit), so that a kernel made of many inlined blocks can bound its stack
+    /// frame: unoptimised builds give every inlined callee's locals stack slots of their own.
+    fn call<K: Kernel>(self, k: K) -> K::Out;
 }
+
+/// Runs `k` on the portable flavour, in a function of its own.
+#[inline]
+pub(crate) fn run_portable<K: Kernel>(k: K) -> K::Out {
+    k.run(Portable)
+}
+
+use crate::kernels::Kernel;
 
 /// Plain Rust over 4-lane arrays (SSE2-sized, so LLVM vectorises it on x86-64 and aarch64).
 #[derive(Clone, Copy)]
@@ -143,6 +156,11 @@ impl Simd for Portable {
     const LANES: usize = P;
     type V = [f32; P];
     type I = [i32; P];
+
+    #[inline(always)]
+    fn call<K: Kernel>(self, k: K) -> K::Out {
+        run_portable(k)
+    }
     type M = [bool; P];
 
     #[inline(always)]
@@ -400,6 +418,12 @@ pub(crate) mod x86 {
     }
 
     impl Simd for Avx2 {
+        #[inline(always)]
+        fn call<K: Kernel>(self, k: K) -> K::Out {
+            // SAFETY: an `Avx2` token exists only once AVX2 and FMA were detected.
+            unsafe { run_avx2(k) }
+        }
+
         const LANES: usize = 8;
         type V = __m256;
         type I = __m256i;
@@ -646,6 +670,12 @@ pub(crate) mod x86 {
     }
 
     impl Simd for Avx512 {
+        #[inline(always)]
+        fn call<K: Kernel>(self, k: K) -> K::Out {
+            // SAFETY: an `Avx512` token exists only once AVX-512F, AVX2 and FMA were detected.
+            unsafe { run_avx512(k) }
+        }
+
         const LANES: usize = 16;
         type V = __m512;
         type I = __m512i;

@@ -8,6 +8,7 @@
 //! call the program can express, regardless of the size guard), `per-op` (never fused), or
 //! `auto` (default).
 
+use super::eager_host;
 use super::shim::{self, FastView};
 use super::RxtTorchTensor;
 use crate::fusion::{
@@ -189,7 +190,10 @@ fn activation_in_place<const N: usize>(
     if mode == PathMode::Auto && n > AUTO_MAX_NUMEL {
         return Ok(None);
     }
-    let f = unary(*f);
+    let Some(gelu) = GeluFor::of(*f == UnaryF::Gelu && n == 1, *f == UnaryF::Gelu && n > 1) else {
+        return Ok(None);
+    };
+    let f = unary(*f, gelu.of_numel(n));
     let addr = ptr as usize;
     let run = move || {
         // SAFETY: `view` checked a float32 contiguous buffer of `n` elements owned by the
@@ -256,6 +260,9 @@ fn fused_with<const N: usize>(
     if mode == PathMode::Auto && (plan.macs > AUTO_MAX_MACS || plan.max_numel > AUTO_MAX_NUMEL) {
         return Ok(None);
     }
+    let Some(gelu) = GeluFor::of_plan(p, plan) else {
+        return Ok(None);
+    };
     // Outputs: fresh tensors, or the owned input they overwrite in place.
     let mut outs: [Option<RxtTorchTensor>; N] = [const { None }; N];
     out_bufs.clear();
@@ -324,6 +331,7 @@ fn fused_with<const N: usize>(
         plan,
         bufs,
         scalars,
+        gelu,
     };
     run_kernels(plan.work, move || job.run())?;
     if outs.iter().any(Option::is_none) {
@@ -361,6 +369,7 @@ struct Job<'a> {
     plan: &'a Plan,
     bufs: &'a [Buf],
     scalars: &'a [f64],
+    gelu: GeluFor,
 }
 
 // SAFETY: the buffers a job points into belong to this call (borrowed input tensors, the output
@@ -372,7 +381,7 @@ impl Job<'_> {
     fn run(self) -> PyResult<()> {
         // SAFETY: see the call site in `fused`: every buffer is valid for its value's shape and
         // the plan only shares buffers along in-place chains.
-        unsafe { execute(self.p, self.plan, self.bufs, self.scalars) }
+        unsafe { execute(self.p, self.plan, self.bufs, self.scalars, self.gelu) }
     }
 }
 
@@ -386,7 +395,13 @@ fn internal(what: &str) -> pyo3::PyErr {
 /// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
 /// distinct buffers do not overlap, and buffers are only shared along the plan's in-place
 /// chains.
-unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]) -> PyResult<()> {
+unsafe fn execute(
+    p: ProgramView<'_>,
+    plan: &Plan,
+    bufs: &[Buf],
+    scalars: &[f64],
+    gelu: GeluFor,
+) -> PyResult<()> {
     let shape = |v: u16| plan.shapes[usize::from(v)].0;
     let src = |v: u16| -> PyResult<&[f32]> {
         match bufs[usize::from(v)] {
@@ -467,7 +482,7 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
                     Some(&Ins::Unary { f, t })
                         if usize::from(t) == v && plan.in_place.get(j + 1) == Some(&true) =>
                     {
-                        epilogue(f)
+                        epilogue(f, gelu.of_numel(n))
                     }
                     _ => None,
                 };
@@ -486,9 +501,9 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
             }
             Ins::Unary { f, t } => {
                 if in_place {
-                    k::unary_inplace(unary(f), dst);
+                    k::unary_inplace(unary(f, gelu.of_numel(n)), dst);
                 } else {
-                    k_err(k::unary(unary(f), src(t)?, dst))?;
+                    k_err(k::unary(unary(f, gelu.of_numel(n)), src(t)?, dst))?;
                 }
             }
             Ins::Binary { f, a, b } => {
@@ -558,7 +573,61 @@ unsafe fn execute(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf], scalars: &[f64]
     Ok(())
 }
 
-fn unary(f: UnaryF) -> k::Unary {
+/// The GELU edges of one call: eager's answers on the disputed inputs for a GELU of one element
+/// and of more (see [`eager_host`]), probed only where the call has such a GELU.
+#[derive(Clone, Copy)]
+struct GeluFor {
+    one: k::GeluEdges,
+    many: k::GeluEdges,
+}
+
+impl GeluFor {
+    /// The edges for GELUs of one element (`one`) and of more (`many`) as eager answers now, or
+    /// `None` when eager on this host answers in a way the kernels cannot reproduce.
+    fn of(one: bool, many: bool) -> Option<GeluFor> {
+        // Unused when not asked for.
+        let unused = k::GeluEdges::PRODUCT_FORM;
+        Some(GeluFor {
+            one: if one {
+                eager_host::gelu_edges(1)?
+            } else {
+                unused
+            },
+            many: if many {
+                eager_host::gelu_edges(2)?
+            } else {
+                unused
+            },
+        })
+    }
+
+    /// [`GeluFor::of`] for the GELUs `plan` runs.
+    fn of_plan(p: ProgramView<'_>, plan: &Plan) -> Option<GeluFor> {
+        let (mut one, mut many) = (false, false);
+        for (j, i) in p.ins.iter().enumerate() {
+            if let Ins::Unary {
+                f: UnaryF::Gelu, ..
+            } = i
+            {
+                let n = plan.shapes[p.inputs.len() + j].0.numel();
+                one |= n == 1;
+                many |= n > 1;
+            }
+        }
+        GeluFor::of(one, many)
+    }
+
+    /// The edges for a GELU of `n` elements.
+    fn of_numel(self, n: usize) -> k::GeluEdges {
+        if n > 1 {
+            self.many
+        } else {
+            self.one
+        }
+    }
+}
+
+fn unary(f: UnaryF, gelu: k::GeluEdges) -> k::Unary {
     match f {
         UnaryF::Relu => k::Unary::Relu,
         UnaryF::Sigmoid => k::Unary::Sigmoid,
@@ -568,16 +637,16 @@ fn unary(f: UnaryF) -> k::Unary {
         UnaryF::Exp => k::Unary::Exp,
         UnaryF::Log => k::Unary::Log,
         UnaryF::Sqrt => k::Unary::Sqrt,
-        UnaryF::Gelu => k::Unary::Gelu,
+        UnaryF::Gelu => k::Unary::Gelu(gelu),
     }
 }
 
-fn epilogue(f: UnaryF) -> Option<k::Epilogue> {
+fn epilogue(f: UnaryF, gelu: k::GeluEdges) -> Option<k::Epilogue> {
     Some(match f {
         UnaryF::Relu => k::Epilogue::Relu,
         UnaryF::Tanh => k::Epilogue::Tanh,
         UnaryF::Sigmoid => k::Epilogue::Sigmoid,
-        UnaryF::Gelu => k::Epilogue::Gelu,
+        UnaryF::Gelu => k::Epilogue::Gelu(gelu),
         _ => return None,
     })
 }

@@ -59,6 +59,8 @@ const RX_NOT_A_TENSOR: i32 = 1;
 extern "C" {
     fn rx_last_error() -> *const c_char;
     fn rx_set_grad_enabled(enabled: i32) -> i32;
+    fn rx_mkldnn_enabled() -> i32;
+    fn rx_probe_gelu(xs: *const f32, ys: *mut f32, n: i64, one_by_one: i32) -> i32;
     fn rx_wrap_owned(tensor: *mut c_void) -> *mut ffi::PyObject;
     fn rx_release(tensor: *mut c_void);
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
@@ -167,6 +169,23 @@ pub(crate) fn release(mut t: Tensor) {
 pub(crate) fn set_grad_enabled(enabled: bool) -> bool {
     // SAFETY: sets a thread-local flag; cannot fail.
     unsafe { rx_set_grad_enabled(i32::from(enabled)) != 0 }
+}
+
+/// Whether eager may call oneDNN for float32 CPU ops now (libtorch has it and
+/// `torch.backends.mkldnn.enabled` is true); read on every call, since a program may switch it.
+pub(crate) fn mkldnn_enabled() -> bool {
+    // SAFETY: reads two flags of libtorch's global context; catches everything.
+    unsafe { rx_mkldnn_enabled() != 0 }
+}
+
+/// Eager's exact GELU of `xs` on this host: each value as a one-element tensor with
+/// `one_by_one`, else all as one contiguous tensor; `None` if libtorch raised.
+pub(crate) fn probe_gelu(xs: &[f32], one_by_one: bool) -> Option<Vec<f32>> {
+    let n = i64::try_from(xs.len()).ok()?;
+    let mut ys = vec![0.0f32; xs.len()];
+    // SAFETY: `xs` and `ys` are valid for `n` floats each; the shim catches every exception.
+    let rc = unsafe { rx_probe_gelu(xs.as_ptr(), ys.as_mut_ptr(), n, i32::from(one_by_one)) };
+    (rc == RX_OK).then_some(ys)
 }
 
 /// What the fused path knows about a tensor without asking libtorch.

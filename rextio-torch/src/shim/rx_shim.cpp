@@ -4,8 +4,12 @@
 // Every entry point catches every C++ exception and reports it through its return code; the
 // message is kept per thread for `rx_last_error`. Nothing here throws across the C boundary.
 
+#include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/gelu.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -13,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 // Status codes of the entry points (mirrored in shim.rs).
@@ -252,6 +257,45 @@ int32_t rx_set_grad_enabled(int32_t enabled) {
   const bool previous = c10::GradMode::is_enabled();
   c10::GradMode::set_enabled(enabled != 0);
   return previous ? 1 : 0;
+}
+
+// Whether eager may hand float32 CPU ops to oneDNN now: libtorch was built with it and the
+// program has not turned it off (`torch.backends.mkldnn.enabled = False`). 1 yes, 0 no.
+int32_t rx_mkldnn_enabled() {
+  try {
+    return at::hasMKLDNN() && at::globalContext().userEnabledMkldnn() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Exact GELU of `n` floats as eager computes it on this host, for the runtime's probe of
+// host-dependent special values: with `one_by_one`, each value as a one-element tensor (torch's
+// own kernel); else all of them as one contiguous tensor (oneDNN where eager would call it).
+// Python dispatch keys are excluded, so no Python mode the program has active sees the probe.
+int32_t rx_probe_gelu(const float* xs, float* ys, int64_t n, int32_t one_by_one) {
+  return rx_guarded([&] {
+    c10::InferenceMode inference;
+    c10::impl::ExcludeDispatchKeyGuard no_python(
+        c10::DispatchKeySet(c10::DispatchKey::Python) |
+        c10::DispatchKeySet(c10::DispatchKey::PythonTLSSnapshot));
+    auto run = [&](int64_t offset, int64_t len) {
+      at::Tensor x(at::detail::empty_cpu({len}, at::kFloat, false, c10::nullopt));
+      std::memcpy(x.mutable_data_ptr<float>(), xs + offset, static_cast<size_t>(len) * sizeof(float));
+      at::Tensor y = at::gelu(x, "none").contiguous();
+      if (y.scalar_type() != at::kFloat || y.numel() != len) {
+        throw std::runtime_error("gelu returned an unexpected tensor");
+      }
+      std::memcpy(ys + offset, y.const_data_ptr<float>(), static_cast<size_t>(len) * sizeof(float));
+    };
+    if (n <= 0) return RX_OK;
+    if (one_by_one != 0) {
+      for (int64_t i = 0; i < n; ++i) run(i, 1);
+    } else {
+      run(0, n);
+    }
+    return RX_OK;
+  });
 }
 
 }  // extern "C"

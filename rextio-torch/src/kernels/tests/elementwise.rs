@@ -75,7 +75,7 @@ fn unary_f64(op: Unary, x: f64) -> f64 {
         Unary::Exp => x.exp(),
         Unary::Log => x.ln(),
         Unary::Erf => erf_f64(x),
-        Unary::Gelu => 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2)),
+        Unary::Gelu(_) => 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2)),
         Unary::Silu => x / (1.0 + (-x).exp()),
         _ => f64::NAN,
     }

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::super::gemm::DOT_MAX_M;
 use super::super::{
-    linear, linear_fused, linear_packed, matmul, Epilogue, KernelError, PackedWeight,
+    linear, linear_fused, linear_packed, matmul, Epilogue, GeluEdges, KernelError, PackedWeight,
 };
 use super::{each_isa, erf_f64, same};
 
@@ -17,7 +17,7 @@ fn act(e: Epilogue, v: f64) -> (f64, f64) {
         Epilogue::Relu => (v.max(0.0), 1.0),
         Epilogue::Tanh => (v.tanh(), 1.0),
         Epilogue::Sigmoid => (1.0 / (1.0 + (-v).exp()), 0.25),
-        Epilogue::Gelu => (
+        Epilogue::Gelu(_) => (
             0.5 * v * (1.0 + erf_f64(v / std::f64::consts::SQRT_2)),
             1.13,
         ),
@@ -183,7 +183,15 @@ fn larger_products_match_f64() {
             );
             let pw = PackedWeight::new(&w, n, k).unwrap();
             let mut out = vec![0.0; m * n];
-            linear_packed(&x, m, &pw, Some(&bias), Epilogue::Gelu, &mut out).unwrap();
+            linear_packed(
+                &x,
+                m,
+                &pw,
+                Some(&bias),
+                Epilogue::Gelu(GeluEdges::SUM_FORM),
+                &mut out,
+            )
+            .unwrap();
             check_product(
                 &format!("{isa:?} linear_packed"),
                 &out,
@@ -193,7 +201,7 @@ fn larger_products_match_f64() {
                 |i, p| x[i * k + p],
                 |p, j| w[j * k + p],
                 Some(&bias),
-                Epilogue::Gelu,
+                Epilogue::Gelu(GeluEdges::SUM_FORM),
             );
             // `w` read as a `k×n` matrix.
             let mut out = vec![0.0; m * n];

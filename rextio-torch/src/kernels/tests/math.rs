@@ -3,7 +3,7 @@
 // torch's results are written as Python printed them: the f64 digits of the f32 value.
 #![allow(clippy::excessive_precision)]
 
-use super::super::{erf, exp, log, sigmoid, tanh, unary, Unary};
+use super::super::{erf, exp, log, sigmoid, tanh, unary, GeluEdges, Unary};
 use super::{close, each_isa, erf_f64, same};
 
 /// An order-preserving integer key of a float (`-0` and `+0` adjacent).
@@ -178,7 +178,7 @@ fn math_error_bounds_hold_on_every_isa() {
         let xs = points(-20.0, 20.0);
         let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
         let mut ys = vec![0.0; xs.len()];
-        unary(Unary::Gelu, &xs, &mut ys).unwrap();
+        unary(Unary::Gelu(GeluEdges::PRODUCT_FORM), &xs, &mut ys).unwrap();
         let (worst, at) = xs
             .iter()
             .zip(&ys)
@@ -384,22 +384,80 @@ fn key_of(x: f32, v: &[f32]) -> usize {
 }
 
 #[test]
-fn gelu_edges_match_torch_vectorised() {
-    // F.gelu(torch.tensor([...] * 64)): torch's vectorised body gives +0 for -0 and for -10
-    // (its scalar tail gives -0 there); -1 differs in the 8th digit between the two paths.
-    check_edges(
-        Unary::Gelu,
-        &[
-            (-0.0, 0.0),
-            (0.0, 0.0),
-            (NAN, NAN),
-            (INF, INF),
-            (-INF, NAN),
-            (-1.0, -0.158_655_285_835_266_1),
-            (-10.0, 0.0),
-            (-5.0, -1.490_116_119_384_765_6e-6),
-        ],
-    );
+fn gelu_edges_follow_the_edges_asked_for() {
+    // Every combination of the three edges, on every ISA: the values eager's implementations
+    // agree on are the same in all of them (torch 2.13.0: -1 -> -0.15865529, -5 -> -1.49e-6).
+    for neg_zero_keeps_sign in [false, true] {
+        for underflow_is_negative in [false, true] {
+            for pos_inf_is_nan in [false, true] {
+                let edges = GeluEdges {
+                    neg_zero_keeps_sign,
+                    underflow_is_negative,
+                    pos_inf_is_nan,
+                };
+                let sign = |neg: bool| if neg { -0.0 } else { 0.0 };
+                check_edges(
+                    Unary::Gelu(edges),
+                    &[
+                        (-0.0, sign(neg_zero_keeps_sign)),
+                        (0.0, 0.0),
+                        (1e-45, 0.0),
+                        (-1e-45, sign(underflow_is_negative)),
+                        (NAN, NAN),
+                        (INF, if pos_inf_is_nan { NAN } else { INF }),
+                        (-INF, NAN),
+                        (-1.0, -0.158_655_285_835_266_1),
+                        (-10.0, sign(underflow_is_negative)),
+                        (-9.76, sign(underflow_is_negative)),
+                        (-1e30, sign(underflow_is_negative)),
+                        (-5.0, -1.490_116_119_384_765_6e-6),
+                        (3.0, 2.995_950_222_015_381),
+                    ],
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gelu_edge_presets_are_what_their_formulas_give() {
+    // The two named presets are what the formulas they are named after give in f32 (evaluated
+    // here in plain scalar Rust, independently of the kernels).
+    let product = |x: f32| x * 0.5 * (1.0 + erf_f32_scalar(x * std::f32::consts::FRAC_1_SQRT_2));
+    let sum = |x: f32| {
+        let h = 0.5 * x;
+        h.mul_add(erf_f32_scalar(x * std::f32::consts::FRAC_1_SQRT_2), h)
+    };
+    for (edges, f) in [
+        (GeluEdges::PRODUCT_FORM, &product as &dyn Fn(f32) -> f32),
+        (GeluEdges::SUM_FORM, &sum),
+    ] {
+        assert!(same(
+            f(-0.0),
+            if edges.neg_zero_keeps_sign { -0.0 } else { 0.0 }
+        ));
+        assert!(same(
+            f(-10.0),
+            if edges.underflow_is_negative {
+                -0.0
+            } else {
+                0.0
+            }
+        ));
+        assert_eq!(f(INF).is_nan(), edges.pos_inf_is_nan);
+    }
+}
+
+/// `erf` of an f32 through f64, for the preset test's scalar formulas (exact at the edges it
+/// is used on: `erf(±0) = ±0`, ±1 beyond |x| = 6 and at ±inf).
+fn erf_f32_scalar(x: f32) -> f32 {
+    if x.is_infinite() {
+        return x.signum();
+    }
+    if x == 0.0 {
+        return x;
+    }
+    erf_f64(f64::from(x)) as f32
 }
 
 #[test]
@@ -535,7 +593,7 @@ fn math_errors_over_all_floats() {
         ));
         // gelu: absolute error over max(1, |x|), reported as "abs".
         let mut ys = vec![0.0; xs.len()];
-        unary(Unary::Gelu, &xs, &mut ys).unwrap();
+        unary(Unary::Gelu(GeluEdges::PRODUCT_FORM), &xs, &mut ys).unwrap();
         let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
         let (worst, at) = xs
             .iter()
