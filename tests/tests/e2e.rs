@@ -4,6 +4,7 @@
 
 use rextio_host::Registry;
 use rextio_tests::{build, build_with};
+use std::io::Write;
 
 #[test]
 fn phase_a_chain_matches_eager() {
@@ -269,6 +270,16 @@ fn fused_regions_match_eager_on_every_path() {
         );
         assert!(out.contains("fused ok (fused)"), "{isa}: {out}");
     }
+    // Written past the harness's capture: which kernels the native module ran on this CPU.
+    let _ = writeln!(
+        std::io::stderr(),
+        "fused e2e: kernels ran on {} (this CPU has: {})",
+        rextio_torch::kernels::isa().name(),
+        rextio_torch::kernels::available_isas()
+            .map(|i| i.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     // An unknown path is a clear error, not a silent default.
     let root = rextio_tests::workspace_root();
     let run = std::process::Command::new(rextio_tests::python())
