@@ -7,6 +7,7 @@ mod elementwise;
 mod gemm;
 mod math;
 mod reduce;
+mod simd;
 mod stack;
 
 use super::{available_isas, with_isa, Isa};
