@@ -23,8 +23,12 @@ assert r.returncode == 0 and r.stdout.splitlines()[0] == "builtin_function_or_me
 r = run(None)
 assert r.returncode == 0 and r.stdout.splitlines()[0] == "builtin_function_or_method", r
 assert r.stdout.splitlines()[1] == "['inference']", r
+# Set but empty (as shells and container specs leave it) is the default, auto.
+r = run("")
+assert r.returncode == 0 and r.stdout.splitlines()[0] == "builtin_function_or_method", r
 r = run("turbo")
 assert r.returncode != 0 and "REXTIO_NATIVE_MODE" in r.stderr and "ValueError" in r.stderr, r
+assert "'auto', 'native' or 'fallback'" in r.stderr and "'turbo'" in r.stderr, r.stderr
 
 # Without the extension: auto warns and runs the Python bodies, native refuses to start.
 import glob  # noqa: E402
