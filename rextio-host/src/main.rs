@@ -140,9 +140,90 @@ fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
     root.unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// A path the user gave, made absolute against the current directory now, so that no later
+/// step that runs elsewhere (a build, a child process in another directory) reads it
+/// differently.
+fn cli_path(p: PathBuf) -> PathBuf {
+    std::path::absolute(&p).unwrap_or(p)
+}
+
+/// An interpreter the user gave: a path (it has a directory part) is made absolute like
+/// [`cli_path`]; a bare command name (`python3`) is left to be found on `PATH`.
+fn cli_python(p: PathBuf) -> PathBuf {
+    if p.is_absolute() || p.components().count() > 1 {
+        cli_path(p)
+    } else {
+        p
+    }
+}
+
+impl Cmd {
+    /// Every path argument resolved against the current directory ([`cli_path`],
+    /// [`cli_python`]).
+    fn resolve_paths(self) -> Cmd {
+        let opt = |p: Option<PathBuf>| p.map(cli_path);
+        let py = |p: Option<PathBuf>| p.map(cli_python);
+        match self {
+            Cmd::Init { dir, backend } => Cmd::Init {
+                dir: opt(dir),
+                backend,
+            },
+            Cmd::Check {
+                root,
+                format,
+                deny_fallback,
+            } => Cmd::Check {
+                root: opt(root),
+                format,
+                deny_fallback,
+            },
+            Cmd::Build {
+                root,
+                format,
+                python,
+                timeout,
+                strict,
+            } => Cmd::Build {
+                root: opt(root),
+                format,
+                python: py(python),
+                timeout,
+                strict,
+            },
+            Cmd::Develop {
+                root,
+                python,
+                timeout,
+                strict,
+            } => Cmd::Develop {
+                root: opt(root),
+                python: py(python),
+                timeout,
+                strict,
+            },
+            Cmd::Certify {
+                plugins,
+                python,
+                out,
+            } => Cmd::Certify {
+                plugins,
+                python: py(python),
+                out: cli_path(out),
+            },
+            Cmd::Docs { which, out, check } => Cmd::Docs {
+                which,
+                out: opt(out),
+                check,
+            },
+            Cmd::Clean { root } => Cmd::Clean { root: opt(root) },
+            other @ (Cmd::Capabilities { .. } | Cmd::Explain { .. }) => other,
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let registry = Registry::builder().with_default_plugins().build()?;
-    match cli.command {
+    match cli.command.resolve_paths() {
         Cmd::Init { dir, backend } => {
             let dir = root_or_cwd(dir);
             let backend = match backend {

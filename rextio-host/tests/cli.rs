@@ -201,3 +201,76 @@ fn a_build_with_no_usable_interpreter_names_every_candidate_it_skipped() {
         "{probes:?}"
     );
 }
+
+/// Every path a command takes is read against the directory it was started in, also by the steps
+/// that run elsewhere (the build's interpreter probe, cargo, certify's checker).
+#[test]
+fn every_command_reads_relative_paths_against_the_directory_it_started_in() {
+    let python = std::env::var_os("REXTIO_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+        });
+    assert!(python.exists(), "run `cargo xtask setup` first");
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let cwd = cwd.as_path();
+    // The interpreter by a relative path from the start directory (a symlink would lose the
+    // virtual environment, which Python finds next to the path it was started by).
+    let python = std::path::absolute(&python).unwrap();
+    let mut rel = std::path::PathBuf::new();
+    for _ in cwd.components().skip(1) {
+        rel.push("..");
+    }
+    rel.push(python.strip_prefix("/").unwrap());
+    let rel_python = rel.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rextio"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("REXTIO_PYTHON")
+            .env("REXTIO_EVIDENCE_DIR", cwd.join("evidence"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, out) = run(&["init", "app"]);
+    assert!(ok && cwd.join("app/rextio.toml").is_file(), "{out}");
+    let (ok, out) = run(&["check", "app", "--deny-fallback"]);
+    assert!(
+        ok && out.contains("app.kernels.inference  native-plugin:rextio-torch"),
+        "{out}"
+    );
+    let (ok, out) = run(&["build", "app", "--python", rel_python]);
+    assert!(ok, "{out}");
+    let wheels: Vec<_> = std::fs::read_dir(cwd.join("app/dist"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{out}");
+    let (ok, out) = run(&["docs", "diagnostics", "--out", "diagnostics.md"]);
+    assert!(ok && cwd.join("diagnostics.md").is_file(), "{out}");
+    // An interpreter given by a relative path that is not there is named by its absolute path.
+    let (ok, out) = run(&[
+        "certify",
+        "rextio-torch",
+        "--python",
+        "missing/bin/python",
+        "--out",
+        "ev",
+    ]);
+    let missing = cwd.join("missing/bin/python");
+    assert!(
+        !ok && out.contains(missing.to_str().unwrap()),
+        "expected the interpreter named as {}: {out}",
+        missing.display()
+    );
+    let (ok, out) = run(&["clean", "app"]);
+    assert!(ok && !cwd.join("app/dist").exists(), "{out}");
+}
