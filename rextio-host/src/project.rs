@@ -71,6 +71,9 @@ pub enum ProjectError {
     /// A plugin answered outside its declared rules or diagnostic codes.
     #[error("plugin contract violated: {0}")]
     PluginContract(String),
+    /// The interpreter could not be run to compile the sources.
+    #[error("cannot compile the sources with the project's interpreter: {0}")]
+    Compile(String),
     /// The emitter could not assemble the crate (an internal error, not a plugin's).
     #[error("cannot generate the native crate: {0}")]
     Emit(String),
@@ -258,10 +261,41 @@ impl Project {
         Ok(&self.config.plugins.enabled)
     }
 
+    /// Compiles every module with `python` (nothing executed): the first one CPython rejects is
+    /// a syntax error with CPython's line and message.
+    fn compile_modules(&self, modules: &[SourceModule], python: &Path) -> Result<(), ProjectError> {
+        let files: Vec<PathBuf> = modules
+            .iter()
+            .map(|m| self.root.join(&m.rel_path))
+            .collect();
+        match python_env::compile_sources(python, &files) {
+            Ok(None) => Ok(()),
+            Ok(Some(e)) => {
+                let path = modules
+                    .iter()
+                    .find(|m| self.root.join(&m.rel_path) == e.path)
+                    .map_or(e.path, |m| m.rel_path.clone());
+                Err(ProjectError::Frontend(FrontendError::Syntax {
+                    path,
+                    line: e.line,
+                    column: e.column,
+                    message: e.message,
+                }))
+            }
+            Err(why) => Err(ProjectError::Compile(why)),
+        }
+    }
+
     /// Parse and analyse; writes `check.json`.
     pub fn check(&self, registry: &Registry) -> Result<CheckOutput, ProjectError> {
         let enabled = self.enabled(registry)?;
         let modules = frontend::parse_project(&self.root)?;
+        // What CPython rejects at import never reaches a report or a package: with an
+        // interpreter at hand, every module is also compiled by it (`build` does so again with
+        // the interpreter it builds for).
+        if let Ok(d) = self.python(None) {
+            self.compile_modules(&modules, &d.chosen.executable)?;
+        }
         let index = crate::analysis::index_project(&modules, registry, enabled);
         let mut analyses: Vec<ModuleAnalysis> = modules
             .iter()
@@ -499,6 +533,7 @@ impl Project {
                         });
                     }
                     let info = d.chosen.clone();
+                    self.compile_modules(&generated_out.check.modules, &info.executable)?;
                     python = Some(d);
                     info
                 }

@@ -373,6 +373,96 @@ pub fn probe_file() -> Result<PathBuf, String> {
     Err(last)
 }
 
+/// Compiles each file with the interpreter (`compile(source, path, "exec")`: CPython's own parser
+/// and symbol table, nothing executed), so that what CPython rejects at import (a duplicate
+/// argument, `return` outside a function, a bad `nonlocal`) is known before anything is built.
+/// `Ok(None)` when every file compiles; `Ok(Some(e))` names the first that does not;
+/// `Err` when the interpreter could not be run.
+pub fn compile_sources(python: &Path, files: &[PathBuf]) -> Result<Option<CompileError>, String> {
+    const SCRIPT: &str = r#"import sys
+for p in sys.argv[1:]:
+    with open(p, "rb") as f:
+        src = f.read()
+    try:
+        compile(src, p, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        sys.stdout.write("%s\0%d\0%d\0%s" % (p, e.lineno or 0, e.offset or 0, e.msg))
+        sys.exit(3)
+"#;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut child = Command::new(python)
+        .args(["-E", "-s", "-c", SCRIPT])
+        .args(files)
+        .env_remove("PYTHONHOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(o) = stdout.as_mut() {
+            let _ = o.read_to_end(&mut s);
+        }
+        s
+    });
+    let status = match child.wait_timeout(PROBE_TIMEOUT) {
+        Ok(Some(status)) => status,
+        Ok(None) | Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "compiling the sources did not finish within {} s",
+                PROBE_TIMEOUT.as_secs()
+            ));
+        }
+    };
+    let out = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    match status.code() {
+        Some(0) => Ok(None),
+        Some(3) => {
+            let mut parts = out.splitn(4, '\0');
+            let path = PathBuf::from(parts.next().unwrap_or_default());
+            let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+            let column = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+            let message = parts.next().unwrap_or("invalid syntax").to_owned();
+            Ok(Some(CompileError {
+                path,
+                line,
+                column,
+                message,
+            }))
+        }
+        _ => {
+            let mut stderr = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut stderr);
+            }
+            Err(format!(
+                "compiling the sources with {} failed ({status}): {}",
+                python.display(),
+                stderr.lines().last().unwrap_or("")
+            ))
+        }
+    }
+}
+
+/// A source file CPython does not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    /// The file, as passed to [`compile_sources`].
+    pub path: PathBuf,
+    /// 1-based line (0 when CPython gave none).
+    pub line: u32,
+    /// 1-based column (0 when CPython gave none).
+    pub column: u32,
+    /// CPython's message.
+    pub message: String,
+}
+
 /// Run the probe with one candidate; `Err` says why it cannot be used.
 fn probe(c: &Candidate, script: &Path) -> Result<PythonInfo, String> {
     let mut child = Command::new(&c.path)

@@ -144,6 +144,51 @@ fn bad_projects_fail_with_a_clear_message() {
     );
 }
 
+/// What CPython rejects at import is a syntax error of `rextio check` (and so of `build`), with
+/// CPython's line and message, though the parser rextio analyses with accepts it.
+#[test]
+fn modules_cpython_does_not_compile_are_syntax_errors_with_its_line_and_message() {
+    let ann = "from rextio_torch.types import TensorF32Cpu2D as M\n";
+    for (source, line, message) in [
+        (
+            "def dup(x: M, x: M) -> M:\n    return x\n",
+            2,
+            "duplicate argument 'x' in function definition",
+        ),
+        (
+            "def f(x: M) -> M:\n    return x\nreturn 1\n",
+            4,
+            "'return' outside function",
+        ),
+        (
+            "nonlocal y\n",
+            2,
+            "nonlocal declaration not allowed at module level",
+        ),
+        (
+            "def f(x: M) -> M:\n    def g():\n        nonlocal q\n    return x\n",
+            4,
+            "no binding for nonlocal 'q' found",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rextio.toml"),
+            "[plugins]\nenabled = [\"rextio-torch\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("src/pkg")).unwrap();
+        std::fs::write(dir.path().join("src/pkg/__init__.py"), "").unwrap();
+        std::fs::write(dir.path().join("src/pkg/m.py"), format!("{ann}{source}")).unwrap();
+        let (ok, out, err) = rextio(&["check", dir.path().to_str().unwrap()]);
+        let want = format!("syntax error in 'src/pkg/m.py' at {line}:");
+        assert!(
+            !ok && err.contains(&want) && err.contains(message),
+            "{source}: want {want} ... {message}; got {out}{err}"
+        );
+    }
+}
+
 #[test]
 fn a_build_with_no_usable_interpreter_names_every_candidate_it_skipped() {
     use std::os::unix::fs::PermissionsExt as _;
