@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::io::Read as _;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -392,35 +392,11 @@ for p in sys.argv[1:]:
     if files.is_empty() {
         return Ok(None);
     }
-    let mut child = Command::new(python)
-        .args(["-E", "-s", "-c", SCRIPT])
-        .args(files)
-        .env_remove("PYTHONHOME")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(o) = stdout.as_mut() {
-            let _ = o.read_to_end(&mut s);
-        }
-        s
-    });
-    let status = match child.wait_timeout(PROBE_TIMEOUT) {
-        Ok(Some(status)) => status,
-        Ok(None) | Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "compiling the sources did not finish within {} s",
-                PROBE_TIMEOUT.as_secs()
-            ));
-        }
-    };
-    let out = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    let mut cmd = Command::new(python);
+    cmd.args(["-E", "-s", "-c", SCRIPT]).args(files);
+    let (status, stdout, stderr) = run_isolated(&mut cmd, "compiling the sources")
+        .map_err(|e| format!("{}: {e}", python.display()))?;
+    let out = String::from_utf8_lossy(&stdout);
     match status.code() {
         Some(0) => Ok(None),
         Some(3) => {
@@ -436,17 +412,11 @@ for p in sys.argv[1:]:
                 message,
             }))
         }
-        _ => {
-            let mut stderr = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut stderr);
-            }
-            Err(format!(
-                "compiling the sources with {} failed ({status}): {}",
-                python.display(),
-                stderr.lines().last().unwrap_or("")
-            ))
-        }
+        _ => Err(format!(
+            "compiling the sources with {} failed ({status}): {}",
+            python.display(),
+            last_line(&stderr)
+        )),
     }
 }
 
@@ -463,56 +433,71 @@ pub struct CompileError {
     pub message: String,
 }
 
-/// Run the probe with one candidate; `Err` says why it cannot be used.
-fn probe(c: &Candidate, script: &Path) -> Result<PythonInfo, String> {
-    let mut child = Command::new(&c.path)
-        .arg("-E")
-        .arg("-s")
-        .arg(script)
+/// Runs an interpreter command without PYTHONHOME or standard input, drains stdout and stderr
+/// (each on its own thread, so neither pipe can fill and block the child) and waits at most
+/// [`PROBE_TIMEOUT`]: its exit status and both outputs, or why it could not run (`what` names
+/// the run in the time-out message).
+fn run_isolated(
+    cmd: &mut Command,
+    what: &str,
+) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>), String> {
+    let mut child = cmd
         .env_remove("PYTHONHOME")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run it: {e}"))?;
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(o) = stdout.as_mut() {
-            let _ = o.read_to_end(&mut s);
-        }
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(e) = stderr.as_mut() {
-            let _ = e.read_to_end(&mut s);
-        }
-        s
-    });
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut s);
+            }
+            s
+        })
+    }
+    let out_reader = drain(child.stdout.take());
+    let err_reader = drain(child.stderr.take());
     let status = match child.wait_timeout(PROBE_TIMEOUT) {
         Ok(Some(status)) => status,
         Ok(None) | Err(_) => {
             let _ = child.kill();
             let _ = child.wait();
             return Err(format!(
-                "the probe did not finish within {} s",
+                "{what} did not finish within {} s",
                 PROBE_TIMEOUT.as_secs()
             ));
         }
     };
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
+    Ok((
+        status,
+        out_reader.join().unwrap_or_default(),
+        err_reader.join().unwrap_or_default(),
+    ))
+}
+
+/// The last non-blank line of an error output.
+fn last_line(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no error output")
+        .trim()
+        .to_owned()
+}
+
+/// Run the probe with one candidate; `Err` says why it cannot be used.
+fn probe(c: &Candidate, script: &Path) -> Result<PythonInfo, String> {
+    let mut cmd = Command::new(&c.path);
+    cmd.arg("-E").arg("-s").arg(script);
+    let (status, stdout, stderr) = run_isolated(&mut cmd, "the probe")?;
     if !status.success() {
-        let stderr = String::from_utf8_lossy(&stderr);
-        let last = stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("no error output")
-            .trim();
-        return Err(format!("the probe failed ({status}): {last}"));
+        return Err(format!(
+            "the probe failed ({status}): {}",
+            last_line(&stderr)
+        ));
     }
     let out: ProbeOutput = serde_json::from_slice(&stdout).map_err(|e| {
         format!(
