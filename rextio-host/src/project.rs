@@ -114,6 +114,8 @@ pub struct CheckOutput {
     pub modules: Vec<SourceModule>,
     /// Analyses.
     pub analyses: Vec<ModuleAnalysis>,
+    /// The interpreter that compiled every module, when one was found.
+    pub compiled_with: Option<PathBuf>,
 }
 
 /// Options of `build`.
@@ -291,11 +293,15 @@ impl Project {
         let enabled = self.enabled(registry)?;
         let modules = frontend::parse_project(&self.root)?;
         // What CPython rejects at import never reaches a report or a package: with an
-        // interpreter at hand, every module is also compiled by it (`build` does so again with
-        // the interpreter it builds for).
-        if let Ok(d) = self.python(None) {
-            self.compile_modules(&modules, &d.chosen.executable)?;
-        }
+        // interpreter at hand, every module is also compiled by it (`build` compiles them again
+        // when it builds for another interpreter).
+        let compiled_with = match self.python(None) {
+            Ok(d) => {
+                self.compile_modules(&modules, &d.chosen.executable)?;
+                Some(d.chosen.executable)
+            }
+            Err(_) => None,
+        };
         let index = crate::analysis::index_project(&modules, registry, enabled);
         let mut analyses: Vec<ModuleAnalysis> = modules
             .iter()
@@ -327,6 +333,7 @@ impl Project {
             preflight,
             modules,
             analyses,
+            compiled_with,
         })
     }
 
@@ -533,7 +540,10 @@ impl Project {
                         });
                     }
                     let info = d.chosen.clone();
-                    self.compile_modules(&generated_out.check.modules, &info.executable)?;
+                    let check = &generated_out.check;
+                    if check.compiled_with.as_deref() != Some(info.executable.as_path()) {
+                        self.compile_modules(&check.modules, &info.executable)?;
+                    }
                     python = Some(d);
                     info
                 }
