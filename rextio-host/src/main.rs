@@ -160,64 +160,32 @@ fn cli_python(p: PathBuf) -> PathBuf {
 impl Cmd {
     /// Every path argument resolved against the current directory ([`cli_path`],
     /// [`cli_python`]).
-    fn resolve_paths(self) -> Cmd {
-        let opt = |p: Option<PathBuf>| p.map(cli_path);
-        let py = |p: Option<PathBuf>| p.map(cli_python);
-        match self {
-            Cmd::Init { dir, backend } => Cmd::Init {
-                dir: opt(dir),
-                backend,
-            },
-            Cmd::Check {
-                root,
-                format,
-                deny_fallback,
-            } => Cmd::Check {
-                root: opt(root),
-                format,
-                deny_fallback,
-            },
+    fn resolve_paths(mut self) -> Cmd {
+        let path = |p: &mut Option<PathBuf>| *p = p.take().map(cli_path);
+        let python = |p: &mut Option<PathBuf>| *p = p.take().map(cli_python);
+        match &mut self {
+            Cmd::Init { dir: root, .. }
+            | Cmd::Check { root, .. }
+            | Cmd::Clean { root }
+            | Cmd::Docs { out: root, .. } => path(root),
             Cmd::Build {
-                root,
-                format,
-                python,
-                timeout,
-                strict,
-            } => Cmd::Build {
-                root: opt(root),
-                format,
-                python: py(python),
-                timeout,
-                strict,
-            },
-            Cmd::Develop {
-                root,
-                python,
-                timeout,
-                strict,
-            } => Cmd::Develop {
-                root: opt(root),
-                python: py(python),
-                timeout,
-                strict,
-            },
+                root, python: py, ..
+            }
+            | Cmd::Develop {
+                root, python: py, ..
+            } => {
+                path(root);
+                python(py);
+            }
             Cmd::Certify {
-                plugins,
-                python,
-                out,
-            } => Cmd::Certify {
-                plugins,
-                python: py(python),
-                out: cli_path(out),
-            },
-            Cmd::Docs { which, out, check } => Cmd::Docs {
-                which,
-                out: opt(out),
-                check,
-            },
-            Cmd::Clean { root } => Cmd::Clean { root: opt(root) },
-            other @ (Cmd::Capabilities { .. } | Cmd::Explain { .. }) => other,
+                python: py, out, ..
+            } => {
+                python(py);
+                *out = cli_path(std::mem::take(out));
+            }
+            Cmd::Capabilities { .. } | Cmd::Explain { .. } => {}
         }
+        self
     }
 }
 
