@@ -483,12 +483,12 @@ fn panel_rows<S: Simd, const MR: usize, const MR1: usize>(
         let mut i = 0;
         while i + MR1 <= m {
             let out = &mut out[i * n + j0..];
-            micro_call::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            micro::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
             i += MR1;
         }
         while i < m {
             let out = &mut out[i * n + j0..];
-            micro_call::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+            micro::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
             i += 1;
         }
     } else {
@@ -523,7 +523,7 @@ fn row_blocks<S: Simd, const MR: usize>(
     let mut i = 0;
     while i + MR <= m {
         let out = &mut out[i * n + j0..];
-        micro_call::<S, MR, 2>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+        micro::<S, MR, 2>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
         i += MR;
     }
     if i < m {
@@ -531,7 +531,7 @@ fn row_blocks<S: Simd, const MR: usize>(
         macro_rules! tail {
             ($($r:literal)*) => {
                 match m - i {
-                    $($r => micro_call::<S, $r, 2>(s, k, a, panel, ldb, out, n, cols, bias),)*
+                    $($r => micro::<S, $r, 2>(s, k, a, panel, ldb, out, n, cols, bias),)*
                     _ => {}
                 }
             };
@@ -540,53 +540,9 @@ fn row_blocks<S: Simd, const MR: usize>(
     }
 }
 
-/// [`micro`] in a frame of its own (see [`Kernel`]): the callers instantiate it for many `R`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn micro_call<S: Simd, const R: usize, const V: usize>(
-    s: S,
-    k: usize,
-    a: &[f32],
-    b: &[f32],
-    ldb: usize,
-    out: &mut [f32],
-    ldc: usize,
-    cols: usize,
-    bias: Option<&[f32]>,
-) {
-    struct K<'a, const R: usize, const V: usize> {
-        k: usize,
-        a: &'a [f32],
-        b: &'a [f32],
-        ldb: usize,
-        out: &'a mut [f32],
-        ldc: usize,
-        cols: usize,
-        bias: Option<&'a [f32]>,
-    }
-    impl<const R: usize, const V: usize> Kernel for K<'_, R, V> {
-        type Out = ();
-        #[inline(always)]
-        fn run<S: Simd>(self, s: S) {
-            micro::<S, R, V>(
-                s, self.k, self.a, self.b, self.ldb, self.out, self.ldc, self.cols, self.bias,
-            );
-        }
-    }
-    s.call(K::<R, V> {
-        k,
-        a,
-        b,
-        ldb,
-        out,
-        ldc,
-        cols,
-        bias,
-    });
-}
-
 /// One `R × (V·LANES)` block: `out[r*ldc + c] = Σ_p a[r*k + p]·b[p*ldb + c] + bias[c]` for
-/// `r < R`, `c < cols ≤ V·LANES` (`V` is 1 or 2).
+/// `r < R`, `c < cols ≤ V·LANES` (`V` is 1 or 2), run in a frame of its own ([`Micro`]: the
+/// callers instantiate it for many `R`, see [`Kernel`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn micro<S: Simd, const R: usize, const V: usize>(
@@ -600,54 +556,93 @@ fn micro<S: Simd, const R: usize, const V: usize>(
     cols: usize,
     bias: Option<&[f32]>,
 ) {
-    let l = S::LANES;
-    // The raw loads below stay inside `a` and `b` given these (the callers guarantee them; the
-    // check keeps a caller bug from becoming an out-of-bounds read).
-    if k == 0
-        || R == 0
-        || !(1..=2).contains(&V)
-        || cols > V * l
-        || a.len() < (R - 1) * k + k
-        || b.len() < (k - 1) * ldb + V * l
-        || out.len() < (R - 1) * ldc + cols
-    {
-        debug_assert!(false, "micro-kernel called out of bounds");
-        return;
-    }
-    let mut acc = [[s.zero(); V]; R];
-    let (ap, bp) = (a.as_ptr(), b.as_ptr());
-    for p in 0..k {
-        let mut bv = [s.zero(); V];
-        for (v, b) in bv.iter_mut().enumerate() {
-            // SAFETY: `p*ldb + V·l <= (k-1)*ldb + V·l <= b.len()` (checked above).
-            *b = unsafe { s.loadu(bp.add(p * ldb + v * l)) };
+    s.call(Micro::<R, V> {
+        k,
+        a,
+        b,
+        ldb,
+        out,
+        ldc,
+        cols,
+        bias,
+    });
+}
+
+/// The arguments of [`micro`], as the kernel that runs it.
+struct Micro<'a, const R: usize, const V: usize> {
+    k: usize,
+    a: &'a [f32],
+    b: &'a [f32],
+    ldb: usize,
+    out: &'a mut [f32],
+    ldc: usize,
+    cols: usize,
+    bias: Option<&'a [f32]>,
+}
+
+impl<const R: usize, const V: usize> Kernel for Micro<'_, R, V> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        let Micro {
+            k,
+            a,
+            b,
+            ldb,
+            out,
+            ldc,
+            cols,
+            bias,
+        } = self;
+        let l = S::LANES;
+        // The raw loads below stay inside `a` and `b` given these (the callers guarantee them; the
+        // check keeps a caller bug from becoming an out-of-bounds read).
+        if k == 0
+            || R == 0
+            || !(1..=2).contains(&V)
+            || cols > V * l
+            || a.len() < (R - 1) * k + k
+            || b.len() < (k - 1) * ldb + V * l
+            || out.len() < (R - 1) * ldc + cols
+        {
+            debug_assert!(false, "micro-kernel called out of bounds");
+            return;
         }
-        for (r, acc) in acc.iter_mut().enumerate() {
-            // SAFETY: `r*k + p < (R-1)*k + k <= a.len()` (checked above).
-            let av = s.splat(unsafe { *ap.add(r * k + p) });
-            for (acc, &b) in acc.iter_mut().zip(&bv) {
-                *acc = s.mul_add(av, b, *acc);
+        let mut acc = [[s.zero(); V]; R];
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        for p in 0..k {
+            let mut bv = [s.zero(); V];
+            for (v, b) in bv.iter_mut().enumerate() {
+                // SAFETY: `p*ldb + V·l <= (k-1)*ldb + V·l <= b.len()` (checked above).
+                *b = unsafe { s.loadu(bp.add(p * ldb + v * l)) };
+            }
+            for (r, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: `r*k + p < (R-1)*k + k <= a.len()` (checked above).
+                let av = s.splat(unsafe { *ap.add(r * k + p) });
+                for (acc, &b) in acc.iter_mut().zip(&bv) {
+                    *acc = s.mul_add(av, b, *acc);
+                }
             }
         }
-    }
-    let mut biasv = [s.zero(); V];
-    if let Some(bias) = bias {
-        for (v, b) in biasv.iter_mut().enumerate() {
-            *b = s.load_partial(bias.get(v * l..).unwrap_or(&[]), 0.0);
-        }
-    }
-    for (r, acc) in acc.iter().enumerate() {
-        let row = &mut out[r * ldc..r * ldc + cols];
-        for (v, &a) in acc.iter().enumerate() {
-            if v * l >= cols {
-                break;
+        let mut biasv = [s.zero(); V];
+        if let Some(bias) = bias {
+            for (v, b) in biasv.iter_mut().enumerate() {
+                *b = s.load_partial(bias.get(v * l..).unwrap_or(&[]), 0.0);
             }
-            let a = if bias.is_some() {
-                s.add(a, biasv[v])
-            } else {
-                a
-            };
-            s.store(&mut row[v * l..], a);
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            let row = &mut out[r * ldc..r * ldc + cols];
+            for (v, &a) in acc.iter().enumerate() {
+                if v * l >= cols {
+                    break;
+                }
+                let a = if bias.is_some() {
+                    s.add(a, biasv[v])
+                } else {
+                    a
+                };
+                s.store(&mut row[v * l..], a);
+            }
         }
     }
 }
