@@ -18,6 +18,9 @@ pub struct FnIr {
     pub locals: Vec<(String, ValueType)>,
     /// The body.
     pub body: Vec<Stmt>,
+    /// For a compiled method of a module class: how its state (the first parameter, a tuple)
+    /// is read from the instance.
+    pub method: Option<crate::ir_module::MethodIr>,
 }
 
 /// A parameter.
@@ -71,6 +74,15 @@ pub enum Stmt {
         /// Body.
         body: Vec<Stmt>,
     },
+    /// `for var in seq:` over a list value (the states of a module list's elements).
+    ForEach {
+        /// Loop variable (the element).
+        var: String,
+        /// The list.
+        seq: Expr,
+        /// Body.
+        body: Vec<Stmt>,
+    },
     /// `break`.
     Break,
     /// `continue`.
@@ -104,6 +116,10 @@ pub fn for_each_expr<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
                 f(start);
                 f(stop);
                 f(step);
+                for_each_expr(body, f);
+            }
+            Stmt::ForEach { seq, body, .. } => {
+                f(seq);
                 for_each_expr(body, f);
             }
             Stmt::Break | Stmt::Continue => {}

@@ -46,6 +46,7 @@ pub mod explain;
 pub mod frontend;
 pub mod init;
 pub mod ir;
+pub mod ir_module;
 pub mod ownership;
 pub mod package;
 pub mod paths;

@@ -71,7 +71,7 @@ fn disqualify(body: &[Stmt], exclusive: &mut BTreeSet<String>) {
                 escapes(cond, exclusive);
                 disqualify(body, exclusive);
             }
-            Stmt::ForRange { body, .. } => disqualify(body, exclusive),
+            Stmt::ForRange { body, .. } | Stmt::ForEach { body, .. } => disqualify(body, exclusive),
             Stmt::Return(v) => escapes(v, exclusive),
             Stmt::Break | Stmt::Continue => {}
         }
@@ -202,6 +202,11 @@ impl Pass {
                 for e in [start, stop, step] {
                     live.extend(live_uses(e));
                 }
+                live
+            }
+            Stmt::ForEach { var, seq, body } => {
+                let mut live = self.fixpoint(body, &out, out.clone(), Some(var.as_str()));
+                live.extend(live_uses(seq));
                 live
             }
             Stmt::Break => self

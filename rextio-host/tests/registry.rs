@@ -152,7 +152,8 @@ fn negotiation_matrix_at_registration() {
         ("1.8.0", true),
         ("1.9.0", true),
         ("1.10.0", true),
-        ("1.11.0", false),
+        ("1.11.0", true),
+        ("1.12.0", false),
         ("2.7.0", false),
         ("0.9.0", false),
         ("1.7", false),
@@ -170,9 +171,9 @@ fn negotiation_matrix_at_registration() {
         );
     }
     let mut p = dummy("p");
-    p.version = "1.11.0".into();
+    p.version = "1.12.0".into();
     let msg = build(vec![p]).err().unwrap().to_string();
-    assert!(msg.contains("1.11.0") && msg.contains("1.10.0"), "{msg}");
+    assert!(msg.contains("1.12.0") && msg.contains("1.11.0"), "{msg}");
 }
 
 #[test]

@@ -64,6 +64,7 @@
 pub mod device;
 pub mod diagnostic;
 pub mod lowering;
+pub mod modules;
 pub mod plugin;
 pub mod rules;
 #[cfg(feature = "runtime")]
@@ -76,6 +77,7 @@ pub mod version;
 pub use device::*;
 pub use diagnostic::*;
 pub use lowering::*;
+pub use modules::*;
 pub use plugin::*;
 pub use rules::*;
 pub use semver::Version;

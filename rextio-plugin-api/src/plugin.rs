@@ -9,6 +9,7 @@ use crate::lowering::{
     DetachedBody, FunctionScope, LowerError, LoweredExpr, LoweringContext, RegionContext,
     ScopeGuard,
 };
+use crate::modules::{ModuleAnswer, ModuleCtor, ModuleSupport};
 use crate::rules::RuleRecord;
 use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
 use crate::types::{PluginType, TypeKey};
@@ -234,6 +235,17 @@ pub trait Plugin: Send + Sync {
         _cx: &RegionContext,
     ) -> Result<Option<crate::LoweredRegion>, LowerError> {
         Ok(None)
+    }
+    /// The framework's module classes this plugin understands (API >= 1.11): user classes
+    /// deriving from one of its bases are read and their typed methods compiled
+    /// ([`crate::modules`]). `None`: classes are reported and stay on Python.
+    fn module_support(&self) -> Option<ModuleSupport> {
+        None
+    }
+    /// What a constructor call assigned to `self.<attr>` in a module class's `__init__` holds
+    /// (API >= 1.11). Must depend only on `ctor`.
+    fn module_kind(&self, _ctor: &ModuleCtor) -> ModuleAnswer {
+        ModuleAnswer::NotCovered
     }
 }
 

@@ -48,6 +48,10 @@ pub enum ValueType {
     /// site (`torch.cat([a, b])`) is offered with this type too, as the tuple of its elements:
     /// Python calls taking a sequence take either. API >= 1.8.
     Tuple(Vec<ValueType>),
+    /// A sequence of run-time length whose elements have one type; in generated code a
+    /// `Vec` of the element's Rust type. The host uses it only for the states of a module list's
+    /// elements (API >= 1.11) and never offers it to plugins.
+    List(Box<ValueType>),
 }
 
 impl ValueType {
@@ -79,6 +83,7 @@ impl fmt::Display for ValueType {
                 }
                 f.write_str("]")
             }
+            ValueType::List(item) => write!(f, "list[{item}]"),
         }
     }
 }

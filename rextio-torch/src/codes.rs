@@ -65,6 +65,9 @@ pub const CUDA_DEVICE_MIX: &str = "RXTP-TORCH-028";
 pub const CAT_SEQUENCE: &str = "RXTP-TORCH-029";
 /// `torch.cat` / `torch.concat` with a dim or keywords outside the static contract.
 pub const CAT_FORM: &str = "RXTP-TORCH-030";
+/// A `torch.nn` submodule or tensor attribute assigned in a module class's `__init__` in a form
+/// a compiled method does not call or read.
+pub const MODULE_FORM: &str = "RXTP-TORCH-031";
 
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
@@ -330,5 +333,23 @@ dim, and \
 keywords other than `tensors=` and `dim=` (`out=` writes into a caller's tensor) stay on Python. \
 Sizes of the other dim are checked by libtorch at run time exactly as eager checks them: a \
 mismatch raises the same RuntimeError. The result is a fresh tensor that never aliases an input.",
+    },
+    CodeDoc {
+        code: MODULE_FORM,
+        summary: "a torch.nn submodule or tensor attribute in a form compiled methods do not use",
+        explanation: "A compiled method of an `nn.Module` class calls the submodules its `__init__` assigns \
+when they are one of: `nn.Linear(in, out[, bias=True|False])`, `nn.LayerNorm(n[, eps][, \
+elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU()`, `nn.SiLU()` \
+(inplace omitted or False), `nn.GELU()` (exact), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
+`nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
+mode the original method runs), `nn.Softmax(dim=<int literal>)` and `nn.LogSoftmax(dim=<int \
+literal>)`. Boolean options must be literals (which computation runs depends on them); a device \
+or dtype argument is not float32 CPU. Tensor attributes are read when their rank is known from the \
+constructing call: `nn.Parameter(torch.zeros(d))`, `torch.randn(a, b)`, `torch.ones`, `torch.rand`, \
+`torch.empty`, `torch.full((a, b), v)`, also as `register_buffer(name, ...)` values, float32 rank 1 \
+or 2. Nothing read from `__init__` is trusted at run time: each call reads the live weights and \
+options, checks each submodule's exact class and every condition taken from a literal (a \
+`Softmax` whose `dim` was changed later runs the original), and runs the original method when \
+anything differs. Methods using an attribute assigned in another form stay on Python.",
     },
 ];

@@ -15,6 +15,7 @@ pub mod entry;
 pub mod fusion;
 pub mod kernels;
 mod lower;
+pub mod modules;
 pub mod platforms;
 pub mod rules;
 #[cfg(feature = "runtime")]
@@ -160,7 +161,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.10.0"
+        "1.11.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -192,6 +193,12 @@ impl Plugin for TorchPlugin {
     }
     fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
         claim::claim(site)
+    }
+    fn module_support(&self) -> Option<rextio_plugin_api::ModuleSupport> {
+        Some(modules::support())
+    }
+    fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {
+        modules::kind_of(ctor)
     }
     fn lower(
         &self,

@@ -50,6 +50,12 @@ impl Fx<'_> {
                     inner.insert(var.clone());
                     self.flow(body, &mut inner, ret);
                 }
+                Stmt::ForEach { var, seq, body } => {
+                    self.uses(seq, assigned);
+                    let mut inner = assigned.clone();
+                    inner.insert(var.clone());
+                    self.flow(body, &mut inner, ret);
+                }
                 Stmt::Break | Stmt::Continue => return true,
                 Stmt::Return(v) => {
                     self.uses(v, assigned);

@@ -729,6 +729,7 @@ impl Fx<'_> {
             ret,
             locals,
             body,
+            method: None,
         })
     }
 

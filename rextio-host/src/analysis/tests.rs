@@ -317,7 +317,7 @@ fn reads(body: &[Stmt], out: &mut Vec<(String, bool)>) {
                 expr(cond, out);
                 reads(body, out);
             }
-            Stmt::ForRange { body, .. } => reads(body, out),
+            Stmt::ForRange { body, .. } | Stmt::ForEach { body, .. } => reads(body, out),
             Stmt::Break | Stmt::Continue => {}
         }
     }

@@ -204,6 +204,10 @@ impl Lx<'_> {
                     .collect::<LResult<Vec<_>>>()?;
                 quote!((#(#tys,)*))
             }
+            ValueType::List(item) => {
+                let t = self.rust_type(item)?;
+                quote!(::std::vec::Vec<#t>)
+            }
             other => {
                 return Err(fail(format!(
                     "values of type {other} cannot be native locals"
@@ -559,6 +563,14 @@ impl Lx<'_> {
                     let range = runtime_fn("range");
                     let inner = self.block(body)?;
                     quote!(for #it in #range(#a, #b, #c)? { #v = #it; #inner })
+                }
+                Stmt::ForEach { var, seq, body } => {
+                    let s = self.expr(seq)?;
+                    self.loop_var += 1;
+                    let it = format_ident!("__rx_e{}", self.loop_var);
+                    let v = local_ident(var);
+                    let inner = self.block(body)?;
+                    quote!(for #it in #s.iter() { #v = #it.clone(); #inner })
                 }
                 Stmt::Break => quote!(break;),
                 Stmt::Continue => quote!(continue;),

@@ -59,6 +59,7 @@ const RX_NOT_A_TENSOR: i32 = 1;
 extern "C" {
     fn rx_last_error() -> *const c_char;
     fn rx_set_grad_enabled(enabled: i32) -> i32;
+    fn rx_grad_enabled() -> i32;
     fn rx_mkldnn_enabled() -> i32;
     fn rx_probe_gelu(xs: *const f32, ys: *mut f32, n: i64, one_by_one: i32) -> i32;
     fn rx_wrap_owned(tensor: *mut c_void) -> *mut ffi::PyObject;
@@ -163,6 +164,12 @@ pub(crate) fn release(mut t: Tensor) {
     std::mem::forget(t);
     // SAFETY: `ptr` is an owned `at::Tensor*` handed over to the shim, which never throws.
     unsafe { rx_release(ptr.cast()) }
+}
+
+/// Whether autograd's grad mode is on for this thread.
+pub(crate) fn grad_enabled() -> bool {
+    // SAFETY: reads a thread-local flag; cannot fail.
+    unsafe { rx_grad_enabled() != 0 }
 }
 
 /// Set autograd's grad mode on this thread; returns whether it was enabled.

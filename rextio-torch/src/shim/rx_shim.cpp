@@ -252,6 +252,9 @@ PyObject* rx_wrap_owned(void* tensor) {
   return out;
 }
 
+// Whether autograd's grad mode is on for this thread (1 enabled, 0 disabled).
+int32_t rx_grad_enabled() { return c10::GradMode::is_enabled() ? 1 : 0; }
+
 // Set autograd's grad mode on this thread; returns the previous mode (1 enabled, 0 disabled).
 int32_t rx_set_grad_enabled(int32_t enabled) {
   const bool previous = c10::GradMode::is_enabled();

@@ -1,0 +1,93 @@
+//! The module-class part of the IR: how a compiled method reads its state from the live
+//! instance. Reads run at every call, before the body, and either produce the state (a tuple of
+//! the values the body uses) or the reason the original method must run instead.
+
+use rextio_plugin_api::{Literal, ValueType};
+
+/// What a compiled method adds to its function IR.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodIr {
+    /// `module.Class`.
+    pub class_qualname: String,
+    /// The class's Python name.
+    pub class_name: String,
+    /// The plugin whose module base the class derives from.
+    pub plugin: String,
+    /// The reads producing the state (object 0 is the instance).
+    pub reads: Vec<ReadOp>,
+    /// The state's element types, in slot order (the state parameter's tuple type).
+    pub slots: Vec<ValueType>,
+}
+
+/// One step of reading a method's state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadOp {
+    /// Object `dst` is attribute `attr` of object `src`, whose class must be exactly `class`;
+    /// when `called`, calling it must go straight to its forward (the plugin's call check).
+    Child {
+        /// Source object.
+        src: usize,
+        /// New object.
+        dst: usize,
+        /// Attribute name.
+        attr: String,
+        /// Dotted class path.
+        class: String,
+        /// Whether the method calls it.
+        called: bool,
+        /// Its path from the instance, for messages (`blocks.ln`).
+        path: String,
+    },
+    /// Attribute `attr` of object `src` must equal `lit`.
+    Cond {
+        /// Source object.
+        src: usize,
+        /// Attribute name.
+        attr: String,
+        /// Expected value.
+        lit: Literal,
+        /// Path of the attribute, for messages.
+        path: String,
+    },
+    /// State slot `slot` is attribute `attr` of object `src`, of type `ty`.
+    Value {
+        /// Source object.
+        src: usize,
+        /// Attribute name.
+        attr: String,
+        /// The proven type.
+        ty: ValueType,
+        /// Slot index.
+        slot: usize,
+        /// Path of the attribute, for messages.
+        path: String,
+    },
+    /// State slot `slot` is the state of compiled method `callee` read from object `src`.
+    State {
+        /// Source object.
+        src: usize,
+        /// The method's qualified name.
+        callee: String,
+        /// Slot index.
+        slot: usize,
+    },
+    /// State slot `slot` holds, for each element of container object `src` (its elements in
+    /// order, each exactly `class`, call-checked when `called`), the tuple read by `ops` from
+    /// the element (object 0 there) with slot types `elem_slots`.
+    List {
+        /// The container object.
+        src: usize,
+        /// The elements' exact class.
+        class: String,
+        /// Whether the method calls the elements.
+        called: bool,
+        /// Reads on each element.
+        ops: Vec<ReadOp>,
+        /// The element tuple's slot types.
+        elem_slots: Vec<ValueType>,
+        /// Slot index.
+        slot: usize,
+        /// The container's path, for messages.
+        path: String,
+    },
+}

@@ -1,0 +1,132 @@
+//! Module classes (API >= 1.11): how a plugin tells the host what a framework's module objects
+//! are, so that methods of user classes (`class Scorer(nn.Module)`) compile like functions.
+//!
+//! The host reads a module class's `__init__` statically and asks the plugin about every value it
+//! assigns to `self` ([`Plugin::module_kind`](crate::Plugin::module_kind)): a submodule of a known
+//! kind (what it holds and what calling it computes, as an ordinary claim site), or a tensor
+//! attribute. Nothing read from `__init__` is trusted at run time: a compiled method reads every
+//! value it uses from the live object on each call, checks it against the type proven here
+//! (exact class of each submodule, attribute types, the plugin's conditions and call checks) and
+//! runs the original Python method when anything differs.
+
+use crate::diagnostic::Diagnostic;
+use crate::site::{Literal, Operand};
+use crate::types::ValueType;
+use serde::{Deserialize, Serialize};
+
+/// What a plugin declares about its framework's module classes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleSupport {
+    /// Dotted base classes that make a class a module class (`torch.nn.Module`).
+    pub bases: Vec<String>,
+    /// Container classes whose call applies their elements in order (`torch.nn.Sequential`).
+    pub sequential: Vec<String>,
+    /// Container classes a method iterates with `for m in self.items:` (`torch.nn.ModuleList`).
+    pub lists: Vec<String>,
+    /// Methods registering a named attribute, `self.<method>("name", value)` (`register_buffer`).
+    pub register_methods: Vec<String>,
+    /// The instance dictionaries attributes live in, searched in order after the instance
+    /// `__dict__` (`_parameters`, `_buffers`, `_modules`).
+    pub stores: Vec<String>,
+    /// Rust path of `fn(&Bound<PyAny>) -> PyResult<Option<String>>`: why calling this module
+    /// object would not go straight to its forward (hooks), `None` when it would. Called for
+    /// every submodule a compiled method calls.
+    pub call_check_fn: String,
+    /// Rust path of `fn(&T) -> Option<String>` for values of this plugin's types a compiled method
+    /// reads or receives: why the original must run instead (for example grad recording).
+    pub admit_fn: String,
+    /// Reason categories (the text before the first `:` of a reason) that warn once per class
+    /// the first time they send a call to the original (`grad`).
+    pub warn_categories: Vec<String>,
+}
+
+/// One argument of a constructor call in `__init__`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum CtorArg {
+    /// A value the host could type (a literal, an annotated `__init__` parameter, a constant).
+    Value(Operand),
+    /// A nested call (`torch.zeros(d)` inside `nn.Parameter(...)`).
+    Call(ModuleCtor),
+    /// Anything else.
+    Other,
+}
+
+/// A call assigned to an attribute in `__init__` (`nn.Linear(20, width, bias=False)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleCtor {
+    /// Resolved dotted path of the callee.
+    pub target: String,
+    /// Positional arguments.
+    pub args: Vec<CtorArg>,
+    /// Keyword arguments in source order.
+    pub keywords: Vec<(String, CtorArg)>,
+}
+
+impl ModuleCtor {
+    /// A keyword argument by name.
+    pub fn keyword(&self, name: &str) -> Option<&CtorArg> {
+        self.keywords
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+    /// Positional argument `i`, or else keyword `name`.
+    pub fn arg(&self, i: usize, name: &str) -> Option<&CtorArg> {
+        self.args.get(i).or_else(|| self.keyword(name))
+    }
+}
+
+/// A plugin's answer about one constructor call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ModuleAnswer {
+    /// A submodule of a known kind.
+    Submodule(SubmoduleKind),
+    /// A tensor attribute (`nn.Parameter(torch.zeros(d))`, a buffer's value) of this type.
+    Tensor(ValueType),
+    /// Recognised, but this form is not supported (the diagnostic says why).
+    Rejected(Diagnostic),
+    /// Not this plugin's.
+    NotCovered,
+}
+
+/// A submodule kind: what it holds, what must hold at call time, and what calling it computes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmoduleKind {
+    /// The exact class an instance must have at call time (`torch.nn.Linear`).
+    pub class_path: String,
+    /// Attributes read from the instance at every call, with the type they must have there
+    /// ([`ValueType::NoneType`]: must be `None`).
+    pub attrs: Vec<(String, ValueType)>,
+    /// Attributes that must equal a literal at call time (`training == False` for dropout,
+    /// a constructor's literal `dim`); otherwise the original method runs.
+    pub conditions: Vec<(String, Literal)>,
+    /// What a call computes.
+    pub call: SubmoduleCall,
+}
+
+/// What calling a submodule with one input computes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SubmoduleCall {
+    /// The input itself (`nn.Identity`, dropout in eval mode).
+    Identity,
+    /// A call site offered to the plugins like any other.
+    Site {
+        /// Dotted callee (`torch.nn.functional.linear`).
+        target: String,
+        /// Positional operands.
+        args: Vec<CallPart>,
+        /// Keyword operands.
+        keywords: Vec<(String, CallPart)>,
+    },
+}
+
+/// One operand of a submodule's call site.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum CallPart {
+    /// The submodule's input.
+    Input,
+    /// One of the kind's attributes.
+    Attr(String),
+    /// A literal.
+    Lit(Literal),
+}

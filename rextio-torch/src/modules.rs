@@ -1,0 +1,583 @@
+//! `nn.Module` classes: which `torch.nn` submodules a compiled method may call, what each holds
+//! and what calling it computes, as a call site of the functional surface (`nn.Linear` is
+//! `F.linear(x, weight, bias)`). Every value named here is read from the live module at each
+//! call and checked there; a literal taken from the constructor (`nn.Softmax(dim=-1)`) becomes a
+//! condition on the live attribute, so a module whose attribute was changed later runs its
+//! original forward instead of a stale constant.
+
+use crate::codes;
+use crate::types::f32_cpu;
+use rextio_plugin_api::{
+    CallPart, CtorArg, Diagnostic, Literal, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall,
+    SubmoduleKind, ValueType,
+};
+
+/// What rextio-torch declares about `torch.nn` module classes.
+pub fn support() -> ModuleSupport {
+    ModuleSupport {
+        bases: vec![
+            "torch.nn.Module".into(),
+            "torch.nn.modules.module.Module".into(),
+        ],
+        sequential: vec![
+            "torch.nn.Sequential".into(),
+            "torch.nn.modules.container.Sequential".into(),
+        ],
+        lists: vec![
+            "torch.nn.ModuleList".into(),
+            "torch.nn.modules.container.ModuleList".into(),
+        ],
+        register_methods: vec!["register_buffer".into()],
+        stores: vec!["_parameters".into(), "_buffers".into(), "_modules".into()],
+        call_check_fn: "::rextio_torch::runtime::module_call_check".into(),
+        admit_fn: "::rextio_torch::runtime::module_admit".into(),
+        warn_categories: vec!["grad".into()],
+    }
+}
+
+/// A refusal, boxed (answers are large and refusals rare).
+type Refused = Box<ModuleAnswer>;
+
+fn refuse(what: &str, why: impl Into<String>) -> Refused {
+    Box::new(reject(what, why))
+}
+
+fn reject(what: &str, why: impl Into<String>) -> ModuleAnswer {
+    ModuleAnswer::Rejected(
+        Diagnostic::error(codes::MODULE_FORM, format!("{what} {}", why.into())).with_suggestion(
+            "see `rextio explain RXTP-TORCH-031` for the submodule forms a compiled method calls",
+        ),
+    )
+}
+
+/// The literal of an argument, if it is one.
+fn lit(a: Option<&CtorArg>) -> Option<&Literal> {
+    match a {
+        Some(CtorArg::Value(o)) => o.literal.as_ref(),
+        _ => None,
+    }
+}
+
+/// A boolean constructor option: `Ok(default)` when omitted, the literal when given, `Err` when
+/// it is not a literal (which branch is taken cannot be proven).
+fn flag(ctor: &ModuleCtor, i: usize, name: &str, default: bool) -> Result<bool, Refused> {
+    match ctor.arg(i, name) {
+        None => Ok(default),
+        Some(a) => match lit(Some(a)) {
+            Some(Literal::Bool(b)) => Ok(*b),
+            _ => Err(refuse(
+                &short(&ctor.target),
+                format!("needs `{name}` as a literal True or False"),
+            )),
+        },
+    }
+}
+
+fn short(target: &str) -> String {
+    target
+        .strip_prefix("torch.nn.")
+        .map_or_else(|| target.to_owned(), |s| format!("nn.{s}"))
+}
+
+/// A float option: a literal becomes a condition on the live attribute and a literal operand;
+/// anything else (an `__init__` parameter) is read from the live attribute.
+fn float_option(
+    ctor: &ModuleCtor,
+    i: usize,
+    name: &str,
+    default: f64,
+    conditions: &mut Vec<(String, Literal)>,
+    attrs: &mut Vec<(String, ValueType)>,
+) -> Result<CallPart, Refused> {
+    match ctor.arg(i, name) {
+        None => {
+            conditions.push((name.into(), Literal::Float(default)));
+            Ok(CallPart::Lit(Literal::Float(default)))
+        }
+        Some(a) => match lit(Some(a)) {
+            Some(Literal::Float(v)) => {
+                conditions.push((name.into(), Literal::Float(*v)));
+                Ok(CallPart::Lit(Literal::Float(*v)))
+            }
+            Some(Literal::Int(v)) => {
+                // `nn.ELU(alpha=1)`: torch keeps the int; the condition compares the live value.
+                conditions.push((name.into(), Literal::Int(*v)));
+                Ok(CallPart::Lit(Literal::Float(*v as f64)))
+            }
+            Some(_) => Err(refuse(
+                &short(&ctor.target),
+                format!("needs `{name}` as a number"),
+            )),
+            None => {
+                attrs.push((name.into(), ValueType::Float));
+                Ok(CallPart::Attr(name.into()))
+            }
+        },
+    }
+}
+
+fn site(target: &str, args: Vec<CallPart>, keywords: Vec<(&str, CallPart)>) -> SubmoduleCall {
+    SubmoduleCall::Site {
+        target: target.into(),
+        args,
+        keywords: keywords
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    }
+}
+
+fn kind(
+    class_path: &str,
+    attrs: Vec<(String, ValueType)>,
+    conditions: Vec<(String, Literal)>,
+    call: SubmoduleCall,
+) -> ModuleAnswer {
+    ModuleAnswer::Submodule(SubmoduleKind {
+        class_path: class_path.into(),
+        attrs,
+        conditions,
+        call,
+    })
+}
+
+/// `inplace` must be omitted or a literal False: an in-place activation writes into a tensor
+/// another name may still read.
+fn not_in_place(ctor: &ModuleCtor, i: usize) -> Result<(), Refused> {
+    if flag(ctor, i, "inplace", false)? {
+        return Err(refuse(
+            &short(&ctor.target),
+            "with inplace=True writes into its input; only inplace=False is compiled",
+        ));
+    }
+    Ok(())
+}
+
+/// The kind of a `torch.nn` submodule constructor, or of a tensor attribute's value.
+pub fn kind_of(ctor: &ModuleCtor) -> ModuleAnswer {
+    match answer(ctor) {
+        Ok(a) => a,
+        Err(a) => *a,
+    }
+}
+
+fn answer(ctor: &ModuleCtor) -> Result<ModuleAnswer, Refused> {
+    let f = |t: &str| format!("torch.nn.functional.{t}");
+    let t = ctor.target.as_str();
+    let name = t
+        .strip_prefix("torch.nn.modules.")
+        .and_then(|s| s.rsplit('.').next())
+        .or_else(|| t.strip_prefix("torch.nn."))
+        .unwrap_or("");
+    if !t.starts_with("torch.nn.") {
+        return Ok(tensor_value(ctor));
+    }
+    let class = format!("torch.nn.{name}");
+    let mut conditions = Vec::new();
+    let mut attrs = Vec::new();
+    Ok(match name {
+        "Linear" => {
+            let bias = flag(ctor, 2, "bias", true)?;
+            if ctor.arg(3, "device").is_some() || ctor.arg(4, "dtype").is_some() {
+                return Err(refuse(
+                    "nn.Linear",
+                    "with a device or dtype is not float32 CPU",
+                ));
+            }
+            attrs.push(("weight".into(), f32_2()));
+            attrs.push((
+                "bias".into(),
+                if bias { f32_1() } else { ValueType::NoneType },
+            ));
+            let args = if bias {
+                vec![
+                    CallPart::Input,
+                    CallPart::Attr("weight".into()),
+                    CallPart::Attr("bias".into()),
+                ]
+            } else {
+                vec![CallPart::Input, CallPart::Attr("weight".into())]
+            };
+            kind(&class, attrs, conditions, site(&f("linear"), args, vec![]))
+        }
+        "LayerNorm" => {
+            if let Some(CtorArg::Value(o)) = ctor.arg(0, "normalized_shape") {
+                if matches!(&o.ty, Some(ValueType::Tuple(items)) if items.len() != 1) {
+                    return Err(refuse(
+                        "nn.LayerNorm",
+                        "normalises several dims; only the last dim is compiled",
+                    ));
+                }
+            }
+            let affine = flag(ctor, 2, "elementwise_affine", true)?;
+            let bias = flag(ctor, 3, "bias", true)?;
+            if ctor.arg(4, "device").is_some() || ctor.arg(5, "dtype").is_some() {
+                return Err(refuse(
+                    "nn.LayerNorm",
+                    "with a device or dtype is not float32 CPU",
+                ));
+            }
+            attrs.push((
+                "normalized_shape".into(),
+                ValueType::Tuple(vec![ValueType::Int]),
+            ));
+            attrs.push(("eps".into(), ValueType::Float));
+            let mut part = |n: &str, present: bool| {
+                if present {
+                    attrs.push((n.into(), f32_1()));
+                    CallPart::Attr(n.into())
+                } else {
+                    attrs.push((n.into(), ValueType::NoneType));
+                    CallPart::Lit(Literal::None)
+                }
+            };
+            let w = part("weight", affine);
+            let b = part("bias", affine && bias);
+            let args = vec![
+                CallPart::Input,
+                CallPart::Attr("normalized_shape".into()),
+                w,
+                b,
+                CallPart::Attr("eps".into()),
+            ];
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(&f("layer_norm"), args, vec![]),
+            )
+        }
+        "ReLU" | "Tanh" | "Sigmoid" | "SiLU" => {
+            if name == "ReLU" || name == "SiLU" {
+                not_in_place(ctor, 0)?;
+                conditions.push(("inplace".into(), Literal::Bool(false)));
+            } else if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
+                return Err(refuse(&short(t), "takes no arguments"));
+            }
+            let target = match name {
+                "ReLU" => "torch.relu".to_owned(),
+                "Tanh" => "torch.tanh".to_owned(),
+                "Sigmoid" => "torch.sigmoid".to_owned(),
+                _ => f("silu"),
+            };
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(&target, vec![CallPart::Input], vec![]),
+            )
+        }
+        "GELU" => {
+            match lit(ctor.arg(0, "approximate")) {
+                None if ctor.arg(0, "approximate").is_none() => {}
+                Some(Literal::Str(s)) if s == "none" => {}
+                _ => {
+                    return Err(refuse(
+                        "nn.GELU",
+                        "is compiled only exact (approximate omitted or \"none\")",
+                    ))
+                }
+            }
+            conditions.push(("approximate".into(), Literal::Str("none".into())));
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(&f("gelu"), vec![CallPart::Input], vec![]),
+            )
+        }
+        "LeakyReLU" => {
+            not_in_place(ctor, 1)?;
+            conditions.push(("inplace".into(), Literal::Bool(false)));
+            let slope = float_option(ctor, 0, "negative_slope", 0.01, &mut conditions, &mut attrs)?;
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(&f("leaky_relu"), vec![CallPart::Input, slope], vec![]),
+            )
+        }
+        "ELU" => {
+            not_in_place(ctor, 1)?;
+            conditions.push(("inplace".into(), Literal::Bool(false)));
+            let alpha = float_option(ctor, 0, "alpha", 1.0, &mut conditions, &mut attrs)?;
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(&f("elu"), vec![CallPart::Input], vec![("alpha", alpha)]),
+            )
+        }
+        "Softplus" => {
+            let beta = float_option(ctor, 0, "beta", 1.0, &mut conditions, &mut attrs)?;
+            let threshold = float_option(ctor, 1, "threshold", 20.0, &mut conditions, &mut attrs)?;
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(
+                    &f("softplus"),
+                    vec![CallPart::Input],
+                    vec![("beta", beta), ("threshold", threshold)],
+                ),
+            )
+        }
+        "Identity" => kind(&class, attrs, conditions, SubmoduleCall::Identity),
+        "Dropout" => {
+            if flag(ctor, 1, "inplace", false)? {
+                return Err(refuse("nn.Dropout", "with inplace=True is not compiled"));
+            }
+            // In eval mode dropout is the identity; in training mode the original runs.
+            conditions.push(("training".into(), Literal::Bool(false)));
+            kind(&class, attrs, conditions, SubmoduleCall::Identity)
+        }
+        "Softmax" | "LogSoftmax" => {
+            let dim = match lit(ctor.arg(0, "dim")) {
+                Some(Literal::Int(d)) => *d,
+                _ => return Err(refuse(
+                    &short(t),
+                    "needs `dim` as an int literal (an implicit dim depends on the input's rank)",
+                )),
+            };
+            conditions.push(("dim".into(), Literal::Int(dim)));
+            let target = if name == "Softmax" {
+                "torch.softmax"
+            } else {
+                "torch.log_softmax"
+            };
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site(
+                    target,
+                    vec![CallPart::Input, CallPart::Lit(Literal::Int(dim))],
+                    vec![],
+                ),
+            )
+        }
+        "Parameter" | "parameter.Parameter" => {
+            let Some(CtorArg::Call(inner)) = ctor.arg(0, "data") else {
+                return Err(refuse(
+                    "nn.Parameter",
+                    "needs its data as a tensor constructor call (`torch.zeros(d)`, `torch.randn(a, b)`) so its rank is known",
+                ));
+            };
+            tensor_value(inner)
+        }
+        _ => ModuleAnswer::NotCovered,
+    })
+}
+
+fn f32_1() -> ValueType {
+    f32_cpu(1).unwrap_or(ValueType::NoneType)
+}
+
+fn f32_2() -> ValueType {
+    f32_cpu(2).unwrap_or(ValueType::NoneType)
+}
+
+/// A tensor made by a factory (`torch.zeros(a, b)`, `torch.randn((d,))`): float32, rank 1 or 2.
+fn tensor_value(ctor: &ModuleCtor) -> ModuleAnswer {
+    let t = ctor.target.as_str();
+    let Some(factory) = t.strip_prefix("torch.") else {
+        return ModuleAnswer::NotCovered;
+    };
+    if !matches!(
+        factory,
+        "zeros" | "ones" | "randn" | "rand" | "empty" | "full"
+    ) {
+        return ModuleAnswer::NotCovered;
+    }
+    let shown = format!("torch.{factory}");
+    let size_args: &[CtorArg] = if factory == "full" {
+        ctor.args.get(..1).unwrap_or(&[])
+    } else {
+        &ctor.args
+    };
+    let rank = match size_args {
+        [CtorArg::Value(o)] if matches!(o.ty, Some(ValueType::Tuple(_))) => match &o.ty {
+            Some(ValueType::Tuple(items)) => items.len(),
+            _ => 0,
+        },
+        items
+            if items
+                .iter()
+                .all(|a| matches!(a, CtorArg::Value(o) if o.ty == Some(ValueType::Int))) =>
+        {
+            items.len()
+        }
+        _ => {
+            return reject(
+                &shown,
+                "needs its sizes as ints or a tuple of ints so the tensor's rank is known",
+            )
+        }
+    };
+    for (k, v) in &ctor.keywords {
+        let fine = match k.as_str() {
+            "dtype" => false,
+            "requires_grad" => matches!(v, CtorArg::Value(_)),
+            "generator" => true,
+            _ => false,
+        };
+        if !fine {
+            return reject(
+                &shown,
+                format!("with `{k}=` is not a float32 CPU tensor this surface reads"),
+            );
+        }
+    }
+    match f32_cpu(rank as u8) {
+        Some(ty) if rank <= 2 => ModuleAnswer::Tensor(ty),
+        _ => reject(
+            &shown,
+            format!("makes a rank-{rank} tensor; ranks 1 and 2 are compiled"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rextio_plugin_api::Operand;
+
+    fn ctor(target: &str, args: Vec<CtorArg>, keywords: Vec<(&str, CtorArg)>) -> ModuleCtor {
+        ModuleCtor {
+            target: target.into(),
+            args,
+            keywords: keywords.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        }
+    }
+    fn int() -> CtorArg {
+        CtorArg::Value(Operand::typed(ValueType::Int))
+    }
+    fn lit(l: Literal) -> CtorArg {
+        CtorArg::Value(Operand::literal(l))
+    }
+    fn sub(a: ModuleAnswer) -> SubmoduleKind {
+        match a {
+            ModuleAnswer::Submodule(k) => k,
+            other => panic!("not a submodule: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn linear_reads_its_weights_and_calls_functional_linear() {
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Linear",
+            vec![int(), int()],
+            vec![],
+        )));
+        assert_eq!(k.class_path, "torch.nn.Linear");
+        assert_eq!(
+            k.attrs,
+            vec![("weight".into(), f32_2()), ("bias".into(), f32_1())]
+        );
+        let SubmoduleCall::Site { target, args, .. } = k.call else {
+            panic!("identity")
+        };
+        assert_eq!(target, "torch.nn.functional.linear");
+        assert_eq!(args.len(), 3);
+        // Without bias, the live `bias` must be None and the call has two operands.
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Linear",
+            vec![int(), int()],
+            vec![("bias", lit(Literal::Bool(false)))],
+        )));
+        assert_eq!(k.attrs[1], ("bias".into(), ValueType::NoneType));
+        // A bias flag that is not a literal cannot be proven either way.
+        let bias_var = ctor(
+            "torch.nn.Linear",
+            vec![int(), int()],
+            vec![("bias", CtorArg::Value(Operand::typed(ValueType::Bool)))],
+        );
+        assert!(
+            matches!(kind_of(&bias_var), ModuleAnswer::Rejected(d) if d.code == codes::MODULE_FORM)
+        );
+    }
+
+    #[test]
+    fn literal_options_become_conditions_on_the_live_module() {
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Softmax",
+            vec![],
+            vec![("dim", lit(Literal::Int(-1)))],
+        )));
+        assert_eq!(k.conditions, vec![("dim".into(), Literal::Int(-1))]);
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Dropout",
+            vec![lit(Literal::Float(0.1))],
+            vec![],
+        )));
+        assert_eq!(
+            k.conditions,
+            vec![("training".into(), Literal::Bool(false))]
+        );
+        assert_eq!(k.call, SubmoduleCall::Identity);
+        // A slope held in an `__init__` parameter is read from the live module instead.
+        let k = sub(kind_of(&ctor(
+            "torch.nn.LeakyReLU",
+            vec![CtorArg::Value(Operand::typed(ValueType::Float))],
+            vec![],
+        )));
+        assert!(k
+            .attrs
+            .contains(&("negative_slope".into(), ValueType::Float)));
+        // Forms whose computation differs are refused with the documented code.
+        for bad in [
+            ctor("torch.nn.Softmax", vec![], vec![]),
+            ctor(
+                "torch.nn.GELU",
+                vec![],
+                vec![("approximate", lit(Literal::Str("tanh".into())))],
+            ),
+            ctor(
+                "torch.nn.ReLU",
+                vec![],
+                vec![("inplace", lit(Literal::Bool(true)))],
+            ),
+        ] {
+            assert!(
+                matches!(kind_of(&bad), ModuleAnswer::Rejected(_)),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            kind_of(&ctor("torch.nn.Conv2d", vec![], vec![])),
+            ModuleAnswer::NotCovered
+        );
+    }
+
+    #[test]
+    fn tensor_attributes_take_their_rank_from_the_factory_call() {
+        let zeros = ctor("torch.zeros", vec![int()], vec![]);
+        let p = ctor(
+            "torch.nn.Parameter",
+            vec![CtorArg::Call(zeros.clone())],
+            vec![],
+        );
+        assert_eq!(kind_of(&p), ModuleAnswer::Tensor(f32_1()));
+        assert_eq!(kind_of(&zeros), ModuleAnswer::Tensor(f32_1()));
+        let randn = ctor("torch.randn", vec![int(), int()], vec![]);
+        assert_eq!(kind_of(&randn), ModuleAnswer::Tensor(f32_2()));
+        let tuple = ctor(
+            "torch.ones",
+            vec![CtorArg::Value(Operand::typed(ValueType::Tuple(
+                vec![ValueType::Int; 2],
+            )))],
+            vec![],
+        );
+        assert_eq!(kind_of(&tuple), ModuleAnswer::Tensor(f32_2()));
+        for bad in [
+            ctor("torch.zeros", vec![int(), int(), int()], vec![]),
+            ctor("torch.zeros", vec![int()], vec![("dtype", CtorArg::Other)]),
+            ctor("torch.nn.Parameter", vec![CtorArg::Other], vec![]),
+        ] {
+            assert!(
+                matches!(kind_of(&bad), ModuleAnswer::Rejected(_)),
+                "{bad:?}"
+            );
+        }
+    }
+}
