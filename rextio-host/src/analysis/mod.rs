@@ -192,22 +192,102 @@ pub fn analyse_module(
     enabled: &[String],
     index: &ProjectIndex,
 ) -> ModuleAnalysis {
-    let functions = module
-        .ast
-        .body
-        .iter()
-        .filter_map(|s| match s {
+    let mut functions = Vec::new();
+    for s in &module.ast.body {
+        match s {
             ast::Stmt::FunctionDef(f) => {
-                Some(analyse_function(module, registry, enabled, index, f))
+                functions.push(analyse_function(module, registry, enabled, index, f));
             }
-            _ => None,
-        })
-        .collect();
+            ast::Stmt::ClassDef(c) => {
+                functions.extend(module_class_methods(module, registry, enabled, c));
+            }
+            _ => {}
+        }
+    }
     ModuleAnalysis {
         module: module.name.clone(),
         path: module.rel_path.clone(),
         functions,
     }
+}
+
+/// The plugin whose module base a class derives from, and that base's dotted path.
+fn module_base(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Option<(String, String)> {
+    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, enabled, &empty);
+    for b in bases {
+        let Some(path) = fx.dotted_global(b) else {
+            continue;
+        };
+        for id in enabled {
+            let Some(reg) = registry.plugin(id) else {
+                continue;
+            };
+            if !reg.negotiated.module_classes {
+                continue;
+            }
+            if let Some(support) = reg.plugin.module_support() {
+                if support.bases.contains(&path) {
+                    return Some((id.clone(), path));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A module class (deriving from a module base an enabled plugin declares) is reported method
+/// by method, so a project of model classes never gets an empty report. Its methods run as
+/// Python (RXT024): the host does not compile module methods yet.
+fn module_class_methods(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Vec<FunctionAnalysis> {
+    let Some((plugin, base)) = module_base(module, registry, enabled, c) else {
+        return Vec::new();
+    };
+    let class = c.name.as_str();
+    c.body
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::FunctionDef(f) if f.name.as_str() != "__init__" => Some(f),
+            _ => None,
+        })
+        .map(|f| {
+            let name = f.name.as_str().to_owned();
+            let span = module.span(f.range().start());
+            let d = Diagnostic {
+                code: codes::MODULE_CLASS.into(),
+                severity: Severity::Warning,
+                message: format!(
+                    "`{class}.{name}` is a method of the module class `{class}` (`{base}`, plugin `{plugin}`); methods of module classes are not compiled yet, so it runs as Python"
+                ),
+                suggestion: Some(
+                    "to compile this computation now, write it as a module-level function taking the weights as parameters and call it from the method".into(),
+                ),
+                span: None,
+            }
+            .at(span);
+            FunctionAnalysis {
+                qualname: qualname_of(module, &format!("{class}.{name}")),
+                name: format!("{class}.{name}"),
+                span,
+                route: Route::Fallback,
+                claims: Vec::new(),
+                diagnostics: vec![d],
+                ir: None,
+                callees: BTreeSet::new(),
+            }
+        })
+        .collect()
 }
 
 struct Fx<'a> {

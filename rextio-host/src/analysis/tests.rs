@@ -74,7 +74,19 @@ impl Plugin for Tp {
         "tp"
     }
     fn api_version(&self) -> &str {
-        "1.8.0"
+        "1.11.0"
+    }
+    fn module_support(&self) -> Option<rextio_plugin_api::ModuleSupport> {
+        Some(rextio_plugin_api::ModuleSupport {
+            bases: vec!["tp.Module".into()],
+            sequential: vec![],
+            lists: vec![],
+            register_methods: vec![],
+            stores: vec![],
+            call_check_fn: "tp_rt::call_check".into(),
+            admit_fn: "tp_rt::admit".into(),
+            warn_categories: vec![],
+        })
     }
     fn native_decorator(&self, path: &str, _called: bool) -> Option<String> {
         (path == "tp.harmless").then(|| "tp/decorator".to_owned())
@@ -594,5 +606,41 @@ fn list_literals_are_tuple_operands_of_plugin_sites_only() {
             .as_deref()
             .is_some_and(|s| s.contains("xs = (a, b)")),
         "{d:?}"
+    );
+}
+
+#[test]
+fn module_classes_are_reported_method_by_method_and_run_as_python() {
+    let a = analyse_many(&[
+        (
+            "m",
+            "import tp\nimport tp as framework\nfrom tp import Module\n\n\
+             class Scorer(framework.Module):\n    def __init__(self):\n        super().__init__()\n\n\
+             \x20   def forward(self, x: tp.Vec) -> tp.Vec:\n        return tp.relu(x)\n\n\
+             \x20   def predict(self, x):\n        return x\n\n\
+             class Head(Module):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x\n\n\
+             class Plain:\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x\n",
+        ),
+    ]);
+    for q in ["m.Scorer.forward", "m.Scorer.predict", "m.Head.forward"] {
+        let f = route_of(&a, q);
+        assert_eq!(f.route, Route::Fallback, "{q}");
+        assert!(f.ir.is_none() && f.claims.is_empty(), "{q}");
+        let [d] = f.diagnostics.as_slice() else {
+            panic!("{q}: {:?}", f.diagnostics)
+        };
+        assert_eq!(d.code, codes::MODULE_CLASS);
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(
+            d.message.contains("tp.Module") && d.message.contains("runs as Python"),
+            "{}",
+            d.message
+        );
+    }
+    // `__init__` is not an entry point; a class that is not a module class is not reported.
+    let names: Vec<&str> = a[0].functions.iter().map(|f| f.qualname.as_str()).collect();
+    assert_eq!(
+        names,
+        ["m.Scorer.forward", "m.Scorer.predict", "m.Head.forward"]
     );
 }
