@@ -8,6 +8,9 @@
 //! DIR/src/<package>/kernels.py      a typed inference function every enabled check proves native
 //! DIR/example.py                    calls it on random inputs and compares with the Python body
 //! ```
+//!
+//! With `--template module` (PyTorch), `kernels.py` is replaced by `model.py`: an `nn.Module`
+//! classifier (residual blocks in a `ModuleList`, a `Sequential` head) whose methods compile.
 
 use crate::registry::Registry;
 use std::path::{Path, PathBuf};
@@ -46,6 +49,16 @@ impl Backend {
     }
 }
 
+/// What the starter package contains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Template {
+    /// Typed functions taking the weights as parameters.
+    #[default]
+    Function,
+    /// An `nn.Module` model class whose methods compile (PyTorch only).
+    Module,
+}
+
 /// Why a starter project was not written.
 #[derive(Debug, Error)]
 pub enum InitError {
@@ -55,6 +68,9 @@ pub enum InitError {
     /// The backend's plugin is not registered in this `rextio`.
     #[error("backend plugin `{0}` is not registered in this rextio (built without its feature?)")]
     NotRegistered(&'static str),
+    /// The template does not exist for this backend.
+    #[error("the `module` template is a PyTorch nn.Module model; `{0}` has no module classes (use --backend torch, or the function template)")]
+    NoModuleTemplate(&'static str),
     /// File system.
     #[error("cannot write '{path}': {source}")]
     Io {
@@ -145,6 +161,19 @@ pub fn package_name(dir: &Path) -> String {
 
 /// Write a starter project for `backend` into `dir` (created when missing).
 pub fn init(dir: &Path, backend: Backend, registry: &Registry) -> Result<Initialized, InitError> {
+    init_with(dir, backend, Template::Function, registry)
+}
+
+/// Write a starter project for `backend` from `template` into `dir` (created when missing).
+pub fn init_with(
+    dir: &Path,
+    backend: Backend,
+    template: Template,
+    registry: &Registry,
+) -> Result<Initialized, InitError> {
+    if template == Template::Module && backend != Backend::Torch {
+        return Err(InitError::NoModuleTemplate(backend.plugin_id()));
+    }
     let toml_path = dir.join("rextio.toml");
     if toml_path.exists() {
         return Err(InitError::Exists(toml_path));
@@ -184,10 +213,17 @@ pub fn init(dir: &Path, backend: Backend, registry: &Registry) -> Result<Initial
         ),
         (dir.join("requirements.txt"), requirements),
         (pkg_dir.join("__init__.py"), String::new()),
-        (pkg_dir.join("kernels.py"), backend.kernels().to_owned()),
+        match template {
+            Template::Function => (pkg_dir.join("kernels.py"), backend.kernels().to_owned()),
+            Template::Module => (pkg_dir.join("model.py"), TORCH_MODEL.to_owned()),
+        },
         (
             dir.join("example.py"),
-            backend.example().replace("PACKAGE", &package),
+            match template {
+                Template::Function => backend.example(),
+                Template::Module => TORCH_MODEL_EXAMPLE,
+            }
+            .replace("PACKAGE", &package),
         ),
     ];
     let mut written = Vec::new();
@@ -244,6 +280,72 @@ print("native:", type(kernels.inference).__name__ == "builtin_function_or_method
 print("probabilities:", native)
 print("classes:", kernels.classify(x, weight, bias))
 print("native and Python agree:", torch.allclose(native, python, rtol=1e-5, atol=1e-6))
+"#;
+
+const TORCH_MODEL: &str = r#""""Starter model: an `nn.Module` classifier, written as ordinary PyTorch.
+
+`__init__` stays Python; `rextio build` compiles `forward` and `classify`: each call reads the
+live weights from the model, checks them, and runs natively under `torch.inference_mode()` (or
+`torch.no_grad()`); anything it was not proven for (grad recording, training mode with dropout,
+hooks on submodules, `.double()`) runs this Python code instead. `rextio check` says per method.
+"""
+
+import torch
+from rextio_torch.types import TensorF32Cpu2D, TensorI64Cpu1D
+from torch import nn
+
+
+class Block(nn.Module):
+    """A residual MLP block: LayerNorm, Linear, GELU, Linear, added to its input."""
+
+    def __init__(self, width: int, hidden: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.up = nn.Linear(width, hidden)
+        self.act = nn.GELU()
+        self.down = nn.Linear(hidden, width)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return x + self.down(self.act(self.up(self.norm(x))))
+
+
+class Classifier(nn.Module):
+    def __init__(self, features: int = 8, width: int = 16, classes: int = 3, depth: int = 2):
+        super().__init__()
+        self.inp = nn.Linear(features, width)
+        self.blocks = nn.ModuleList([Block(width, 2 * width) for _ in range(depth)])
+        self.head = nn.Sequential(nn.ReLU(), nn.Dropout(0.1), nn.Linear(width, classes))
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        h = self.inp(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(h)
+
+    def classify(self, x: TensorF32Cpu2D) -> TensorI64Cpu1D:
+        return torch.argmax(self.forward(x), dim=1)
+"#;
+
+const TORCH_MODEL_EXAMPLE: &str = r#""""Run the starter model natively after `rextio develop` (or with .rextio/build/python on
+sys.path after `rextio build`), and compare it with its Python forward."""
+
+import torch
+
+from PACKAGE import model as models
+
+torch.manual_seed(0)
+model = models.Classifier().eval()
+x = torch.randn(4, 8)
+with torch.inference_mode():
+    logits = model(x)
+    classes = model.classify(x)
+    # The original Python forward, kept by the compiled one.
+    python = getattr(models.Classifier.forward, "__wrapped__", models.Classifier.forward)(model, x)
+stats = getattr(models, "__rextio_method_stats__", None)
+print("native runs:", stats()["PACKAGE.model.Classifier.forward"]["native"] if stats else 0)
+print("logits:", logits)
+print("classes:", classes)
+print("native and Python agree:", torch.allclose(logits, python, rtol=1e-5, atol=1e-6))
 "#;
 
 const TF_KERNELS: &str = r#""""Starter kernels: a small dense classifier head, written as ordinary TensorFlow.

@@ -62,6 +62,16 @@ pub enum ReadOp {
         /// Path of the attribute, for messages.
         path: String,
     },
+    /// Object `obj`'s class must be exactly `class` (a method calling another method of the
+    /// instance: a subclass may override it).
+    Class {
+        /// The object.
+        obj: usize,
+        /// Dotted class path.
+        class: String,
+        /// Its path, for messages.
+        path: String,
+    },
     /// State slot `slot` is the state of compiled method `callee` read from object `src`.
     State {
         /// Source object.

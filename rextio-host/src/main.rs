@@ -34,6 +34,9 @@ enum Cmd {
         /// The backend the example function uses.
         #[arg(long, value_enum, default_value = "torch")]
         backend: BackendArg,
+        /// What the starter package holds: typed functions, or an nn.Module model (torch).
+        #[arg(long, value_enum, default_value = "function")]
+        template: TemplateArg,
     },
     /// Analyse a project: route and diagnostics per function.
     Check {
@@ -131,6 +134,14 @@ enum BackendArg {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum TemplateArg {
+    /// Typed functions taking the weights as parameters.
+    Function,
+    /// An nn.Module model class whose methods compile (torch).
+    Module,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum DocArg {
     /// docs/diagnostics.md
     Diagnostics,
@@ -192,13 +203,21 @@ impl Cmd {
 fn run(cli: Cli) -> Result<ExitCode> {
     let registry = Registry::builder().with_default_plugins().build()?;
     match cli.command.resolve_paths() {
-        Cmd::Init { dir, backend } => {
+        Cmd::Init {
+            dir,
+            backend,
+            template,
+        } => {
             let dir = root_or_cwd(dir);
             let backend = match backend {
                 BackendArg::Torch => rextio_host::init::Backend::Torch,
                 BackendArg::Tensorflow => rextio_host::init::Backend::Tensorflow,
             };
-            let done = rextio_host::init::init(&dir, backend, &registry)?;
+            let template = match template {
+                TemplateArg::Function => rextio_host::init::Template::Function,
+                TemplateArg::Module => rextio_host::init::Template::Module,
+            };
+            let done = rextio_host::init::init_with(&dir, backend, template, &registry)?;
             eprintln!(
                 "created package `{}` for {}:",
                 done.package,

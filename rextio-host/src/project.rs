@@ -14,7 +14,7 @@
 //!   -> outputs    .rextio/build/python, .rextio/reports/{check,build}.json
 //! ```
 
-use crate::analysis::{analyse_module, ModuleAnalysis, Route};
+use crate::analysis::{ModuleAnalysis, Route};
 use crate::cargo_driver::{self, CargoError, CargoRequest};
 use crate::config::{ConfigError, ProjectConfig};
 use crate::emit::{self, lower_function, Placed};
@@ -303,10 +303,8 @@ impl Project {
             Err(_) => None,
         };
         let index = crate::analysis::index_project(&modules, registry, enabled);
-        let mut analyses: Vec<ModuleAnalysis> = modules
-            .iter()
-            .map(|m| analyse_module(m, registry, enabled, &index))
-            .collect();
+        let mut analyses: Vec<ModuleAnalysis> =
+            crate::analysis::analyse_project(&modules, registry, enabled, &index);
         let preflight = crate::target::preflight(registry, self.config.target.as_ref());
         crate::target::gate(&mut analyses, registry, preflight.as_ref());
         crate::analysis::propagate_routes(&mut analyses);
@@ -407,9 +405,13 @@ impl Project {
                     match lower_function(ir, &ids, registry, auth, &callees, index, exposed) {
                         Ok(lowered) => {
                             used_plugins.extend(ids.iter().cloned());
+                            let key = match &f.class {
+                                Some(c) => format!("m{mi}_{c}__{}", lowered.name),
+                                None => format!("m{mi}_{}", lowered.name),
+                            };
                             placed.push(Placed {
                                 module: m.module.clone(),
-                                key: format!("m{mi}_{}", lowered.name),
+                                key,
                                 function: lowered,
                             });
                         }

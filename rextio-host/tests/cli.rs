@@ -119,6 +119,36 @@ fn init_then_check_routes_the_starter_natively_and_deny_fallback_sets_the_exit_c
 }
 
 #[test]
+fn init_module_template_writes_a_model_whose_methods_route_natively() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("net");
+    let (ok, _, err) = rextio(&["init", root.to_str().unwrap(), "--template", "module"]);
+    assert!(ok, "{err}");
+    assert!(root.join("src/net/model.py").is_file() && !root.join("src/net/kernels.py").exists());
+    let (ok, out, _) = rextio(&["check", root.to_str().unwrap(), "--deny-fallback"]);
+    for m in [
+        "net.model.Block.forward",
+        "net.model.Classifier.forward",
+        "net.model.Classifier.classify",
+    ] {
+        assert!(
+            ok && out.contains(&format!("{m}  native-plugin:rextio-torch")),
+            "{m}: {out}"
+        );
+    }
+    let other = dir.path().join("tfnet");
+    let (ok, _, err) = rextio(&[
+        "init",
+        other.to_str().unwrap(),
+        "--backend",
+        "tensorflow",
+        "--template",
+        "module",
+    ]);
+    assert!(!ok && err.contains("no module classes"), "{err}");
+}
+
+#[test]
 fn bad_projects_fail_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, _, err) = rextio(&["check", dir.path().to_str().unwrap()]);

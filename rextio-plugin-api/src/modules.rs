@@ -28,6 +28,8 @@ pub struct ModuleSupport {
     /// The instance dictionaries attributes live in, searched in order after the instance
     /// `__dict__` (`_parameters`, `_buffers`, `_modules`).
     pub stores: Vec<String>,
+    /// The instance dictionary a container keeps its elements in, in order (`_modules`).
+    pub children_store: String,
     /// Rust path of `fn(&Bound<PyAny>) -> PyResult<Option<String>>`: why calling this module
     /// object would not go straight to its forward (hooks), `None` when it would. Called for
     /// every submodule a compiled method calls.

@@ -6,6 +6,8 @@
 use pyo3::exceptions::{PyOverflowError, PyValueError, PyZeroDivisionError};
 use pyo3::PyResult;
 
+pub mod modules;
+
 fn overflow(op: &str) -> pyo3::PyErr {
     PyOverflowError::new_err(format!(
         "rextio: int {op} overflowed the native 64-bit range"

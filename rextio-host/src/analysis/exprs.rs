@@ -70,6 +70,15 @@ impl Fx<'_> {
     pub(super) fn name(&mut self, n: &ast::ExprName) -> R<Expr> {
         let at = self.span(n);
         let id = n.id.as_str();
+        if let Some(m) = self.member(&ast::Expr::Name(n.clone())) {
+            m?;
+            return Err(self.error(
+                codes::MODULE_ATTRIBUTE,
+                at,
+                format!("`{id}` (a module) is used as a value; compiled methods read its attributes or call it"),
+                None,
+            ));
+        }
         if self.local_names.contains(id) {
             if self.poisoned.contains(id) {
                 return Err(Failed);
@@ -429,6 +438,20 @@ pub(super) fn const_expr(v: &crate::constants::ConstValue, at: Span) -> Expr {
 impl Fx<'_> {
     /// `value.name`: on a plugin value, an attribute site offered to the plugins.
     pub(super) fn attribute(&mut self, a: &ast::ExprAttribute, at: Span) -> R<Expr> {
+        if let Some(m) = self.member(&ast::Expr::Attribute(a.clone())) {
+            return match m? {
+                classes::Member::Value(v) => Ok(v),
+                classes::Member::Module(_) | classes::Member::Method(_) => Err(self.error(
+                    codes::MODULE_ATTRIBUTE,
+                    at,
+                    format!(
+                        "`.{}` is a submodule or method used as a value; compiled methods call it",
+                        a.attr
+                    ),
+                    None,
+                )),
+            };
+        }
         if let Some(path) = self.dotted_global(&ast::Expr::Attribute(a.clone())) {
             if let Some(v) = self.index.constants.get(&path) {
                 return Ok(const_expr(v, at));

@@ -9,6 +9,7 @@
 //! - `sites`: calls, method calls and operators on plugin values offered to the registry;
 //! - `flow`: definite assignment and return paths over the built IR.
 
+mod classes;
 mod exprs;
 mod flow;
 mod sites;
@@ -16,6 +17,7 @@ mod stmts;
 #[cfg(test)]
 mod tests;
 
+pub use classes::{Attr, ClassInfo, MethodTable, Sub};
 pub use sites::describe_site;
 
 use crate::codes;
@@ -86,6 +88,8 @@ pub struct FunctionAnalysis {
     pub qualname: String,
     /// Python name.
     pub name: String,
+    /// For a method of a module class, the class's Python name.
+    pub class: Option<String>,
     /// Position of the `def`.
     pub span: Span,
     /// The route.
@@ -131,6 +135,8 @@ pub struct ProjectIndex {
     /// Every module's constants by qualified name (`svc.config.EPS`), so an imported constant
     /// is a constant too.
     pub constants: BTreeMap<String, crate::constants::ConstValue>,
+    /// The module classes, by qualified name, as their `__init__` describes them.
+    pub classes: BTreeMap<String, ClassInfo>,
 }
 
 fn qualname_of(module: &SourceModule, name: &str) -> String {
@@ -149,6 +155,10 @@ pub fn index_project(
 ) -> ProjectIndex {
     let mut index = ProjectIndex::default();
     let empty = ProjectIndex::default();
+    let class_names = classes::module_class_names(modules, registry, enabled);
+    for module in modules {
+        classes::read_classes(module, registry, enabled, &class_names, &mut index.classes);
+    }
     for module in modules {
         for (name, v) in &module.constants.values {
             index.constants.insert(qualname_of(module, name), v.clone());
@@ -185,12 +195,39 @@ pub fn index_project(
     index
 }
 
-/// Analyse every module-level function of a module.
+/// Analyse every module of the project: module-level functions, and the methods of its module
+/// classes (which may call methods of classes in other modules).
+pub fn analyse_project(
+    modules: &[SourceModule],
+    registry: &Registry,
+    enabled: &[String],
+    index: &ProjectIndex,
+) -> Vec<ModuleAnalysis> {
+    let table = MethodTable::new(modules, registry, enabled, index);
+    modules
+        .iter()
+        .map(|m| analyse_module_with(m, registry, enabled, index, &table))
+        .collect()
+}
+
+/// Analyse every module-level function and module-class method of one module (calls into other
+/// modules' classes are not followed: use [`analyse_project`]).
 pub fn analyse_module(
     module: &SourceModule,
     registry: &Registry,
     enabled: &[String],
     index: &ProjectIndex,
+) -> ModuleAnalysis {
+    let table = MethodTable::new(std::slice::from_ref(module), registry, enabled, index);
+    analyse_module_with(module, registry, enabled, index, &table)
+}
+
+fn analyse_module_with(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    index: &ProjectIndex,
+    table: &MethodTable<'_>,
 ) -> ModuleAnalysis {
     let mut functions = Vec::new();
     for s in &module.ast.body {
@@ -199,7 +236,12 @@ pub fn analyse_module(
                 functions.push(analyse_function(module, registry, enabled, index, f));
             }
             ast::Stmt::ClassDef(c) => {
-                functions.extend(module_class_methods(module, registry, enabled, c));
+                let q = qualname_of(module, c.name.as_str());
+                if index.classes.contains_key(&q) {
+                    functions.extend(classes::class_methods(module, table, c));
+                } else {
+                    functions.extend(derived_class_methods(module, registry, index, c));
+                }
             }
             _ => {}
         }
@@ -211,47 +253,36 @@ pub fn analyse_module(
     }
 }
 
-/// The plugin whose module base a class derives from, and that base's dotted path.
-fn module_base(
+/// A class deriving from a module class of the project (not from a framework base directly) is
+/// reported method by method, on Python (RXT024): inherited methods and attributes are not
+/// followed.
+fn derived_class_methods(
     module: &SourceModule,
     registry: &Registry,
-    enabled: &[String],
-    c: &ast::StmtClassDef,
-) -> Option<(String, String)> {
-    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
-    let empty = ProjectIndex::default();
-    let fx = Fx::new(module, registry, enabled, &empty);
-    for b in bases {
-        let Some(path) = fx.dotted_global(b) else {
-            continue;
-        };
-        for id in enabled {
-            let Some(reg) = registry.plugin(id) else {
-                continue;
-            };
-            if !reg.negotiated.module_classes {
-                continue;
-            }
-            if let Some(support) = reg.plugin.module_support() {
-                if support.bases.contains(&path) {
-                    return Some((id.clone(), path));
-                }
-            }
-        }
-    }
-    None
-}
-
-/// A module class (deriving from a module base an enabled plugin declares) is reported method
-/// by method, so a project of model classes never gets an empty report. Its methods run as
-/// Python (RXT024): the host does not compile module methods yet.
-fn module_class_methods(
-    module: &SourceModule,
-    registry: &Registry,
-    enabled: &[String],
+    index: &ProjectIndex,
     c: &ast::StmtClassDef,
 ) -> Vec<FunctionAnalysis> {
-    let Some((plugin, base)) = module_base(module, registry, enabled, c) else {
+    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, &[], &empty);
+    let own: BTreeSet<String> = module
+        .ast
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::ClassDef(c) => Some(c.name.as_str().to_owned()),
+            _ => None,
+        })
+        .collect();
+    let Some(parent) = bases.iter().find_map(|b| {
+        let path = match b {
+            ast::Expr::Name(n) if own.contains(n.id.as_str()) => {
+                Some(qualname_of(module, n.id.as_str()))
+            }
+            other => fx.dotted_global(other),
+        }?;
+        index.classes.contains_key(&path).then_some(path)
+    }) else {
         return Vec::new();
     };
     let class = c.name.as_str();
@@ -264,21 +295,18 @@ fn module_class_methods(
         .map(|f| {
             let name = f.name.as_str().to_owned();
             let span = module.span(f.range().start());
-            let d = Diagnostic {
-                code: codes::MODULE_CLASS.into(),
-                severity: Severity::Warning,
-                message: format!(
-                    "`{class}.{name}` is a method of the module class `{class}` (`{base}`, plugin `{plugin}`); methods of module classes are not compiled yet, so it runs as Python"
+            let d = Diagnostic::error(
+                codes::MODULE_CLASS,
+                format!(
+                    "`{class}` derives from the project's module class `{parent}`; methods of derived classes are not compiled (inherited methods and attributes are not followed), so `{class}.{name}` runs as Python"
                 ),
-                suggestion: Some(
-                    "to compile this computation now, write it as a module-level function taking the weights as parameters and call it from the method".into(),
-                ),
-                span: None,
-            }
+            )
+            .with_suggestion("derive from the framework's module base directly, or keep the method in the parent class")
             .at(span);
             FunctionAnalysis {
                 qualname: qualname_of(module, &format!("{class}.{name}")),
-                name: format!("{class}.{name}"),
+                name,
+                class: Some(class.to_owned()),
                 span,
                 route: Route::Fallback,
                 claims: Vec::new(),
@@ -307,6 +335,10 @@ struct Fx<'a> {
     plugins: BTreeSet<String>,
     /// Hidden tuple locals made for unpacking assignments.
     unpack_count: u32,
+    /// For a method of a module class: what it reads from `self`.
+    method: Option<classes::MethodCx>,
+    /// The project's methods, for calls between them.
+    methods: Option<&'a MethodTable<'a>>,
 }
 
 /// Marker for an expression that failed (its diagnostic is already recorded).
@@ -368,6 +400,7 @@ fn analyse_function(
     FunctionAnalysis {
         qualname,
         name,
+        class: None,
         span,
         route,
         claims,
@@ -619,6 +652,8 @@ impl<'a> Fx<'a> {
             poisoned: BTreeSet::new(),
             plugins: BTreeSet::new(),
             unpack_count: 0,
+            method: None,
+            methods: None,
         }
     }
 }
@@ -706,7 +741,25 @@ impl Fx<'_> {
             );
         }
         let mut params = Vec::new();
-        for pd in p.posonlyargs.iter().chain(p.args.iter()) {
+        let mut positional: Vec<&ast::ParameterWithDefault> =
+            p.posonlyargs.iter().chain(p.args.iter()).collect();
+        if self.method.is_some() {
+            // A method's first parameter is the instance: its state, read at the boundary.
+            if positional.is_empty() {
+                self.error(
+                    codes::PARAMETER_KIND,
+                    at,
+                    format!("method `{name}` has no `self` parameter (a static method?)"),
+                    None,
+                );
+                return None;
+            }
+            let first = positional.remove(0);
+            let self_name = first.parameter.name.as_str().to_owned();
+            self.method_self(&self_name);
+            self.params.insert(self_name);
+        }
+        for pd in positional {
             let pname = pd.parameter.name.as_str().to_owned();
             let pspan = self.span(&pd.parameter);
             if pd.default.is_some() {
@@ -780,7 +833,14 @@ impl Fx<'_> {
         };
         collect_targets(&f.body, &mut self.local_names);
         self.local_names.extend(self.params.iter().cloned());
-        let body = self.block(&f.body);
+        let mut body = self.block(&f.body);
+        let mut method_ir = None;
+        if self.method.is_some() {
+            let (state, prologue, ir) = self.finish_method(at)?;
+            params.insert(0, state);
+            body.splice(0..0, prologue);
+            method_ir = Some(ir);
+        }
         let ret = ret?;
         if self.diags.iter().any(|d| d.severity == Severity::Error) {
             return None;
@@ -809,7 +869,7 @@ impl Fx<'_> {
             ret,
             locals,
             body,
-            method: None,
+            method: method_ir,
         })
     }
 

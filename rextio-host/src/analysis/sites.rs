@@ -8,6 +8,9 @@ type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
 
 impl Fx<'_> {
     pub(super) fn call(&mut self, c: &ast::ExprCall, at: Span) -> R<Expr> {
+        if let Some(m) = self.member(&c.func) {
+            return self.member_call(m?, c, at);
+        }
         if let Some(q) = self.project_callee(&c.func) {
             return self.project_call(&q, c, at);
         }

@@ -20,6 +20,7 @@ use rextio_plugin_api::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
+mod method;
 pub mod python;
 mod region;
 
@@ -58,8 +59,27 @@ pub struct LoweredFunction {
     pub items: String,
     /// Plugins whose sites it uses.
     pub plugins: BTreeSet<String>,
+    /// For a compiled method: how the Python wrapper binds it to its class.
+    pub method: Option<MethodBinding>,
+    /// The Rust identifier of the static holding the function's original Python function, when
+    /// its boundary may run it (inside an original module method, where eager semantics such as
+    /// autograd recording apply).
+    pub original: Option<String>,
     /// The rules of its sites, as `(plugin, rule)`, for diagnostics about this function.
     pub rules: BTreeSet<(String, String)>,
+}
+
+/// How a compiled method is bound over the original in its class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodBinding {
+    /// The class's Python name.
+    pub class: String,
+    /// The instance parameter's name.
+    pub self_name: String,
+    /// The other parameters' names.
+    pub params: Vec<String>,
+    /// The Rust identifier of its counters.
+    pub stats: String,
 }
 
 /// The Rust identifier of a Python local: `l_<name>` for ASCII names; other names are encoded
@@ -220,7 +240,10 @@ impl Lx<'_> {
     /// (a shallow handle copy) so both names stay usable.
     fn value(&mut self, e: &Expr) -> LResult<TokenStream> {
         match (&e.kind, &e.ty) {
-            (ExprKind::Local(n), ValueType::Plugin(_) | ValueType::Tuple(_)) => {
+            (
+                ExprKind::Local(n),
+                ValueType::Plugin(_) | ValueType::Tuple(_) | ValueType::List(_),
+            ) => {
                 let id = local_ident(n);
                 Ok(quote!(#id.clone()))
             }
@@ -329,7 +352,10 @@ impl Lx<'_> {
             ExprKind::TupleGet(t, i) => {
                 let inner = self.expr(t)?;
                 let idx = proc_macro2::Literal::usize_unsuffixed(*i);
-                if matches!(e.ty, ValueType::Plugin(_) | ValueType::Tuple(_)) {
+                if matches!(
+                    e.ty,
+                    ValueType::Plugin(_) | ValueType::Tuple(_) | ValueType::List(_)
+                ) {
                     quote!((#inner).#idx.clone())
                 } else {
                     quote!((#inner).#idx)
@@ -704,9 +730,43 @@ pub fn lower_function(
         }
     };
 
+    let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
+    let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
+    let call = match detached_runner(registry, &lx, &ir.qualname)? {
+        Some(runner) => quote!(#runner(__rx_py, move || #body_fn(#(#args),*))),
+        None => quote!(#body_fn(#(#args),*)),
+    };
+    if let Some(m) = &ir.method {
+        let (reader, boundary, stats) =
+            method::method_items(&mut lx, ir, m, index, &guards, call, wrap)?;
+        // A method's reader is called by its callers' readers even when the method itself is
+        // not exposed; its boundary only when it is.
+        let items = if exposed {
+            render(quote!(#body_item #reader #boundary))?
+        } else {
+            render(quote!(#body_item #reader))?
+        };
+        return Ok(LoweredFunction {
+            qualname: ir.qualname.clone(),
+            name: ir.name.clone(),
+            rust_fn: exposed.then(|| py_fn.to_string()),
+            items,
+            plugins: lx.plugins,
+            rules: lx.rules,
+            method: exposed.then(|| MethodBinding {
+                class: m.class_name.clone(),
+                self_name: ir.params[0].name.clone(),
+                params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
+                stats: stats.to_string(),
+            }),
+            original: None,
+        });
+    }
     // The boundary: convert inputs, hold the function-scope guards, convert the output.
     let mut params = vec![quote!(__rx_py: ::pyo3::Python<'py>)];
     let mut converts = Vec::new();
+    let mut originals = Vec::new();
+    let mut admits = Vec::new();
     for p in &ir.params {
         let raw = param_ident(&p.name).map_err(fail)?;
         let id = local_ident(&p.name);
@@ -719,26 +779,77 @@ pub fn lower_function(
                     parse("boundary extractor", &t.extract_fn).map_err(fail)?;
                 let pname = str_lit(&p.name);
                 params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
-                converts.push(quote!(let #id = #extract(#raw, #pname)?;));
+                originals.push(quote!(#raw.clone()));
+                if let Some(admit) = admit_fn(registry, k.namespace())? {
+                    admits.push(quote!(#admit(&#id).is_some()));
+                    // Inside an original module method, an input the native contract refuses
+                    // (another dtype after `.double()`) runs the original, as eager would.
+                    converts.push(quote! {
+                        let #id = match #extract(#raw, #pname) {
+                            ::std::result::Result::Ok(__rx_v) => __rx_v,
+                            ::std::result::Result::Err(__rx_e) => {
+                                if __rx_in_original {
+                                    if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                                        return ::std::result::Result::Ok(__rx_r);
+                                    }
+                                }
+                                return ::std::result::Result::Err(__rx_e);
+                            }
+                        };
+                    });
+                } else {
+                    converts.push(quote!(let #id = #extract(#raw, #pname)?;));
+                }
             }
             other => {
                 let ty = lx.rust_type(other)?;
                 params.push(quote!(#raw: #ty));
                 converts.push(quote!(let #id = #raw;));
+                originals.push(quote!(::pyo3::IntoPyObjectExt::into_bound_py_any(#raw, __rx_py)?));
             }
         }
     }
-    let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
-    let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
-    let call = match detached_runner(registry, &lx, &ir.qualname)? {
-        Some(runner) => quote!(#runner(__rx_py, move || #body_fn(#(#args),*))),
-        None => quote!(#body_fn(#(#args),*)),
-    };
+    // Inside an original module method (which runs instead of its native body so that eager
+    // semantics hold, autograd included), a native function whose plugin would not admit an
+    // input runs its original too.
+    let original = format_ident!("__RX_ORIG_{}", index);
+    let has_original = !admits.is_empty();
+    if has_original {
+        converts.insert(
+            0,
+            quote! {
+                let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();
+                let __rx_run_original = || -> ::pyo3::PyResult<::std::option::Option<::pyo3::Py<::pyo3::PyAny>>> {
+                    match #original.get(__rx_py) {
+                        ::std::option::Option::Some(__rx_f) => {
+                            let __rx_args = ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])?;
+                            ::rextio_plugin_api::runtime::modules::run_original(&__rx_f, __rx_args).map(::std::option::Option::Some)
+                        }
+                        ::std::option::Option::None => ::pyo3::PyResult::Ok(::std::option::Option::None),
+                    }
+                };
+            },
+        );
+        converts.push(quote! {
+            if __rx_in_original && (#(#admits)||*) {
+                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                    return ::std::result::Result::Ok(__rx_r);
+                }
+            }
+        });
+    }
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
         .collect();
     let pyname = str_lit(&ir.name);
+    let original_item = if has_original {
+        quote!(static #original: ::rextio_plugin_api::runtime::modules::Original = ::rextio_plugin_api::runtime::modules::Original::new();)
+    } else {
+        TokenStream::new()
+    };
     let wrapper_item = quote! {
+        #original_item
+
         #[::pyo3::pyfunction]
         #[pyo3(name = #pyname)]
         fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
@@ -762,7 +873,23 @@ pub fn lower_function(
         items,
         plugins: lx.plugins,
         rules: lx.rules,
+        method: None,
+        original: (exposed && has_original).then(|| original.to_string()),
     })
+}
+
+/// The admission check of a plugin's values (its module support), when it declares one.
+fn admit_fn(registry: &Registry, plugin: &str) -> LResult<Option<syn::Path>> {
+    let Some(reg) = registry.plugin(plugin) else {
+        return Ok(None);
+    };
+    if !reg.negotiated.module_classes {
+        return Ok(None);
+    }
+    reg.plugin
+        .module_support()
+        .map(|s| parse("module admission check", &s.admit_fn).map_err(fail))
+        .transpose()
 }
 
 /// The runner that executes this body and may release the GIL inside it: only when every plugin
@@ -977,6 +1104,47 @@ pub fn generate_crate(
         let f = Ident::new(p.function.rust_fn.as_deref()?, PmSpan::call_site());
         Some(quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;))
     });
+    // Every compiled method's counters, for `__rextio_method_stats__()`.
+    let stats: Vec<Ident> = placed
+        .iter()
+        .filter_map(|p| p.function.method.as_ref())
+        .map(|m| Ident::new(&m.stats, PmSpan::call_site()))
+        .collect();
+    let stats_fn = (!stats.is_empty()).then(|| {
+        quote! {
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_method_stats")]
+            fn __rx_method_stats(py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+                ::rextio_plugin_api::runtime::modules::stats_dict(py, &[#(&#stats),*])
+            }
+        }
+    });
+    let originals: Vec<TokenStream> = placed
+        .iter()
+        .filter_map(|p| {
+            let o = Ident::new(p.function.original.as_deref()?, PmSpan::call_site());
+            let key = str_lit(&p.key);
+            Some(quote!(#key => #o.set(py, f),))
+        })
+        .collect();
+    let originals_fn = (!originals.is_empty()).then(|| {
+        quote! {
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_set_original")]
+            fn __rx_set_original(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
+                match key {
+                    #(#originals)*
+                    _ => {}
+                }
+            }
+        }
+    });
+    let originals_add = originals_fn.is_some().then(
+        || quote!(m.add("__rx_set_original", ::pyo3::wrap_pyfunction!(__rx_set_original, m)?)?;),
+    );
+    let stats_add = stats_fn.is_some().then(
+        || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
+    );
     let mut steps = Vec::new();
     for (plugin, text) in inits {
         let e: syn::Expr =
@@ -1002,11 +1170,17 @@ pub fn generate_crate(
         });
     }
     lib.push_str(&render(quote! {
+        #stats_fn
+
+        #originals_fn
+
         #[::pyo3::pymodule]
         fn #module(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
             use ::pyo3::types::PyModuleMethods as _;
             #(#steps)*
             #(#adds)*
+            #stats_add
+            #originals_add
             Ok(())
         }
     })?);

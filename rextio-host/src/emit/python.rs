@@ -76,20 +76,92 @@ pub fn binding_block(fns: &[&Placed], ext_name: &str, preload: &[String]) -> Str
     let _ = writeln!(s, "        return None\n\n");
     let _ = writeln!(s, "__rextio_native__ = __rextio_load()");
     let _ = writeln!(s, "del __rextio_load");
-    let bound: Vec<(&str, &str)> = fns
+    let bound: Vec<(&str, &str, bool)> = fns
         .iter()
-        .filter_map(|p| Some((py_ident(&p.function.name)?, py_ident(&p.key)?)))
+        .filter(|p| p.function.method.is_none())
+        .filter_map(|p| {
+            Some((
+                py_ident(&p.function.name)?,
+                py_ident(&p.key)?,
+                p.function.original.is_some(),
+            ))
+        })
         .collect();
     let names: Vec<String> = bound
         .iter()
-        .map(|(name, _)| format!("{}: {name}", py_str(name)))
+        .map(|(name, _, _)| format!("{}: {name}", py_str(name)))
         .collect();
     let _ = writeln!(s, "__rextio_fallback__ = {{{}}}", names.join(", "));
     let _ = writeln!(s, "if __rextio_native__ is not None:");
-    for (name, key) in &bound {
+    for (name, key, original) in &bound {
+        if *original {
+            let _ = writeln!(
+                s,
+                "    __rextio_native__.__rx_set_original({}, {name})",
+                py_str(key)
+            );
+        }
         let _ = writeln!(s, "    {name} = __rextio_native__.{key}");
     }
+    methods_block(&mut s, fns);
     s
+}
+
+/// Compiled methods replace the originals in their classes. Each wrapper has the original's
+/// signature and metadata (`functools.update_wrapper`) and calls the native boundary with the
+/// original, which the boundary calls itself when the live instance differs from what was
+/// proven or grad must be recorded.
+fn methods_block(s: &mut String, fns: &[&Placed]) {
+    let methods: Vec<(&str, &str, &str, &str, Vec<&str>)> = fns
+        .iter()
+        .filter_map(|p| {
+            let m = p.function.method.as_ref()?;
+            let params: Option<Vec<&str>> = m.params.iter().map(|x| py_ident(x)).collect();
+            let params = params?;
+            let reserved = |n: &str| n.starts_with("__rextio");
+            if reserved(&m.self_name) || params.iter().any(|n| reserved(n)) {
+                return None;
+            }
+            Some((
+                py_ident(&m.class)?,
+                py_ident(&p.function.name)?,
+                py_ident(&p.key)?,
+                py_ident(&m.self_name)?,
+                params,
+            ))
+        })
+        .collect();
+    if methods.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "    import functools as __rextio_functools
+"
+    );
+    for (class, name, key, self_name, params) in &methods {
+        let mut all = vec![*self_name];
+        all.extend(params.iter().copied());
+        let args = all.join(", ");
+        let _ = writeln!(s, "    def __rextio_bind(__rextio_n, __rextio_o):");
+        let _ = writeln!(s, "        def {name}({args}):");
+        let _ = writeln!(s, "            return __rextio_n(__rextio_o, {args})");
+        let _ = writeln!(
+            s,
+            "        return __rextio_functools.update_wrapper({name}, __rextio_o)
+"
+        );
+        let _ = writeln!(
+            s,
+            "    {class}.{name} = __rextio_bind(__rextio_native__.{key}, {class}.__dict__[{}])",
+            py_str(name)
+        );
+    }
+    let _ = writeln!(s, "    del __rextio_bind, __rextio_functools");
+    let _ = writeln!(
+        s,
+        "    __rextio_method_stats__ = __rextio_native__.__rx_method_stats"
+    );
 }
 
 #[cfg(test)]

@@ -1,0 +1,1373 @@
+//! Module classes: a class deriving from a module base an enabled plugin declares
+//! (`torch.nn.Module`) is read statically, and its typed methods are analysed like functions
+//! whose state comes from `self`.
+//!
+//! `__init__` stays Python. Each `self.name = value` at its top level is classified: a submodule
+//! of a kind the plugin knows, a `Sequential` or `ModuleList` of such, an instance of another
+//! module class of the project, a tensor attribute (its type from the plugin), or a scalar. A
+//! method reading `self.a.b` gets a *state slot* for it: the method's first parameter is the
+//! tuple of every value it reads, and [`crate::ir_module::ReadOp`]s say how the boundary reads
+//! each one from the live instance at every call (checking each submodule's exact class, the
+//! plugin's conditions and call checks on the way). Calls of submodules become ordinary plugin
+//! sites (`self.fc(x)` is `F.linear(x, <self.fc.weight>, <self.fc.bias>)`), calls of project
+//! module instances and of other methods become calls of their native bodies with their own
+//! state, and `for block in self.blocks:` iterates the element states.
+
+use super::*;
+use crate::ir_module::{MethodIr, ReadOp};
+use rextio_plugin_api::{
+    CallPart, CtorArg, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall, SubmoduleKind,
+};
+use std::cell::RefCell;
+
+/// A module class of the project, as its `__init__` describes it.
+#[derive(Debug, Clone)]
+pub struct ClassInfo {
+    /// `module.Class`.
+    pub qualname: String,
+    /// `Class`.
+    pub name: String,
+    /// The plugin whose base it derives from.
+    pub plugin: String,
+    /// That base, dotted.
+    pub base: String,
+    /// Attributes assigned in `__init__`: what each holds, or why it is not read.
+    pub attrs: BTreeMap<String, Result<Attr, String>>,
+    /// Names of its methods (`__init__` excluded).
+    pub methods: BTreeSet<String>,
+}
+
+/// What an attribute holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attr {
+    /// A value read at every call (a tensor, a scalar, `None`).
+    Value(ValueType),
+    /// A submodule.
+    Sub(Sub),
+}
+
+/// A submodule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sub {
+    /// A kind the plugin knows.
+    Kind(SubmoduleKind),
+    /// An instance of a project module class (its qualified name).
+    Project(String),
+    /// A container calling its elements in order.
+    Seq {
+        /// Its class.
+        class: String,
+        /// The elements.
+        items: Vec<Sub>,
+    },
+    /// A container iterated by a method; every element has one kind.
+    List {
+        /// Its class.
+        class: String,
+        /// The elements' kind.
+        elem: Box<Sub>,
+    },
+}
+
+impl Sub {
+    fn class(&self) -> &str {
+        match self {
+            Sub::Kind(k) => &k.class_path,
+            Sub::Project(q) => q,
+            Sub::Seq { class, .. } | Sub::List { class, .. } => class,
+        }
+    }
+}
+
+/// The plugin and module base a class derives from, when it is a module class.
+pub(super) fn class_base(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Option<(String, String, ModuleSupport)> {
+    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, enabled, &empty);
+    for b in bases {
+        let Some(path) = fx.dotted_global(b) else {
+            continue;
+        };
+        for id in enabled {
+            let Some(reg) = registry.plugin(id) else {
+                continue;
+            };
+            if !reg.negotiated.module_classes {
+                continue;
+            }
+            if let Some(support) = reg.plugin.module_support() {
+                if support.bases.contains(&path) {
+                    return Some((id.clone(), path, support));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Read every module class of `module` (for the project index).
+pub(super) fn read_classes(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    project_classes: &BTreeSet<String>,
+    out: &mut BTreeMap<String, ClassInfo>,
+) {
+    for s in &module.ast.body {
+        let ast::Stmt::ClassDef(c) = s else { continue };
+        let Some((plugin, base, support)) = class_base(module, registry, enabled, c) else {
+            continue;
+        };
+        let name = c.name.as_str().to_owned();
+        let qualname = qualname_of(module, &name);
+        let mut methods = BTreeSet::new();
+        let mut init = None;
+        for s in &c.body {
+            if let ast::Stmt::FunctionDef(f) = s {
+                if f.name.as_str() == "__init__" {
+                    init = Some(f);
+                } else {
+                    methods.insert(f.name.as_str().to_owned());
+                }
+            }
+        }
+        let mut reader = InitReader {
+            module,
+            registry,
+            enabled,
+            plugin: &plugin,
+            support: &support,
+            project_classes,
+            params: BTreeMap::new(),
+            self_name: String::new(),
+        };
+        let attrs = init.map(|f| reader.read(f)).unwrap_or_default();
+        out.insert(
+            qualname.clone(),
+            ClassInfo {
+                qualname,
+                name,
+                plugin,
+                base,
+                attrs,
+                methods,
+            },
+        );
+    }
+}
+
+/// The qualified names of the project's module classes (before reading them, so that a class
+/// may hold instances of classes defined after it or in other modules).
+pub(super) fn module_class_names(
+    modules: &[SourceModule],
+    registry: &Registry,
+    enabled: &[String],
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for module in modules {
+        for s in &module.ast.body {
+            if let ast::Stmt::ClassDef(c) = s {
+                if class_base(module, registry, enabled, c).is_some() {
+                    out.insert(qualname_of(module, c.name.as_str()));
+                }
+            }
+        }
+    }
+    out
+}
+
+struct InitReader<'a> {
+    module: &'a SourceModule,
+    registry: &'a Registry,
+    enabled: &'a [String],
+    plugin: &'a str,
+    support: &'a ModuleSupport,
+    project_classes: &'a BTreeSet<String>,
+    /// `__init__` parameters with the type of their annotation or default.
+    params: BTreeMap<String, Option<ValueType>>,
+    self_name: String,
+}
+
+impl InitReader<'_> {
+    fn read(&mut self, f: &ast::StmtFunctionDef) -> BTreeMap<String, Result<Attr, String>> {
+        let mut attrs: BTreeMap<String, Result<Attr, String>> = BTreeMap::new();
+        let p = &f.parameters;
+        let mut all = p
+            .posonlyargs
+            .iter()
+            .chain(p.args.iter())
+            .chain(p.kwonlyargs.iter());
+        let Some(first) = all.next() else {
+            return attrs;
+        };
+        self.self_name = first.parameter.name.as_str().to_owned();
+        let empty = ProjectIndex::default();
+        let fx = Fx::new(self.module, self.registry, self.enabled, &empty);
+        for pd in all {
+            let ty = pd
+                .parameter
+                .annotation
+                .as_deref()
+                .and_then(|a| fx.annotation(a))
+                .filter(is_scalar)
+                .or_else(|| {
+                    let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
+                    match pd.default.as_deref().and_then(|d| fx.literal(d)) {
+                        Some(Ok(l)) => Some(lit_type(&l)).filter(is_scalar),
+                        _ => None,
+                    }
+                });
+            self.params
+                .insert(pd.parameter.name.as_str().to_owned(), ty);
+        }
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for s in &f.body {
+            match s {
+                ast::Stmt::Assign(a) => {
+                    let [target] = a.targets.as_slice() else {
+                        continue;
+                    };
+                    let Some(name) = self.self_attr(target) else {
+                        continue;
+                    };
+                    *seen.entry(name.clone()).or_default() += 1;
+                    attrs.insert(name, self.classify(&a.value));
+                }
+                ast::Stmt::AnnAssign(a) => {
+                    let (Some(name), Some(v)) = (self.self_attr(&a.target), a.value.as_deref())
+                    else {
+                        continue;
+                    };
+                    *seen.entry(name.clone()).or_default() += 1;
+                    attrs.insert(name, self.classify(v));
+                }
+                ast::Stmt::Expr(e) => {
+                    if let Some((name, value)) = self.registration(&e.value) {
+                        *seen.entry(name.clone()).or_default() += 1;
+                        attrs.insert(name, value);
+                    }
+                }
+                other => {
+                    // Assignments inside blocks make the attribute depend on a branch.
+                    let mut inner = BTreeSet::new();
+                    self.nested_targets(std::slice::from_ref(other), &mut inner);
+                    for n in inner {
+                        *seen.entry(n.clone()).or_default() += 2;
+                        attrs.insert(n, Err("it is assigned inside a block of `__init__`".into()));
+                    }
+                }
+            }
+        }
+        for (n, count) in seen {
+            if count > 1 {
+                attrs.insert(
+                    n,
+                    Err("it is assigned more than once in `__init__`, or inside a block".into()),
+                );
+            }
+        }
+        attrs
+    }
+
+    fn self_attr(&self, e: &ast::Expr) -> Option<String> {
+        match e {
+            ast::Expr::Attribute(a) => match a.value.as_ref() {
+                ast::Expr::Name(n) if n.id.as_str() == self.self_name => {
+                    Some(a.attr.as_str().to_owned())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn nested_targets(&self, body: &[ast::Stmt], out: &mut BTreeSet<String>) {
+        for s in body {
+            match s {
+                ast::Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        if let Some(n) = self.self_attr(t) {
+                            out.insert(n);
+                        }
+                    }
+                }
+                ast::Stmt::AnnAssign(a) => {
+                    if let Some(n) = self.self_attr(&a.target) {
+                        out.insert(n);
+                    }
+                }
+                ast::Stmt::AugAssign(a) => {
+                    if let Some(n) = self.self_attr(&a.target) {
+                        out.insert(n);
+                    }
+                }
+                ast::Stmt::Expr(e) => {
+                    if let Some((n, _)) = self.registration(&e.value) {
+                        out.insert(n);
+                    }
+                }
+                ast::Stmt::If(i) => {
+                    self.nested_targets(&i.body, out);
+                    for c in &i.elif_else_clauses {
+                        self.nested_targets(&c.body, out);
+                    }
+                }
+                ast::Stmt::For(f) => {
+                    self.nested_targets(&f.body, out);
+                    self.nested_targets(&f.orelse, out);
+                }
+                ast::Stmt::While(w) => {
+                    self.nested_targets(&w.body, out);
+                    self.nested_targets(&w.orelse, out);
+                }
+                ast::Stmt::With(w) => self.nested_targets(&w.body, out),
+                ast::Stmt::Try(t) => {
+                    self.nested_targets(&t.body, out);
+                    self.nested_targets(&t.orelse, out);
+                    self.nested_targets(&t.finalbody, out);
+                    for h in &t.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        self.nested_targets(&h.body, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `self.register_buffer("name", value, ...)`.
+    fn registration(&self, e: &ast::Expr) -> Option<(String, Result<Attr, String>)> {
+        let ast::Expr::Call(c) = e else { return None };
+        let ast::Expr::Attribute(a) = c.func.as_ref() else {
+            return None;
+        };
+        if !matches!(a.value.as_ref(), ast::Expr::Name(n) if n.id.as_str() == self.self_name)
+            || !self
+                .support
+                .register_methods
+                .iter()
+                .any(|m| m == a.attr.as_str())
+        {
+            return None;
+        }
+        let name = match c.arguments.args.first() {
+            Some(ast::Expr::StringLiteral(s)) => s.value.to_str().to_owned(),
+            _ => return None,
+        };
+        let value = match c.arguments.args.get(1) {
+            Some(v) => self.classify(v).and_then(|a| match a {
+                Attr::Value(t) => Ok(Attr::Value(t)),
+                Attr::Sub(_) => Err("a submodule is registered as a buffer".into()),
+            }),
+            None => Err("its value is not given positionally".into()),
+        };
+        Some((name, value))
+    }
+
+    fn resolve(&self, e: &ast::Expr) -> Option<String> {
+        match e {
+            ast::Expr::Name(n) => {
+                let id = n.id.as_str();
+                if self.params.contains_key(id) || id == self.self_name {
+                    return None;
+                }
+                if let Some(p) = self.module.imports.get(id) {
+                    return Some(p.clone());
+                }
+                let own = qualname_of(self.module, id);
+                self.project_classes.contains(&own).then_some(own)
+            }
+            ast::Expr::Attribute(a) => Some(format!("{}.{}", self.resolve(&a.value)?, a.attr)),
+            _ => None,
+        }
+    }
+
+    fn ctor_arg(&self, e: &ast::Expr) -> CtorArg {
+        let empty = ProjectIndex::default();
+        let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
+        if let Some(Ok(l)) = fx.literal(e) {
+            return CtorArg::Value(Operand::literal(l));
+        }
+        match e {
+            ast::Expr::Name(n) => {
+                if let Some(ty) = self.params.get(n.id.as_str()) {
+                    return match ty {
+                        Some(t) => CtorArg::Value(Operand::typed(t.clone())),
+                        None => CtorArg::Value(Operand::unknown()),
+                    };
+                }
+                if let Some(v) = self.module.constants.values.get(n.id.as_str()) {
+                    return CtorArg::Value(Fx::operand(&super::exprs::const_expr(
+                        v,
+                        Span { line: 0, column: 0 },
+                    )));
+                }
+                CtorArg::Other
+            }
+            ast::Expr::Tuple(t) => {
+                let items: Vec<Option<ValueType>> = t
+                    .elts
+                    .iter()
+                    .map(|x| match self.ctor_arg(x) {
+                        CtorArg::Value(o) => o.ty,
+                        _ => None,
+                    })
+                    .collect();
+                match items.into_iter().collect::<Option<Vec<_>>>() {
+                    Some(tys) => CtorArg::Value(Operand::typed(ValueType::Tuple(tys))),
+                    None => CtorArg::Other,
+                }
+            }
+            ast::Expr::Call(c) => match self.ctor(c) {
+                Some(ctor) => CtorArg::Call(ctor),
+                None => CtorArg::Other,
+            },
+            _ => CtorArg::Other,
+        }
+    }
+
+    fn ctor(&self, c: &ast::ExprCall) -> Option<ModuleCtor> {
+        let target = self.resolve(&c.func)?;
+        let args = c.arguments.args.iter().map(|a| self.ctor_arg(a)).collect();
+        let keywords = c
+            .arguments
+            .keywords
+            .iter()
+            .map(|k| {
+                let name = k.arg.as_ref().map_or("**", |a| a.as_str()).to_owned();
+                (name, self.ctor_arg(&k.value))
+            })
+            .collect();
+        Some(ModuleCtor {
+            target,
+            args,
+            keywords,
+        })
+    }
+
+    fn classify(&self, e: &ast::Expr) -> Result<Attr, String> {
+        match self.ctor_arg(e) {
+            CtorArg::Value(o) => match o.ty {
+                Some(t @ (ValueType::Int | ValueType::Float | ValueType::Bool | ValueType::NoneType)) => {
+                    Ok(Attr::Value(t))
+                }
+                _ => Err("it holds a value whose type is not known from `__init__` (annotate the parameter it comes from as int, float or bool)".into()),
+            },
+            CtorArg::Call(ctor) => {
+                let ast::Expr::Call(call) = e else {
+                    return Err("internal: a call that is not a call".into());
+                };
+                self.module_value(&ctor, call).map_err(|why| {
+                    format!("it is assigned `{}(...)`, which {why}", ctor.target)
+                })
+            }
+            CtorArg::Other => Err("it is assigned from an expression rextio does not read (a submodule constructor, a tensor factory call or a scalar)".into()),
+        }
+    }
+
+    fn module_value(&self, ctor: &ModuleCtor, call: &ast::ExprCall) -> Result<Attr, String> {
+        if self.project_classes.contains(&ctor.target) {
+            return Ok(Attr::Sub(Sub::Project(ctor.target.clone())));
+        }
+        if self.support.sequential.contains(&ctor.target) {
+            if !call.arguments.keywords.is_empty() {
+                return Err("has keyword arguments".into());
+            }
+            let mut items = Vec::new();
+            for a in call.arguments.args.iter() {
+                match self.classify(a)? {
+                    Attr::Sub(s) => items.push(s),
+                    Attr::Value(_) => return Err("holds a value that is not a submodule".into()),
+                }
+            }
+            return Ok(Attr::Sub(Sub::Seq {
+                class: self.support.sequential[0].clone(),
+                items,
+            }));
+        }
+        if self.support.lists.contains(&ctor.target) {
+            let elems: Vec<&ast::Expr> = match call.arguments.args.first() {
+                Some(ast::Expr::List(l)) if call.arguments.args.len() == 1 => {
+                    l.elts.iter().collect()
+                }
+                Some(ast::Expr::ListComp(lc))
+                    if call.arguments.args.len() == 1
+                        && lc.generators.len() == 1
+                        && lc.generators[0].ifs.is_empty()
+                        && !lc.generators[0].is_async =>
+                {
+                    vec![&lc.elt]
+                }
+                _ => {
+                    return Err(
+                        "is not given one list literal or list comprehension of submodules".into(),
+                    )
+                }
+            };
+            let mut elem: Option<Sub> = None;
+            for e in elems {
+                let s = match self.classify(e)? {
+                    Attr::Sub(s) => s,
+                    Attr::Value(_) => return Err("holds a value that is not a submodule".into()),
+                };
+                match &elem {
+                    Some(prev) if prev != &s => {
+                        return Err(
+                            "holds submodules of different kinds (a compiled loop needs one kind)"
+                                .into(),
+                        )
+                    }
+                    _ => elem = Some(s),
+                }
+            }
+            let Some(elem) = elem else {
+                return Err("is empty".into());
+            };
+            return Ok(Attr::Sub(Sub::List {
+                class: self.support.lists[0].clone(),
+                elem: Box::new(elem),
+            }));
+        }
+        let Some(reg) = self.registry.plugin(self.plugin) else {
+            return Err("belongs to no registered plugin".into());
+        };
+        match reg.plugin.module_kind(ctor) {
+            ModuleAnswer::Submodule(k) => Ok(Attr::Sub(Sub::Kind(k))),
+            ModuleAnswer::Tensor(t) => Ok(Attr::Value(t)),
+            ModuleAnswer::Rejected(d) => Err(format!("{} ({})", d.message, d.code)),
+            ModuleAnswer::NotCovered => Err(format!(
+                "is not a submodule or tensor `{}` reads",
+                self.plugin
+            )),
+        }
+    }
+}
+
+/// A compiled method's signature as its callers see it.
+#[derive(Debug, Clone)]
+pub(super) struct MethodSig {
+    /// The state parameter's type.
+    pub state: ValueType,
+    /// The other parameters' types.
+    pub params: Vec<ValueType>,
+    /// The return type.
+    pub ret: ValueType,
+}
+
+/// Every method of the project's module classes, analysed on first use (a caller needs its
+/// callee's state type), each once.
+pub struct MethodTable<'a> {
+    modules: &'a [SourceModule],
+    registry: &'a Registry,
+    enabled: &'a [String],
+    index: &'a ProjectIndex,
+    results: RefCell<BTreeMap<String, FunctionAnalysis>>,
+    in_progress: RefCell<BTreeSet<String>>,
+}
+
+impl<'a> MethodTable<'a> {
+    /// A table over the project's modules.
+    pub fn new(
+        modules: &'a [SourceModule],
+        registry: &'a Registry,
+        enabled: &'a [String],
+        index: &'a ProjectIndex,
+    ) -> Self {
+        Self {
+            modules,
+            registry,
+            enabled,
+            index,
+            results: RefCell::new(BTreeMap::new()),
+            in_progress: RefCell::new(BTreeSet::new()),
+        }
+    }
+
+    /// The analysis of method `qualname` (`module.Class.method`).
+    pub(super) fn analysis(&self, qualname: &str) -> Option<FunctionAnalysis> {
+        if let Some(a) = self.results.borrow().get(qualname) {
+            return Some(a.clone());
+        }
+        let (class_q, method) = qualname.rsplit_once('.')?;
+        let class = self.index.classes.get(class_q)?;
+        let module_name = class_q.rsplit_once('.').map_or("", |(m, _)| m);
+        let module = self.modules.iter().find(|m| m.name == module_name)?;
+        let f = module.ast.body.iter().find_map(|s| match s {
+            ast::Stmt::ClassDef(c) if c.name.as_str() == class.name => {
+                c.body.iter().find_map(|s| match s {
+                    ast::Stmt::FunctionDef(f) if f.name.as_str() == method => Some(f),
+                    _ => None,
+                })
+            }
+            _ => None,
+        })?;
+        if !self.in_progress.borrow_mut().insert(qualname.to_owned()) {
+            return None;
+        }
+        let a = analyse_method(module, self, class, f);
+        self.in_progress.borrow_mut().remove(qualname);
+        self.results
+            .borrow_mut()
+            .insert(qualname.to_owned(), a.clone());
+        Some(a)
+    }
+
+    /// The signature of a compiled method, or why it stays on Python.
+    pub(super) fn signature(&self, qualname: &str) -> Result<MethodSig, String> {
+        if self.in_progress.borrow().contains(qualname) {
+            return Err("it calls itself through other methods; recursion stays on Python".into());
+        }
+        let Some(a) = self.analysis(qualname) else {
+            return Err("it is not a method of a module class of the project".into());
+        };
+        let Some(ir) = &a.ir else {
+            let why = a
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == Severity::Error)
+                .map_or_else(String::new, |d| format!("{}: {}", d.code, d.message));
+            return Err(why);
+        };
+        let mut params = ir.params.iter().map(|p| p.ty.clone());
+        let state = params.next().ok_or("internal: a method without state")?;
+        Ok(MethodSig {
+            state,
+            params: params.collect(),
+            ret: ir.ret.clone(),
+        })
+    }
+}
+
+/// Analyse one method of a module class.
+fn analyse_method(
+    module: &SourceModule,
+    table: &MethodTable<'_>,
+    class: &ClassInfo,
+    f: &ast::StmtFunctionDef,
+) -> FunctionAnalysis {
+    let name = f.name.as_str().to_owned();
+    let qualname = format!("{}.{name}", class.qualname);
+    let span = module.span(f.range().start());
+    let support = table
+        .registry
+        .plugin(&class.plugin)
+        .and_then(|r| r.plugin.module_support());
+    let mut fx = Fx::new(module, table.registry, table.enabled, table.index);
+    fx.methods = Some(table);
+    let ir = match support {
+        Some(_) => {
+            fx.method = Some(MethodCx::new(class.clone()));
+            fx.function(f, &qualname, &name)
+        }
+        None => None,
+    };
+    let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
+    let (route, ir, claims) = match ir {
+        Some(ir) if !fatal => (
+            Route::Native(fx.plugins.iter().cloned().collect()),
+            Some(ir),
+            fx.claims,
+        ),
+        _ => (Route::Fallback, None, Vec::new()),
+    };
+    let callees = if ir.is_some() {
+        fx.callees
+    } else {
+        BTreeSet::new()
+    };
+    FunctionAnalysis {
+        qualname,
+        name,
+        class: Some(class.name.clone()),
+        span,
+        route,
+        claims,
+        diagnostics: fx.diags,
+        ir,
+        callees,
+    }
+}
+
+/// The methods of one module class of `module`, in source order (`__init__` excluded).
+pub(super) fn class_methods(
+    module: &SourceModule,
+    table: &MethodTable<'_>,
+    c: &ast::StmtClassDef,
+) -> Vec<FunctionAnalysis> {
+    let q = qualname_of(module, c.name.as_str());
+    c.body
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::FunctionDef(f) if f.name.as_str() != "__init__" => {
+                table.analysis(&format!("{q}.{}", f.name.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// One read context: the instance (context 0), or the element of a module list a loop
+/// iterates (its reads run once per element).
+#[derive(Debug)]
+pub(super) struct ReadCx {
+    root: Sub,
+    label: String,
+    ops: Vec<ReadOp>,
+    slots: Vec<(String, ValueType)>,
+    /// Path -> (object, index of its `Child` op).
+    objs: BTreeMap<String, (usize, usize)>,
+    next_obj: usize,
+    values: BTreeMap<(usize, String), String>,
+    states: BTreeMap<(usize, String), String>,
+    conds: BTreeSet<(usize, String)>,
+    root_called: bool,
+    self_class_checked: bool,
+}
+
+impl ReadCx {
+    fn new(root: Sub, label: String) -> Self {
+        Self {
+            root,
+            label,
+            ops: Vec::new(),
+            slots: Vec::new(),
+            objs: BTreeMap::new(),
+            next_obj: 1,
+            values: BTreeMap::new(),
+            states: BTreeMap::new(),
+            conds: BTreeSet::new(),
+            root_called: false,
+            self_class_checked: false,
+        }
+    }
+}
+
+/// The module-class state of a method being analysed.
+#[derive(Debug)]
+pub(super) struct MethodCx {
+    class: ClassInfo,
+    self_name: String,
+    ctxs: Vec<ReadCx>,
+    aliases: BTreeMap<String, usize>,
+}
+
+impl MethodCx {
+    fn new(class: ClassInfo) -> Self {
+        let root = Sub::Project(class.qualname.clone());
+        Self {
+            class,
+            self_name: String::new(),
+            ctxs: vec![ReadCx::new(root, "self".into())],
+            aliases: BTreeMap::new(),
+        }
+    }
+}
+
+/// A module object reached from `self` or a loop variable.
+#[derive(Debug, Clone)]
+pub(super) struct Node {
+    ctx: usize,
+    obj: usize,
+    sub: Sub,
+    /// Path from the context's root (`blocks`, `head.0`), empty for the root.
+    path: String,
+}
+
+/// What an expression rooted at `self` (or a loop variable over a module list) denotes.
+pub(super) enum Member {
+    /// A module object.
+    Module(Node),
+    /// A value (its slot local).
+    Value(Expr),
+    /// A method of the instance's class, unbound.
+    Method(String),
+}
+
+fn join(path: &str, attr: &str) -> String {
+    if path.is_empty() {
+        attr.to_owned()
+    } else {
+        format!("{path}.{attr}")
+    }
+}
+
+impl Fx<'_> {
+    /// Set up a method's analysis: its first parameter is `self` (the state).
+    pub(super) fn method_self(&mut self, name: &str) {
+        if let Some(m) = self.method.as_mut() {
+            m.self_name = name.to_owned();
+        }
+    }
+
+    fn shown(&self, node: &Node) -> String {
+        let label = self
+            .method
+            .as_ref()
+            .map_or("self", |m| m.ctxs[node.ctx].label.as_str())
+            .split('#')
+            .next()
+            .unwrap_or("self")
+            .to_owned();
+        if node.path.is_empty() {
+            label
+        } else {
+            join(&label, &node.path)
+        }
+    }
+
+    fn attr_error(&mut self, at: Span, message: String) -> Failed {
+        self.error(codes::MODULE_ATTRIBUTE, at, message, None)
+    }
+
+    /// What `e` denotes when it is rooted at `self` or at a loop variable over a module list;
+    /// `None` when it is not.
+    pub(super) fn member(&mut self, e: &ast::Expr) -> Option<R<Member>> {
+        let m = self.method.as_ref()?;
+        let at = self.span(e);
+        match e {
+            ast::Expr::Name(n) => {
+                let id = n.id.as_str();
+                if id == m.self_name {
+                    let root = m.ctxs[0].root.clone();
+                    return Some(Ok(Member::Module(Node {
+                        ctx: 0,
+                        obj: 0,
+                        sub: root,
+                        path: String::new(),
+                    })));
+                }
+                let ctx = *m.aliases.get(id)?;
+                let root = m.ctxs[ctx].root.clone();
+                Some(Ok(Member::Module(Node {
+                    ctx,
+                    obj: 0,
+                    sub: root,
+                    path: String::new(),
+                })))
+            }
+            ast::Expr::Attribute(a) => {
+                let base = match self.member(&a.value)? {
+                    Ok(Member::Module(node)) => node,
+                    Ok(Member::Value(_)) => return None,
+                    Ok(Member::Method(name)) => {
+                        return Some(Err(self.attr_error(
+                            at,
+                            format!("`self.{name}.{}` reads an attribute of a method", a.attr),
+                        )))
+                    }
+                    Err(f) => return Some(Err(f)),
+                };
+                Some(self.attr_of(base, a.attr.as_str(), at))
+            }
+            _ => None,
+        }
+    }
+
+    fn attr_of(&mut self, node: Node, attr: &str, at: Span) -> R<Member> {
+        let path = join(&node.path, attr);
+        let shown = join(&self.shown(&node), attr);
+        match &node.sub {
+            Sub::Project(q) => {
+                let Some(class) = self.index.classes.get(q) else {
+                    return Err(self.attr_error(
+                        at,
+                        format!("`{shown}`: `{q}` is not a module class of the project"),
+                    ));
+                };
+                match class.attrs.get(attr).cloned() {
+                    Some(Ok(Attr::Value(ty))) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
+                    Some(Ok(Attr::Sub(sub))) => {
+                        let obj = self.child(&node, attr, &sub, false);
+                        Ok(Member::Module(Node { ctx: node.ctx, obj, sub, path }))
+                    }
+                    Some(Err(why)) => Err(self.attr_error(
+                        at,
+                        format!("`{shown}` is not compiled: {why}"),
+                    )),
+                    None if class.methods.contains(attr) => Ok(Member::Method(attr.to_owned())),
+                    None => Err(self.attr_error(
+                        at,
+                        format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
+                    )),
+                }
+            }
+            Sub::Kind(k) => match k.attrs.iter().find(|(n, _)| n == attr) {
+                Some((_, ty)) => {
+                    let ty = ty.clone();
+                    Ok(Member::Value(self.value_slot(&node, attr, ty, at)))
+                }
+                None => Err(self.attr_error(
+                    at,
+                    format!(
+                        "`{shown}` is not an attribute of `{}` that compiled methods read",
+                        k.class_path
+                    ),
+                )),
+            },
+            Sub::Seq { .. } | Sub::List { .. } => Err(self.attr_error(
+                at,
+                format!("`{shown}` reads an attribute of a container; index or call it instead"),
+            )),
+        }
+    }
+
+    fn cx(&mut self, ctx: usize) -> &mut ReadCx {
+        let m = self.method.as_mut();
+        // A member is only made while a method is analysed.
+        #[allow(clippy::expect_used)]
+        let m = m.expect("module read outside a method");
+        &mut m.ctxs[ctx]
+    }
+
+    /// The object of attribute `attr` of `node`, a submodule `sub` (read once per path).
+    fn child(&mut self, node: &Node, attr: &str, sub: &Sub, called: bool) -> usize {
+        let path = join(&node.path, attr);
+        let shown = join(&self.shown(node), attr);
+        let cx = self.cx(node.ctx);
+        if let Some(&(obj, op)) = cx.objs.get(&path) {
+            if called {
+                if let ReadOp::Child { called: c, .. } = &mut cx.ops[op] {
+                    *c = true;
+                }
+            }
+            return obj;
+        }
+        let obj = cx.next_obj;
+        cx.next_obj += 1;
+        cx.objs.insert(path, (obj, cx.ops.len()));
+        cx.ops.push(ReadOp::Child {
+            src: node.obj,
+            dst: obj,
+            attr: attr.to_owned(),
+            class: sub.class().to_owned(),
+            called,
+            path: shown,
+        });
+        obj
+    }
+
+    fn mark_called(&mut self, node: &Node) {
+        if node.obj == 0 {
+            self.cx(node.ctx).root_called = true;
+            return;
+        }
+        let cx = self.cx(node.ctx);
+        if let Some(&(_, op)) = cx.objs.get(&node.path) {
+            if let ReadOp::Child { called, .. } = &mut cx.ops[op] {
+                *called = true;
+            }
+        }
+    }
+
+    fn new_slot(&mut self, ctx: usize, local: String, ty: ValueType, at: Span) -> R<usize> {
+        self.bind(&local, &ty, at)?;
+        let cx = self.cx(ctx);
+        cx.slots.push((local, ty));
+        Ok(cx.slots.len() - 1)
+    }
+
+    fn value_slot(&mut self, node: &Node, attr: &str, ty: ValueType, at: Span) -> Expr {
+        let key = (node.obj, attr.to_owned());
+        let shown = join(&self.shown(node), attr);
+        let label = self.cx(node.ctx).label.clone();
+        if let Some(local) = self.cx(node.ctx).values.get(&key).cloned() {
+            return Expr {
+                ty,
+                kind: ExprKind::Local(local),
+                span: at,
+            };
+        }
+        let local = format!("{label}.{}", join(&node.path, attr));
+        if let Ok(slot) = self.new_slot(node.ctx, local.clone(), ty.clone(), at) {
+            let cx = self.cx(node.ctx);
+            cx.values.insert(key, local.clone());
+            cx.ops.push(ReadOp::Value {
+                src: node.obj,
+                attr: attr.to_owned(),
+                ty: ty.clone(),
+                slot,
+                path: shown,
+            });
+        }
+        Expr {
+            ty,
+            kind: ExprKind::Local(local),
+            span: at,
+        }
+    }
+
+    fn module_condition(&mut self, node: &Node, attr: &str, lit: &Literal) {
+        let shown = join(&self.shown(node), attr);
+        let cx = self.cx(node.ctx);
+        if cx.conds.insert((node.obj, attr.to_owned())) {
+            cx.ops.push(ReadOp::Cond {
+                src: node.obj,
+                attr: attr.to_owned(),
+                lit: lit.clone(),
+                path: shown,
+            });
+        }
+    }
+
+    /// `callee(args)` where the callee is rooted at `self` or a loop variable.
+    pub(super) fn member_call(&mut self, member: Member, c: &ast::ExprCall, at: Span) -> R<Expr> {
+        if !c.arguments.keywords.is_empty() {
+            return Err(self.attr_error(
+                at,
+                "calls of submodules and methods take positional arguments only".into(),
+            ));
+        }
+        let mut args = Vec::new();
+        let mut failed = false;
+        for a in c.arguments.args.iter() {
+            match self.expr(a) {
+                Ok(v) => args.push(v),
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            return Err(Failed);
+        }
+        match member {
+            Member::Value(v) => Err(self.attr_error(
+                at,
+                format!(
+                    "calling the {} value `{}` is not lowered",
+                    v.ty,
+                    match &v.kind {
+                        ExprKind::Local(n) => n.as_str(),
+                        _ => "?",
+                    }
+                ),
+            )),
+            Member::Method(name) => {
+                let root = Node {
+                    ctx: 0,
+                    obj: 0,
+                    sub: self
+                        .method
+                        .as_ref()
+                        .map_or(Sub::Project(String::new()), |m| m.ctxs[0].root.clone()),
+                    path: String::new(),
+                };
+                let class = self
+                    .method
+                    .as_ref()
+                    .map(|m| m.class.qualname.clone())
+                    .unwrap_or_default();
+                // `self.other(x)` dispatches on the instance's class: the state read checks it.
+                let cx = self.cx(0);
+                if !cx.self_class_checked {
+                    cx.self_class_checked = true;
+                    cx.ops.push(ReadOp::Class {
+                        obj: 0,
+                        class: class.clone(),
+                        path: "self".into(),
+                    });
+                }
+                self.method_call(&root, &class, &name, args, at)
+            }
+            Member::Module(node) => self.call_node(node, args, at),
+        }
+    }
+
+    fn call_node(&mut self, node: Node, args: Vec<Expr>, at: Span) -> R<Expr> {
+        let shown = self.shown(&node);
+        if node.ctx == 0 && node.obj == 0 {
+            return Err(self.attr_error(
+                at,
+                "calling `self` inside its own method is not lowered".into(),
+            ));
+        }
+        self.mark_called(&node);
+        match node.sub.clone() {
+            Sub::Project(q) => self.method_call(&node, &q, "forward", args, at),
+            Sub::Kind(kind) => {
+                let [input] = <[Expr; 1]>::try_from(args).map_err(|args| {
+                    self.attr_error(at, format!("`{shown}` is called with {} arguments; a `{}` takes one", args.len(), kind.class_path))
+                })?;
+                for (attr, lit) in &kind.conditions {
+                    self.module_condition(&node, attr, lit);
+                }
+                let ty_of = |n: &str| kind.attrs.iter().find(|(a, _)| a == n).map(|(_, t)| t.clone());
+                let part = |fx: &mut Self, p: &CallPart| -> R<Expr> {
+                    Ok(match p {
+                        CallPart::Input => input.clone(),
+                        CallPart::Lit(l) => Expr { ty: lit_type(l), kind: ExprKind::Lit(l.clone()), span: at },
+                        CallPart::Attr(n) => match ty_of(n) {
+                            Some(t) => fx.value_slot(&node, n, t, at),
+                            None => {
+                                return Err(fx.error(
+                                    codes::PLUGIN_CONTRACT,
+                                    at,
+                                    format!("plugin kind `{}` calls with attribute `{n}` it does not declare", kind.class_path),
+                                    None,
+                                ))
+                            }
+                        },
+                    })
+                };
+                match &kind.call {
+                    SubmoduleCall::Identity => Ok(input.clone()),
+                    SubmoduleCall::Site { target, args, keywords } => {
+                        let mut xs = Vec::new();
+                        for a in args {
+                            xs.push(part(self, a)?);
+                        }
+                        let mut kws = Vec::new();
+                        for (k, a) in keywords {
+                            kws.push((k.clone(), part(self, a)?));
+                        }
+                        self.site(SiteKind::Call, target.clone(), None, xs, kws, at)
+                    }
+                }
+            }
+            Sub::Seq { items, .. } => {
+                let [mut x] = <[Expr; 1]>::try_from(args).map_err(|args| {
+                    self.attr_error(at, format!("`{shown}` is called with {} arguments; a sequential container takes one", args.len()))
+                })?;
+                for (i, item) in items.iter().enumerate() {
+                    let attr = i.to_string();
+                    let obj = self.child(&node, &attr, item, true);
+                    let child = Node {
+                        ctx: node.ctx,
+                        obj,
+                        sub: item.clone(),
+                        path: join(&node.path, &attr),
+                    };
+                    x = self.call_node(child, vec![x], at)?;
+                }
+                Ok(x)
+            }
+            Sub::List { .. } => Err(self.attr_error(
+                at,
+                format!("`{shown}` is a module list, which is not callable; iterate it with `for m in {shown}:`"),
+            )),
+        }
+    }
+
+    fn method_call(
+        &mut self,
+        node: &Node,
+        class: &str,
+        method: &str,
+        args: Vec<Expr>,
+        at: Span,
+    ) -> R<Expr> {
+        let callee = format!("{class}.{method}");
+        let shown = self.shown(node);
+        let sig = match self.methods.map(|t| t.signature(&callee)) {
+            Some(Ok(sig)) => sig,
+            Some(Err(why)) => {
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    at,
+                    format!("`{shown}` calls `{callee}`, which stays on Python ({why})"),
+                    Some("make the callee native, or keep the caller in Python"),
+                ))
+            }
+            None => return Err(self.attr_error(at, format!("`{callee}` cannot be analysed here"))),
+        };
+        if args.len() != sig.params.len() {
+            return Err(self.error(
+                codes::CALLEE_NOT_NATIVE,
+                at,
+                format!(
+                    "`{callee}` takes {} arguments, {} given (Python raises TypeError)",
+                    sig.params.len(),
+                    args.len()
+                ),
+                None,
+            ));
+        }
+        for (a, t) in args.iter().zip(&sig.params) {
+            if &a.ty != t {
+                return Err(self.error(
+                    codes::CALLEE_NOT_NATIVE,
+                    a.span,
+                    format!(
+                        "an argument of `{callee}` is {} but the parameter is annotated {t}",
+                        a.ty
+                    ),
+                    Some("pass a value of exactly the annotated type"),
+                ));
+            }
+        }
+        let key = (node.obj, callee.clone());
+        let state_local = match self.cx(node.ctx).states.get(&key).cloned() {
+            Some(l) => l,
+            None => {
+                let label = self.cx(node.ctx).label.clone();
+                let local = format!("{label}.{}#{method}", node.path);
+                let slot = self.new_slot(node.ctx, local.clone(), sig.state.clone(), at)?;
+                let cx = self.cx(node.ctx);
+                cx.states.insert(key, local.clone());
+                cx.ops.push(ReadOp::State {
+                    src: node.obj,
+                    callee: callee.clone(),
+                    slot,
+                });
+                local
+            }
+        };
+        self.callees.insert(callee.clone());
+        let mut all = vec![Expr {
+            ty: sig.state,
+            kind: ExprKind::Local(state_local),
+            span: at,
+        }];
+        all.extend(args);
+        Ok(Expr {
+            ty: sig.ret,
+            kind: ExprKind::Call { callee, args: all },
+            span: at,
+        })
+    }
+
+    /// `for var in <module list>:`: the body runs once per element, with the element's state.
+    pub(super) fn for_modules(&mut self, f: &ast::StmtFor, node: Node, at: Span) -> R<Stmt> {
+        let Sub::List { elem, .. } = node.sub.clone() else {
+            let shown = self.shown(&node);
+            return Err(self.attr_error(
+                at,
+                format!("`for ... in {shown}` iterates something that is not a module list"),
+            ));
+        };
+        if f.is_async || !f.orelse.is_empty() {
+            return Err(self.error(
+                codes::UNSUPPORTED_STATEMENT,
+                at,
+                "`async for` and `for ... else` are not lowered",
+                None,
+            ));
+        }
+        let ast::Expr::Name(var) = f.target.as_ref() else {
+            return Err(self.error(
+                codes::NON_RANGE_FOR,
+                at,
+                "the loop target must be one plain name",
+                None,
+            ));
+        };
+        let var = var.id.as_str().to_owned();
+        let shown = self.shown(&node);
+        let Some(m) = self.method.as_mut() else {
+            return Err(Failed);
+        };
+        let k = m.ctxs.len();
+        let class = elem.class().to_owned();
+        m.ctxs.push(ReadCx::new(*elem, format!("{var}#{k}")));
+        let prev = m.aliases.insert(var.clone(), k);
+        let body = self.block(&f.body);
+        let Some(m) = self.method.as_mut() else {
+            return Err(Failed);
+        };
+        match prev {
+            Some(p) => m.aliases.insert(var.clone(), p),
+            None => m.aliases.remove(&var),
+        };
+        let cx = std::mem::replace(
+            &mut m.ctxs[k],
+            ReadCx::new(Sub::Project(String::new()), String::new()),
+        );
+        let elem_tys: Vec<ValueType> = cx.slots.iter().map(|(_, t)| t.clone()).collect();
+        let elem_ty = ValueType::Tuple(elem_tys.clone());
+        let elem_local = format!("{var}#{k}");
+        self.bind(&elem_local, &elem_ty, at)?;
+        let list_ty = ValueType::List(Box::new(elem_ty.clone()));
+        let parent_label = self.cx(node.ctx).label.clone();
+        let list_local = format!("{parent_label}.{}[]", node.path);
+        let slot = self.new_slot(node.ctx, list_local.clone(), list_ty.clone(), at)?;
+        self.cx(node.ctx).ops.push(ReadOp::List {
+            src: node.obj,
+            class,
+            called: cx.root_called,
+            ops: cx.ops,
+            elem_slots: elem_tys,
+            slot,
+            path: shown,
+        });
+        let mut full = Vec::new();
+        for (i, (local, ty)) in cx.slots.into_iter().enumerate() {
+            full.push(Stmt::Assign {
+                name: local,
+                value: Expr {
+                    ty,
+                    kind: ExprKind::TupleGet(
+                        Box::new(Expr {
+                            ty: elem_ty.clone(),
+                            kind: ExprKind::Local(elem_local.clone()),
+                            span: at,
+                        }),
+                        i,
+                    ),
+                    span: at,
+                },
+            });
+        }
+        full.extend(body);
+        Ok(Stmt::ForEach {
+            var: elem_local,
+            seq: Expr {
+                ty: list_ty,
+                kind: ExprKind::Local(list_local),
+                span: at,
+            },
+            body: full,
+        })
+    }
+
+    /// After a method's body: its state parameter, the statements unpacking it, and its
+    /// method IR.
+    pub(super) fn finish_method(&mut self, at: Span) -> Option<(Param, Vec<Stmt>, MethodIr)> {
+        let m = self.method.as_mut()?;
+        let cx = std::mem::replace(
+            &mut m.ctxs[0],
+            ReadCx::new(Sub::Project(String::new()), String::new()),
+        );
+        let tys: Vec<ValueType> = cx.slots.iter().map(|(_, t)| t.clone()).collect();
+        let state_ty = ValueType::Tuple(tys.clone());
+        let self_name = m.self_name.clone();
+        let ir = MethodIr {
+            class_qualname: m.class.qualname.clone(),
+            class_name: m.class.name.clone(),
+            plugin: m.class.plugin.clone(),
+            reads: cx.ops,
+            slots: tys,
+        };
+        self.types.insert(self_name.clone(), state_ty.clone());
+        let prologue = cx
+            .slots
+            .into_iter()
+            .enumerate()
+            .map(|(i, (local, ty))| Stmt::Assign {
+                name: local,
+                value: Expr {
+                    ty,
+                    kind: ExprKind::TupleGet(
+                        Box::new(Expr {
+                            ty: state_ty.clone(),
+                            kind: ExprKind::Local(self_name.clone()),
+                            span: at,
+                        }),
+                        i,
+                    ),
+                    span: at,
+                },
+            })
+            .collect();
+        Some((
+            Param {
+                name: self_name,
+                ty: state_ty,
+            },
+            prologue,
+            ir,
+        ))
+    }
+}

@@ -1,0 +1,463 @@
+//! Compiled methods of module classes: the reader that takes a method's state from the live
+//! instance at every call (or says why the original must run), and the boundary that runs the
+//! native body or answers `NotImplemented` so that the Python wrapper calls the original.
+
+use super::{fail, local_ident, param_ident, parse, str_lit, LResult, Lx};
+use crate::ir::FnIr;
+use crate::ir_module::{MethodIr, ReadOp};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use rextio_plugin_api::{Literal, ModuleSupport, ValueType};
+
+fn rt(name: &str) -> TokenStream {
+    let f = Ident::new(name, proc_macro2::Span::call_site());
+    quote!(::rextio_plugin_api::runtime::modules::#f)
+}
+
+fn obj(i: usize) -> Ident {
+    format_ident!("__rx_o{}", i)
+}
+
+fn slot(i: usize) -> Ident {
+    format_ident!("__rx_s{}", i)
+}
+
+/// `return Ok(Err(<reason>))` from a reader.
+fn refuse(reason: TokenStream) -> TokenStream {
+    quote!(return ::pyo3::PyResult::Ok(::std::result::Result::Err(#reason)))
+}
+
+struct Reader<'l, 'a> {
+    lx: &'l mut Lx<'a>,
+    support: &'l ModuleSupport,
+    call_check: syn::Path,
+    admit: syn::Path,
+}
+
+impl Reader<'_, '_> {
+    fn class_check(&self, o: &Ident, class: &str, path: &str) -> TokenStream {
+        let class = str_lit(class);
+        let path = str_lit(path);
+        let no = refuse(quote!(__RX_CLASS.mismatch(&#o, #path)));
+        let class_ref = rt("ClassRef");
+        quote! {
+            {
+                static __RX_CLASS: #class_ref = #class_ref::new(#class);
+                if !__RX_CLASS.is_exact(&#o)? {
+                    #no;
+                }
+            }
+        }
+    }
+
+    fn call_check(&self, o: &Ident, path: &str) -> TokenStream {
+        let check = &self.call_check;
+        let path = str_lit(&format!(" (`{path}`)"));
+        let no = refuse(quote!(::std::format!("{}{}", __rx_why, #path)));
+        quote! {
+            if let ::std::option::Option::Some(__rx_why) = #check(&#o)? {
+                #no;
+            }
+        }
+    }
+
+    fn attr(&self, src: &Ident, attr: &str, path: &str) -> TokenStream {
+        let get = rt("attr");
+        let stores: Vec<_> = self.support.stores.iter().map(|s| str_lit(s)).collect();
+        let attr = str_lit(attr);
+        let msg = str_lit(&format!("state: `{path}` is missing"));
+        let missing = refuse(quote!(::std::string::String::from(#msg)));
+        quote! {
+            match #get(&#src, #attr, &[#(#stores),*])? {
+                ::std::option::Option::Some(__rx_v) => __rx_v,
+                ::std::option::Option::None => { #missing; }
+            }
+        }
+    }
+
+    /// Code converting `__rx_v` (a Python object) to a value of `ty`, refusing otherwise.
+    fn convert(&mut self, ty: &ValueType, path: &str) -> LResult<TokenStream> {
+        let bad = |what: &str| {
+            let msg = str_lit(&format!("state: `{path}` is not {what}"));
+            refuse(quote!(::std::string::String::from(#msg)))
+        };
+        Ok(match ty {
+            ValueType::Int => {
+                let f = rt("as_int");
+                let no = bad("an int");
+                quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
+            }
+            ValueType::Float => {
+                let f = rt("as_float");
+                let no = bad("a float");
+                quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
+            }
+            ValueType::Bool => {
+                let f = rt("as_bool");
+                let no = bad("a bool");
+                quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
+            }
+            ValueType::Tuple(items) => {
+                let f = rt("as_tuple");
+                let n = items.len();
+                let no = bad(&format!("a tuple of {n}"));
+                let mut parts = Vec::new();
+                for (i, t) in items.iter().enumerate() {
+                    let inner = self.convert(t, &format!("{path}[{i}]"))?;
+                    parts.push(quote!({ let __rx_v = __rx_items[#i].clone(); #inner }));
+                }
+                quote! {
+                    {
+                        let __rx_items = match #f(&__rx_v, #n) {
+                            ::std::option::Option::Some(x) => x,
+                            ::std::option::Option::None => { #no; }
+                        };
+                        (#(#parts,)*)
+                    }
+                }
+            }
+            ValueType::Plugin(k) => {
+                let Some(t) = self.lx.registry.plugin_type(k) else {
+                    return Err(fail(format!("type `{k}` has no boundary")));
+                };
+                let extract: syn::Path =
+                    parse("boundary extractor", &t.extract_fn).map_err(fail)?;
+                let admit = &self.admit;
+                let pname = str_lit(path);
+                let prefix = str_lit(&format!("state: `{path}`: "));
+                let no = refuse(quote!(::std::format!("{}{}", #prefix, __rx_e)));
+                let no_admit = refuse(quote!(__rx_why));
+                quote! {
+                    match #extract(&__rx_v, #pname) {
+                        ::std::result::Result::Ok(__rx_t) => {
+                            if let ::std::option::Option::Some(__rx_why) = #admit(&__rx_t) {
+                                #no_admit;
+                            }
+                            // The tensor is borrowed from this object: keep it alive for the call.
+                            __rx_keep.push(__rx_v);
+                            __rx_t
+                        }
+                        ::std::result::Result::Err(__rx_e) => { #no; }
+                    }
+                }
+            }
+            other => {
+                return Err(fail(format!(
+                    "a module attribute of type {other} is not read"
+                )))
+            }
+        })
+    }
+
+    fn cond(&self, lit: &Literal) -> TokenStream {
+        match lit {
+            Literal::Bool(b) => {
+                let f = rt("eq_bool");
+                quote!(#f(&__rx_v, #b)?)
+            }
+            Literal::Int(i) => {
+                let f = rt("eq_int");
+                let i = super::int_lit(*i);
+                quote!(#f(&__rx_v, #i)?)
+            }
+            Literal::Float(x) => {
+                let f = rt("eq_float");
+                let x = super::float_lit(*x);
+                quote!(#f(&__rx_v, #x)?)
+            }
+            Literal::Str(s) => {
+                let f = rt("eq_str");
+                let s = str_lit(s);
+                quote!(#f(&__rx_v, #s)?)
+            }
+            Literal::None => quote!(__rx_v.is_none()),
+        }
+    }
+
+    fn ops(&mut self, ops: &[ReadOp]) -> LResult<Vec<TokenStream>> {
+        let mut out = Vec::new();
+        for op in ops {
+            out.push(match op {
+                ReadOp::Child {
+                    src,
+                    dst,
+                    attr,
+                    class,
+                    called,
+                    path,
+                } => {
+                    let (s, d) = (obj(*src), obj(*dst));
+                    let get = self.attr(&s, attr, path);
+                    let class = self.class_check(&d, class, path);
+                    let call = if *called {
+                        self.call_check(&d, path)
+                    } else {
+                        TokenStream::new()
+                    };
+                    quote! {
+                        let #d = #get;
+                        #class
+                        #call
+                    }
+                }
+                ReadOp::Class {
+                    obj: o,
+                    class,
+                    path,
+                } => self.class_check(&obj(*o), class, path),
+                ReadOp::Cond {
+                    src,
+                    attr,
+                    lit,
+                    path,
+                } => {
+                    let s = obj(*src);
+                    let get = self.attr(&s, attr, path);
+                    let test = self.cond(lit);
+                    let shown = match lit {
+                        Literal::Bool(b) => {
+                            if *b {
+                                "True".to_owned()
+                            } else {
+                                "False".to_owned()
+                            }
+                        }
+                        Literal::Int(i) => i.to_string(),
+                        Literal::Float(x) => format!("{x:?}"),
+                        Literal::Str(s) => format!("{s:?}"),
+                        Literal::None => "None".to_owned(),
+                    };
+                    let msg = str_lit(&format!("{attr}: `{path}` is not {shown}"));
+                    let no = refuse(quote!(::std::string::String::from(#msg)));
+                    quote! {
+                        {
+                            let __rx_v = #get;
+                            if !(#test) {
+                                #no;
+                            }
+                        }
+                    }
+                }
+                ReadOp::Value {
+                    src,
+                    attr,
+                    ty,
+                    slot: i,
+                    path,
+                } => {
+                    let s = obj(*src);
+                    let get = self.attr(&s, attr, path);
+                    let conv = self.convert(ty, path)?;
+                    let id = slot(*i);
+                    quote! {
+                        let #id = {
+                            let __rx_v = #get;
+                            #conv
+                        };
+                    }
+                }
+                ReadOp::State {
+                    src,
+                    callee,
+                    slot: i,
+                } => {
+                    let Some(index) = self.lx.callees.get(callee) else {
+                        return Err(fail(format!(
+                            "`{callee}` is not a native method of this build"
+                        )));
+                    };
+                    let read = format_ident!("__rx_read_{}", index);
+                    let (s, id) = (obj(*src), slot(*i));
+                    let no = refuse(quote!(__rx_why));
+                    quote! {
+                        let #id = match #read(&#s, __rx_keep)? {
+                            ::std::result::Result::Ok(__rx_state) => __rx_state,
+                            ::std::result::Result::Err(__rx_why) => { #no; }
+                        };
+                    }
+                }
+                ReadOp::List {
+                    src,
+                    class,
+                    called,
+                    ops,
+                    elem_slots,
+                    slot: i,
+                    path,
+                } => {
+                    let s = obj(*src);
+                    let children = rt("children");
+                    let store = str_lit(&self.support.children_store);
+                    let missing = str_lit(&format!("state: `{path}` holds no elements store"));
+                    let no = refuse(quote!(::std::string::String::from(#missing)));
+                    let o0 = obj(0);
+                    let class = self.class_check(&o0, class, &format!("{path}[i]"));
+                    let call = if *called {
+                        self.call_check(&o0, &format!("{path}[i]"))
+                    } else {
+                        TokenStream::new()
+                    };
+                    let inner = self.ops(ops)?;
+                    let elems: Vec<Ident> = (0..elem_slots.len()).map(slot).collect();
+                    let id = slot(*i);
+                    quote! {
+                        let #id = {
+                            let __rx_items = match #children(&#s, #store)? {
+                                ::std::option::Option::Some(x) => x,
+                                ::std::option::Option::None => { #no; }
+                            };
+                            let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
+                            for #o0 in __rx_items {
+                                #class
+                                #call
+                                #(#inner)*
+                                __rx_list.push((#(#elems,)*));
+                            }
+                            __rx_list
+                        };
+                    }
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The reader of method `ir` (`__rx_read_<index>`) and its boundary (`__rx_fn_<index>`).
+pub(super) fn method_items(
+    lx: &mut Lx<'_>,
+    ir: &FnIr,
+    m: &MethodIr,
+    index: usize,
+    guards: &[syn::Expr],
+    call: TokenStream,
+    wrap: TokenStream,
+) -> LResult<(TokenStream, TokenStream, Ident)> {
+    let Some(reg) = lx.registry.plugin(&m.plugin) else {
+        return Err(fail(format!("plugin `{}` is not registered", m.plugin)));
+    };
+    let Some(support) = reg.plugin.module_support() else {
+        return Err(fail(format!(
+            "plugin `{}` declares no module support",
+            m.plugin
+        )));
+    };
+    let call_check: syn::Path = parse("module call check", &support.call_check_fn).map_err(fail)?;
+    let admit: syn::Path = parse("module admission check", &support.admit_fn).map_err(fail)?;
+    let mut reader = Reader {
+        lx,
+        support: &support,
+        call_check,
+        admit: admit.clone(),
+    };
+    let ops = reader.ops(&m.reads)?;
+    let state_ty = reader.lx.rust_type(&ValueType::Tuple(m.slots.clone()))?;
+    let slots: Vec<Ident> = (0..m.slots.len()).map(slot).collect();
+    let read_fn = format_ident!("__rx_read_{}", index);
+    let o0 = obj(0);
+    let doc = str_lit(&format!(
+        " State of `{}` read from the live instance.",
+        ir.qualname
+    ));
+    let reader_item = quote! {
+        #[doc = #doc]
+        #[allow(clippy::all, unused_variables)]
+        fn #read_fn<'py>(
+            #o0: &::pyo3::Bound<'py, ::pyo3::PyAny>,
+            __rx_keep: &mut ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>>,
+        ) -> ::pyo3::PyResult<::std::result::Result<#state_ty, ::std::string::String>> {
+            #(#ops)*
+            ::pyo3::PyResult::Ok(::std::result::Result::Ok((#(#slots,)*)))
+        }
+    };
+
+    // The boundary: read the state (or run the original), convert the inputs, run the body.
+    let lx = reader.lx;
+    let stats = format_ident!("__RX_STATS_{}", index);
+    let stats_ty = rt("MethodStats");
+    let warn: Vec<_> = support.warn_categories.iter().map(|c| str_lit(c)).collect();
+    let fallback = |why: TokenStream| {
+        quote! {
+            return #stats.fallback(__rx_py, #why, &[#(#warn),*], __rx_orig, __rx_original_args(__rx_py)?)
+        }
+    };
+    let state = local_ident(&ir.params[0].name);
+    let on_state_err = fallback(quote!(__rx_why));
+    let mut params = vec![
+        quote!(__rx_py: ::pyo3::Python<'py>),
+        quote!(__rx_orig: &::pyo3::Bound<'py, ::pyo3::PyAny>),
+        quote!(__rx_self: &::pyo3::Bound<'py, ::pyo3::PyAny>),
+    ];
+    let mut converts = Vec::new();
+    let mut originals = vec![quote!(__rx_self.clone())];
+    for p in &ir.params[1..] {
+        let raw = param_ident(&p.name).map_err(fail)?;
+        let id = local_ident(&p.name);
+        match &p.ty {
+            ValueType::Plugin(k) => {
+                let Some(t) = lx.registry.plugin_type(k) else {
+                    return Err(fail(format!("type `{k}` has no boundary")));
+                };
+                let extract: syn::Path =
+                    parse("boundary extractor", &t.extract_fn).map_err(fail)?;
+                let pname = str_lit(&p.name);
+                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+                originals.push(quote!(#raw.clone()));
+                let no = fallback(quote!(__rx_why));
+                let prefix = str_lit(&format!("input: `{}`: ", p.name));
+                let bad = fallback(quote!(::std::format!("{}{}", #prefix, __rx_e)));
+                // An input outside the compiled types (another rank or dtype, None) runs the
+                // original: eager's answer, or eager's own error.
+                converts.push(quote! {
+                    let #id = match #extract(#raw, #pname) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => { #bad; }
+                    };
+                    if let ::std::option::Option::Some(__rx_why) = #admit(&#id) {
+                        #no;
+                    }
+                });
+            }
+            other => {
+                let ty = lx.rust_type(other)?;
+                params.push(quote!(#raw: #ty));
+                originals.push(quote!(::pyo3::IntoPyObjectExt::into_bound_py_any(#raw, __rx_py)?));
+                converts.push(quote!(let #id = #raw;));
+            }
+        }
+    }
+    let guard_names: Vec<Ident> = (0..guards.len())
+        .map(|i| format_ident!("__rx_guard_{}", i))
+        .collect();
+    let pyname = str_lit(&ir.name);
+    let qualname = str_lit(&ir.qualname);
+    let class = str_lit(&m.class_qualname);
+    let py_fn = format_ident!("__rx_fn_{}", index);
+    let boundary = quote! {
+        static #stats: #stats_ty = #stats_ty::new(#qualname, #class);
+
+        #[::pyo3::pyfunction]
+        #[pyo3(name = #pyname)]
+        fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+            // The original's arguments, built only when the original runs.
+            let __rx_original_args = |__rx_py: ::pyo3::Python<'py>| -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
+            };
+            let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
+            let #state = match #read_fn(__rx_self, &mut __rx_keep)? {
+                ::std::result::Result::Ok(__rx_state) => __rx_state,
+                ::std::result::Result::Err(__rx_why) => { #on_state_err; }
+            };
+            #(#converts)*
+            #stats.native();
+            let __rx_out = {
+                #(let #guard_names = #guards;)*
+                #call
+            }?;
+            let __rx_result = #wrap;
+            drop(__rx_keep);
+            __rx_result
+        }
+    };
+    Ok((reader_item, boundary, stats))
+}

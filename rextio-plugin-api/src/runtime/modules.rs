@@ -1,0 +1,278 @@
+//! Run-time helpers of compiled module methods: reading attributes from the live instance,
+//! exact class checks, literal conditions, and the per-method counters that say how often the
+//! native body ran and why the original ran instead.
+
+use pyo3::exceptions::PyRuntimeWarning;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// A class named by its dotted path (`torch.nn.Linear`, `pkg.blocks.Block`), imported on first
+/// use and kept.
+pub struct ClassRef {
+    path: &'static str,
+    cell: PyOnceLock<Py<PyAny>>,
+}
+
+impl ClassRef {
+    /// A reference to the class at `path`.
+    pub const fn new(path: &'static str) -> Self {
+        Self {
+            path,
+            cell: PyOnceLock::new(),
+        }
+    }
+
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyAny>> {
+        let obj = self.cell.get_or_try_init(py, || {
+            let (module, name) = self
+                .path
+                .rsplit_once('.')
+                .unwrap_or(("builtins", self.path));
+            py.import(module)?.getattr(name).map(Bound::unbind)
+        })?;
+        Ok(obj.bind(py))
+    }
+
+    /// Whether `obj`'s class is exactly this class (a subclass may override what was proven).
+    pub fn is_exact(&self, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let class = self.get(obj.py())?;
+        Ok(obj.get_type().is(class))
+    }
+
+    /// The reason an object of another class sends the call to the original.
+    pub fn mismatch(&self, obj: &Bound<'_, PyAny>, path: &str) -> String {
+        let found = obj
+            .get_type()
+            .fully_qualified_name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        format!("state: `{path}` is a {found}, not exactly {}", self.path)
+    }
+}
+
+/// Attribute `name` of a module object as the framework stores it: the instance `__dict__`,
+/// then each of `stores` (instance dictionaries such as `_parameters`), in order. `None` when
+/// it is in none of them.
+pub fn attr<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    stores: &[&str],
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let Ok(dict) = obj.getattr(pyo3::intern!(py, "__dict__")) else {
+        return Ok(None);
+    };
+    let Ok(dict) = dict.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    if let Some(v) = dict.get_item(name)? {
+        return Ok(Some(v));
+    }
+    for store in stores {
+        if let Some(d) = dict.get_item(*store)? {
+            if let Ok(d) = d.cast_into::<PyDict>() {
+                if let Some(v) = d.get_item(name)? {
+                    return Ok(Some(v));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The elements of a container module, in order: the values of its `store` dictionary.
+pub fn children<'py>(
+    obj: &Bound<'py, PyAny>,
+    store: &str,
+) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+    let Some(d) = attr(obj, store, &[])? else {
+        return Ok(None);
+    };
+    let Ok(d) = d.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    Ok(Some(d.values().iter().collect()))
+}
+
+/// An attribute that must be a Python `int` (not a `bool`) within 64 bits.
+pub fn as_int(v: &Bound<'_, PyAny>) -> Option<i64> {
+    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+        return None;
+    }
+    v.extract::<i64>().ok()
+}
+
+/// An attribute that must be a Python `float`.
+pub fn as_float(v: &Bound<'_, PyAny>) -> Option<f64> {
+    v.cast::<PyFloat>().ok().map(|f| f.value())
+}
+
+/// An attribute that must be a Python `bool`.
+pub fn as_bool(v: &Bound<'_, PyAny>) -> Option<bool> {
+    v.cast::<PyBool>().ok().map(|b| b.is_true())
+}
+
+/// The elements of an attribute that must be a tuple of `n` elements.
+pub fn as_tuple<'py>(v: &Bound<'py, PyAny>, n: usize) -> Option<Vec<Bound<'py, PyAny>>> {
+    let t = v.cast::<PyTuple>().ok()?;
+    (t.len() == n).then(|| t.iter().collect())
+}
+
+/// Whether an attribute equals a bool literal (Python `==`).
+pub fn eq_bool(v: &Bound<'_, PyAny>, b: bool) -> PyResult<bool> {
+    v.eq(PyBool::new(v.py(), b))
+}
+
+/// Whether an attribute equals an int literal (Python `==`).
+pub fn eq_int(v: &Bound<'_, PyAny>, i: i64) -> PyResult<bool> {
+    v.eq(i)
+}
+
+/// Whether an attribute equals a float literal (Python `==`).
+pub fn eq_float(v: &Bound<'_, PyAny>, f: f64) -> PyResult<bool> {
+    v.eq(f)
+}
+
+/// Whether an attribute equals a string literal (Python `==`).
+pub fn eq_str(v: &Bound<'_, PyAny>, s: &str) -> PyResult<bool> {
+    v.eq(PyString::new(v.py(), s))
+}
+
+/// Classes already warned about (one warning per class and process).
+static WARNED: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+/// How often a compiled method ran natively, and why the original ran instead.
+pub struct MethodStats {
+    qualname: &'static str,
+    class: &'static str,
+    native: AtomicU64,
+    fallbacks: Mutex<BTreeMap<String, u64>>,
+}
+
+impl MethodStats {
+    /// Counters of method `qualname` of class `class` (qualified names).
+    pub const fn new(qualname: &'static str, class: &'static str) -> Self {
+        Self {
+            qualname,
+            class,
+            native: AtomicU64::new(0),
+            fallbacks: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The native body is about to run.
+    pub fn native(&self) {
+        self.native.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The original method runs instead, for `why` (`category: detail`): counted, warned once
+    /// per class when the category is one of `warn`, then `original` called with `args`.
+    pub fn fallback<'py>(
+        &self,
+        py: Python<'py>,
+        why: String,
+        warn: &[&str],
+        original: &Bound<'py, PyAny>,
+        args: Bound<'py, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let category = why.split(':').next().unwrap_or("").trim().to_owned();
+        let message = format!(
+            "rextio: `{}` runs its original Python method: {why}",
+            self.qualname
+        );
+        if let Ok(mut f) = self.fallbacks.lock() {
+            *f.entry(why).or_default() += 1;
+        }
+        if warn.contains(&category.as_str()) {
+            let first = WARNED
+                .lock()
+                .map(|mut w| w.insert(self.class))
+                .unwrap_or(false);
+            if first {
+                let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+                PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 1)?;
+            }
+        }
+        run_original(original, args)
+    }
+}
+
+/// `{qualname: {"native": n, reason: n, ...}}` for every compiled method.
+pub fn stats_dict(py: Python<'_>, all: &[&MethodStats]) -> PyResult<Py<PyAny>> {
+    let out = PyDict::new(py);
+    for s in all {
+        let d = PyDict::new(py);
+        d.set_item("native", s.native.load(Ordering::Relaxed))?;
+        if let Ok(f) = s.fallbacks.lock() {
+            for (why, n) in f.iter() {
+                d.set_item(why, *n)?;
+            }
+        }
+        out.set_item(s.qualname, d)?;
+    }
+    Ok(out.into_any().unbind())
+}
+
+thread_local! {
+    /// How many original module methods this thread is running (see [`run_original`]).
+    static ORIGINAL_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is inside an original module method that ran instead of its native body.
+/// Native functions called from there follow eager where their own contract would differ (for
+/// rextio-torch: record autograd instead of returning tensors without grad).
+pub fn in_original() -> bool {
+    ORIGINAL_DEPTH.with(|d| d.get() > 0)
+}
+
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter() -> Self {
+        ORIGINAL_DEPTH.with(|d| d.set(d.get().saturating_add(1)));
+        DepthGuard
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        ORIGINAL_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// Call an original Python method or function with `args`, marking this thread as inside an
+/// original run for the duration (errors included).
+pub fn run_original<'py>(f: &Bound<'py, PyAny>, args: Bound<'py, PyTuple>) -> PyResult<Py<PyAny>> {
+    let _depth = DepthGuard::enter();
+    f.call1(args).map(Bound::unbind)
+}
+
+/// Where a native function keeps its original Python function, registered when the wrapper
+/// module binds it.
+pub struct Original(PyOnceLock<Py<PyAny>>);
+
+impl Original {
+    /// Not registered yet.
+    pub const fn new() -> Self {
+        Self(PyOnceLock::new())
+    }
+
+    /// Register the original (the first registration wins).
+    pub fn set(&self, py: Python<'_>, f: Py<PyAny>) {
+        let _ = self.0.set(py, f);
+    }
+
+    /// The original, once registered.
+    pub fn get<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.0.get(py).map(|f| f.bind(py).clone())
+    }
+}
+
+impl Default for Original {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,698 @@
+"""torch.nn.Module classes: compiled methods against the eager original (values, dtypes, shapes,
+NaN/inf masks) at several sizes, and the runtime contract of the built classes: grad and training
+fall back to the original Python methods (with one warning per class for grad), hooks on
+submodules and global hooks make the original run so every hook fires as in eager, changed
+dtypes or submodule classes run the original, weights are never stale, bad inputs raise, the
+class stays the user's class (state_dict, deepcopy, pickling, subclassing), and threads agree.
+
+`__rextio_method_stats__()` of each built module tells which path ran; in
+REXTIO_NATIVE_MODE=fallback it may be absent and only the parity checks apply.
+
+The eager reference is the original package from REXTIO_FIXTURE_SRC imported under another
+name (`eager_mdl`), so its relative imports resolve to the original sources, never to the built
+package on sys.path."""
+
+import copy
+import importlib
+import importlib.util
+import io
+import os
+import sys
+import threading
+import warnings
+
+import torch
+from torch import nn
+
+import rxcheck
+from rxcheck import assert_same, is_native
+
+# Whole models, not single operations: a dozen float32 products and normalisations in a row, each
+# summed in a different order by the native kernels and by the BLAS eager calls, so last-bit
+# differences grow with depth. Per-operation parity (1e-5 / 1e-6) is certified by the plugin's
+# certification kit; here a model is compared as a user would compare it.
+RTOL, ATOL = 1e-4, 1e-5
+rxcheck.RTOL, rxcheck.ATOL = RTOL, ATOL
+
+import mdl.blocks as blocks
+import mdl.model as model
+
+mode = os.environ["REXTIO_NATIVE_MODE"]
+NATIVE = mode != "fallback"
+ACCEPTED = (TypeError, ValueError, RuntimeError)
+
+
+def load_eager_package(package, alias):
+    """Import the original package `package` from the fixture sources as `alias`."""
+    root = os.path.join(os.environ["REXTIO_FIXTURE_SRC"], package)
+    spec = importlib.util.spec_from_file_location(
+        alias, os.path.join(root, "__init__.py"), submodule_search_locations=[root]
+    )
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = pkg
+    spec.loader.exec_module(pkg)
+    return pkg
+
+
+load_eager_package("mdl", "eager_mdl")
+eblocks = importlib.import_module("eager_mdl.blocks")
+emodel = importlib.import_module("eager_mdl.model")
+assert emodel.ResidualBlock is eblocks.ResidualBlock and emodel.blocks is eblocks, "eager imports leaked"
+assert emodel.Scorer is not model.Scorer and eblocks.ResidualBlock is not blocks.ResidualBlock
+
+BIG = dict(features=20, width=48, hidden=96, classes=5, depth=2, temperature=0.7)
+SMALL = dict(features=7, width=16, hidden=33, classes=3, depth=3, temperature=1.5)
+SCORER = "mdl.model.Scorer"
+ENCODER = "mdl.model.Encoder"
+MODE_CONTEXTS = (("inference_mode", torch.inference_mode), ("no_grad", torch.no_grad))
+
+
+# ---- observability ----------------------------------------------------------------------------
+
+
+def counters(mod, qualname):
+    if not NATIVE:
+        return {}
+    stats = mod.__rextio_method_stats__()
+    assert isinstance(stats, dict), f"{mod.__name__}.__rextio_method_stats__() returned {type(stats)}"
+    return {k: int(v) for k, v in stats.get(qualname, {}).items()}
+
+
+class ran:
+    """The calls inside the block run `qualname` exactly `n` times, each on the path `category`:
+    "native", or a fallback reason category ("grad", "training", "hook", "state")."""
+
+    def __init__(self, mod, qualname, category, n=1):
+        self.mod, self.qualname, self.category, self.n = mod, qualname, category, n
+
+    def __enter__(self):
+        self.before = counters(self.mod, self.qualname)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None or not NATIVE:
+            return False
+        after = counters(self.mod, self.qualname)
+        delta = {k: after.get(k, 0) - self.before.get(k, 0) for k in set(after) | set(self.before)}
+        delta = {k: v for k, v in delta.items() if v}
+        what = f"{self.qualname}: expected {self.n} x {self.category!r}, counters moved by {delta}"
+        assert sum(delta.values()) == self.n, what
+        for key in delta:
+            if self.category == "native":
+                assert key == "native", what
+            else:
+                assert key.startswith(self.category + ":"), what
+        return False
+
+
+# ---- comparisons ------------------------------------------------------------------------------
+
+
+def close(got, want, what):
+    """Values, dtype and shape as eager; for results that may carry grad."""
+    assert isinstance(got, torch.Tensor), f"{what}: {type(got)}"
+    assert got.dtype == want.dtype and got.shape == want.shape, (
+        f"{what}: {got.dtype}{tuple(got.shape)} != {want.dtype}{tuple(want.shape)}"
+    )
+    got, want = got.detach(), want.detach()
+    assert torch.equal(torch.isnan(got), torch.isnan(want)), f"{what}: NaN mask differs"
+    assert torch.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True), (
+        f"{what}: max abs diff {(got - want).abs().max().item()}"
+    )
+
+
+def compare(got, want, what, logits=None):
+    """assert_same, except that class labels may differ where eager's logits are a near tie."""
+    if logits is not None and isinstance(got, torch.Tensor) and got.shape == want.shape and got.dtype == want.dtype:
+        for row in (got != want).nonzero().flatten().tolist():
+            a, b = logits[row, got[row]].item(), logits[row, want[row]].item()
+            assert abs(a - b) <= 1e-5 * max(1.0, abs(b)), f"{what}: row {row} label {got[row]} != {want[row]}"
+        got = torch.where(got == want, got, want)
+    assert_same(got, want, what)
+
+
+def call(m, method, *args):
+    """`forward` goes through Module.__call__ (hooks included); other methods are called."""
+    return m(*args) if method == "forward" else getattr(m, method)(*args)
+
+
+def outcome(built_fn, eager_fn, what, free_function=False):
+    """Both return the same result, or both raise (the built one an accepted type or eager's).
+
+    A method falls back to the original for arguments its native body does not cover, so where
+    eager returns, the built method returns the same. A free function is the native builtin and
+    rejects off-marker arguments (ValueError/TypeError, the documented divergence)."""
+    try:
+        want = eager_fn()
+    except Exception as e:  # noqa: BLE001
+        try:
+            built_fn()
+        except ACCEPTED + (type(e),):
+            return None
+        except Exception as got:  # noqa: BLE001
+            raise AssertionError(f"{what}: built raised {type(got).__name__}: {got}; eager {type(e).__name__}") from got
+        raise AssertionError(f"{what}: eager raised {type(e).__name__}: {e}, built returned")
+    if free_function and NATIVE:
+        try:
+            got = built_fn()
+        except (TypeError, ValueError):
+            return None
+    else:
+        got = built_fn()
+    assert_same(got, want, what)
+    return got
+
+
+def same_state(b, e, what):
+    sb, se = b.state_dict(), e.state_dict()
+    assert list(sb) == list(se), f"{what}: state_dict keys {list(sb)} != {list(se)}"
+    for k in sb:
+        assert torch.equal(sb[k], se[k]), f"{what}: {k} differs"
+
+
+# ---- models and inputs ------------------------------------------------------------------------
+
+
+def perturb(m, seed, std=0.2):
+    """Move every float entry of the state (gate zeros, scale ones, LayerNorm affine too)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for t in m.state_dict().values():
+            if t.is_floating_point():
+                t.add_(torch.randn(t.shape, generator=g) * std)
+
+
+def pair(built_mod, eager_mod, name, seed, *args, **kwargs):
+    """The same class from the built and the eager package, with identical weights, in eval mode."""
+    torch.manual_seed(seed)
+    b = getattr(built_mod, name)(*args, **kwargs)
+    torch.manual_seed(seed)
+    e = getattr(eager_mod, name)(*args, **kwargs)
+    # __init__ stays Python: the same seed gives the same parameters.
+    same_state(b, e, f"{name} init")
+    perturb(e, seed + 1000)
+    b.load_state_dict(e.state_dict())
+    same_state(b, e, f"{name} loaded")
+    return b.eval(), e.eval()
+
+
+def inputs(features, seed):
+    g = torch.Generator().manual_seed(seed)
+    xs = {f"batch {n}": torch.randn(n, features, generator=g) for n in (1, 16, 128)}
+    x = torch.randn(9, features, generator=g)
+    x[0, 0], x[1, 1 % features], x[2, 2 % features] = float("nan"), float("inf"), -float("inf")
+    x[3, :] = float("inf")
+    xs["nan/inf"] = x
+    xs["transposed"] = torch.randn(features, 5, generator=g).t()
+    xs["strided"] = torch.randn(6, 2 * features, generator=g)[:, ::2]
+    xs["empty"] = torch.randn(0, features, generator=g)
+    return xs
+
+
+def parity(b, e, mod, cls, methods, xs, tag):
+    """Each method on each input, under inference_mode and no_grad, runs native and matches."""
+    for ctx_name, ctx in MODE_CONTEXTS:
+        for key, x in xs.items():
+            logits = None
+            for method in methods:
+                what = f"{tag} {method} {key} {ctx_name}"
+                with ctx():
+                    want = call(e, method, x)
+                with ran(mod, f"{cls}.{method}", "native"), ctx():
+                    got = call(b, method, x)
+                if method == "forward":
+                    logits = want
+                compare(got, want, what, logits if method == "predict" else None)
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+
+
+SCORER_METHODS = ("forward", "predict", "probs")
+
+# ---- 1. parity at two sizes; the routes visible from Python -----------------------------------
+
+assert is_native(blocks.mix) == NATIVE, f"mdl.blocks.mix in {mode}"
+for mod in (blocks, model):
+    if NATIVE:
+        assert callable(getattr(mod, "__rextio_method_stats__", None)), f"{mod.__name__} lacks stats"
+
+big_b, big_e = pair(model, emodel, "Scorer", 1, **BIG)
+parity(big_b, big_e, model, SCORER, SCORER_METHODS, inputs(BIG["features"], 2), "big")
+small_b, small_e = pair(model, emodel, "Scorer", 3, **SMALL)
+parity(small_b, small_e, model, SCORER, SCORER_METHODS, inputs(SMALL["features"], 4), "small")
+
+enc_b, enc_e = pair(model, emodel, "Encoder", 5, 24, 40, 2)
+parity(enc_b, enc_e, model, ENCODER, ("forward", "weights"), inputs(24, 6), "encoder")
+for name, args, width in (("ResidualBlock", (16, 33), 16), ("Gate", (48,), 48), ("Mixer", (16, 3), 16)):
+    bb, be = pair(blocks, eblocks, name, 7, *args)
+    parity(bb, be, blocks, f"mdl.blocks.{name}", ("forward",), inputs(width, 8), name)
+
+torch.manual_seed(9)
+xa, xb = torch.randn(12, 10), torch.randn(12, 10)
+for alpha in (0.0, 0.5, -2.0, float("inf")):
+    assert_same(blocks.mix(xa, xb, alpha), eblocks.mix(xa, xb, alpha), f"mix {alpha}")
+
+# Methods that stay on Python still work through the built classes.
+for name in ("Untyped", "Branchy"):
+    bb, be = pair(model, emodel, name, 10, 16)
+    for key, x in inputs(16, 11).items():
+        for scale in (10.0, -10.0):  # both branches of Branchy
+            with torch.inference_mode():
+                assert_same(bb(x * scale), be(x * scale), f"{name} {key} {scale}")
+    xg = torch.randn(4, 16)
+    close(bb(xg), be(xg), f"{name} grad")
+
+# ---- 2. grad: the original runs, autograd as eager, one warning per class ---------------------
+
+b, e = pair(model, emodel, "Scorer", 12, **BIG)
+x = inputs(BIG["features"], 13)["batch 16"]
+
+
+def rextio_warnings(caught):
+    found = [w for w in caught if "rextio" in str(w.message).lower()]
+    for w in found:
+        assert issubclass(w.category, RuntimeWarning), w
+        assert "inference_mode" in str(w.message), w
+    return found
+
+
+def backward_matches(b, e, method, x, what):
+    xb, xe = x.clone().requires_grad_(), x.clone().requires_grad_()
+    with ran(model, f"{SCORER}.{method}", "grad"):
+        ob = call(b, method, xb)
+    oe = call(e, method, xe)
+    assert ob.requires_grad, f"{what}: output lost its graph"
+    close(ob, oe, what)
+    (ob * torch.arange(ob.shape[1], dtype=ob.dtype)).sum().backward()
+    (oe * torch.arange(oe.shape[1], dtype=oe.dtype)).sum().backward()
+    close(xb.grad, xe.grad, f"{what} input grad")
+    for (nb, pb), (ne, pe) in zip(b.named_parameters(), e.named_parameters()):
+        assert nb == ne
+        close(pb.grad, pe.grad, f"{what} grad of {nb}")
+    b.zero_grad(set_to_none=True)
+    e.zero_grad(set_to_none=True)
+
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    backward_matches(b, e, "forward", x, "grad forward")
+first = rextio_warnings(caught)
+if NATIVE:
+    # Scorer, and at most its compiled submodule classes (ResidualBlock, Gate).
+    assert 1 <= len(first) <= 3, [str(w.message) for w in caught]
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    backward_matches(b, e, "forward", x, "grad forward again")
+    backward_matches(b, e, "probs", x, "grad probs")
+    other_b, other_e = pair(model, emodel, "Scorer", 14, **SMALL)
+    backward_matches(other_b, other_e, "forward", inputs(SMALL["features"], 15)["batch 16"], "grad small")
+    # Parameters requiring grad are enough to need the graph.
+    with ran(model, f"{SCORER}.forward", "grad"):
+        out = b(x)
+    assert out.requires_grad
+    close(out, e(x), "grad params only")
+    with ran(model, f"{SCORER}.predict", "grad"):
+        close(b.predict(x), e.predict(x), "grad predict")
+assert not rextio_warnings(caught), [str(w.message) for w in caught]
+
+# Nothing involved requires grad: native even with grad mode on.
+b.requires_grad_(False)
+e.requires_grad_(False)
+with ran(model, f"{SCORER}.forward", "native"):
+    got = b(x)
+assert_same(got, e(x), "frozen, grad mode on")
+assert torch.is_grad_enabled()
+# Frozen parameters but an input requiring grad: the original runs.
+xb, xe = x.clone().requires_grad_(), x.clone().requires_grad_()
+with ran(model, f"{SCORER}.forward", "grad"):
+    ob = b(xb)
+oe = e(xe)
+close(ob, oe, "frozen, input requires grad")
+ob.sum().backward()
+oe.sum().backward()
+close(xb.grad, xe.grad, "frozen input grad")
+b.requires_grad_(True)
+e.requires_grad_(True)
+# An input requiring grad under inference_mode: grad is off, native runs.
+with torch.inference_mode():
+    with ran(model, f"{SCORER}.forward", "native"):
+        got = b(x.clone().requires_grad_())
+    assert_same(got, e(x), "input requires grad, inference_mode")
+
+# ---- 3. training mode: Dropout active runs the original --------------------------------------
+
+b, e = pair(model, emodel, "Scorer", 16, **BIG)
+x = inputs(BIG["features"], 17)["batch 128"]
+with torch.inference_mode():
+    eval_out = e(x)
+
+
+def dropout_matches(what, expect_category):
+    for seed in (1, 2):
+        with torch.inference_mode():
+            torch.manual_seed(seed)
+            with ran(model, f"{SCORER}.forward", expect_category):
+                got = b(x)
+            torch.manual_seed(seed)
+            want = e(x)
+        assert_same(got, want, f"{what} seed {seed}")
+        if expect_category == "training":
+            assert not torch.allclose(want, eval_out), f"{what}: dropout inactive"
+
+
+b.train()
+e.train()
+dropout_matches("train()", "training")
+b.eval()
+e.eval()
+dropout_matches("eval()", "native")
+# Only the Dropout itself in training mode.
+b.head[2].train()
+e.head[2].train()
+dropout_matches("head[2].train()", "training")
+b.head[2].eval()
+e.head[2].eval()
+# A fresh module is in training mode.
+fresh_b, fresh_e = pair(model, emodel, "Scorer", 16, **BIG)
+fresh_b.train()
+fresh_e.train()
+with torch.inference_mode():
+    torch.manual_seed(3)
+    with ran(model, f"{SCORER}.predict", "training"):
+        got = fresh_b.predict(x)
+    torch.manual_seed(3)
+    assert_same(got, fresh_e.predict(x), "fresh predict")
+# A tree without Dropout gives eager's results in training mode too (either path).
+enc_b.train()
+enc_e.train()
+with torch.inference_mode():
+    for key, xi in inputs(24, 18).items():
+        assert_same(enc_b(xi), enc_e(xi), f"encoder train() {key}")
+enc_b.eval()
+enc_e.eval()
+
+# ---- 4. hooks ---------------------------------------------------------------------------------
+
+
+def hooked(install, x, category, what):
+    """Install the same hooks on the built and the eager model; outputs and the sequence of hook
+    calls (by submodule name) must be the same."""
+    results = []
+    for m in (e, b):
+        names = {id(sub): n or "<root>" for n, sub in m.named_modules()}
+        log = []
+        handles = install(m, log, names)
+        try:
+            with torch.inference_mode():
+                if m is b:
+                    with ran(model, f"{SCORER}.forward", category):
+                        out = m(x)
+                else:
+                    out = m(x)
+        finally:
+            for h in handles:
+                h.remove()
+        results.append((out, log))
+    (want, want_log), (got, got_log) = results
+    assert want_log, f"{what}: eager hooks never fired"
+    assert got_log == want_log, f"{what}: hook calls {got_log} != eager {want_log}"
+    assert_same(got, want, what)
+
+
+def on(sub_path, kind, change=None):
+    def install(m, log, names):
+        sub = m.get_submodule(sub_path)
+        if kind == "forward":
+
+            def hook(mod, args, out):
+                log.append(("fwd", names.get(id(mod))))
+                return None if change is None else change(out)
+
+            return [sub.register_forward_hook(hook)]
+
+        def pre(mod, args):
+            log.append(("pre", names.get(id(mod))))
+            return None if change is None else (change(args[0]),)
+
+        return [sub.register_forward_pre_hook(pre)]
+
+    return install
+
+
+def global_hook(kind):
+    def install(m, log, names):
+        def hook(mod, args, out=None):
+            if id(mod) in names:
+                log.append((kind, names[id(mod)]))
+
+        if kind == "fwd":
+            return [torch.nn.modules.module.register_module_forward_hook(hook)]
+        return [torch.nn.modules.module.register_module_forward_pre_hook(hook)]
+
+    return install
+
+
+b, e = pair(model, emodel, "Scorer", 19, **BIG)
+x = inputs(BIG["features"], 20)["batch 16"]
+hooked(on("blocks.0", "forward"), x, "hook", "hook on blocks.0")
+hooked(on("head.1", "pre"), x, "hook", "pre-hook on head.1")
+hooked(on("gate", "forward", lambda out: out * 0.5), x, "hook", "output-changing hook on gate")
+hooked(on("blocks.1.up", "pre", lambda h: h + 1.0), x, "hook", "input-changing pre-hook on blocks.1.up")
+hooked(global_hook("fwd"), x, "hook", "global forward hook")
+hooked(global_hook("pre"), x, "hook", "global forward pre-hook")
+# Hooks on the model itself run as always, and the native body still runs.
+hooked(on("", "forward", lambda out: out - 1.0), x, "native", "hook on the model")
+hooked(on("", "pre", lambda h: h * 2.0), x, "native", "pre-hook on the model")
+# Removed hooks leave nothing behind.
+with torch.inference_mode():
+    with ran(model, f"{SCORER}.forward", "native"):
+        got = b(x)
+    assert_same(got, e(x), "after hooks removed")
+
+# ---- 5. state the native body does not cover: the original runs -------------------------------
+
+
+def both(fn):
+    """Apply the same change to the built and the eager model (same seed for new weights)."""
+    for m in (b, e):
+        torch.manual_seed(21)
+        fn(m)
+
+
+def check(what, category, methods=SCORER_METHODS, xi=None):
+    xi = x if xi is None else xi
+    with torch.inference_mode():
+        for method in methods:
+            want = call(e, method, xi)
+            with ran(model, f"{SCORER}.{method}", category):
+                got = call(b, method, xi)
+            assert_same(got, want, f"{what} {method}")
+
+
+both(lambda m: m.double())
+check("double()", "state", xi=x.double())
+with torch.inference_mode():
+    outcome(lambda: b(x), lambda: e(x), "float32 input to a double() model")
+both(lambda m: m.float())
+check("float() again", "native")
+
+b, e = pair(model, emodel, "Scorer", 22, **BIG)
+both(lambda m: m.head.__setitem__(1, nn.Sigmoid()))
+check("head[1] Tanh -> Sigmoid", "state")
+both(lambda m: setattr(m, "head", nn.Linear(BIG["width"], BIG["classes"])))
+check("head Sequential -> Linear", "state")
+both(lambda m: setattr(m, "head", nn.Identity()))
+check("head -> Identity", "state")
+both(lambda m: setattr(m.blocks[0], "norm", nn.Identity()))
+check("blocks.0.norm -> Identity", "state")
+both(lambda m: setattr(m, "gate", None))
+with torch.inference_mode():
+    outcome(lambda: b(x), lambda: e(x), "gate None")
+
+# A subclass overriding forward: predict and probs call the override, as in eager.
+class BuiltFlipped(model.Scorer):
+    def forward(self, x):
+        return super().forward(x) * -1.0
+
+
+class EagerFlipped(emodel.Scorer):
+    def forward(self, x):
+        return super().forward(x) * -1.0
+
+
+torch.manual_seed(23)
+fb = BuiltFlipped(**SMALL).eval()
+torch.manual_seed(23)
+fe = EagerFlipped(**SMALL).eval()
+same_state(fb, fe, "subclass init")
+with torch.inference_mode():
+    for key, xi in inputs(SMALL["features"], 24).items():
+        for method in SCORER_METHODS:
+            assert_same(call(fb, method, xi), call(fe, method, xi), f"subclass {method} {key}")
+
+# Changes to a standalone block's buffer dtype.
+gb, ge = pair(blocks, eblocks, "Gate", 25, 48)
+xg = torch.randn(8, 48)
+for m in (gb, ge):
+    m.scale = torch.linspace(0.5, 1.5, 48, dtype=torch.float64)
+with torch.inference_mode():
+    with ran(blocks, "mdl.blocks.Gate.forward", "state"):
+        got = gb(xg)
+    assert_same(got, ge(xg), "Gate float64 buffer")
+
+# ---- 6. weights are never stale: native reflects every change ---------------------------------
+
+b, e = pair(model, emodel, "Scorer", 26, **BIG)
+W, C, F_ = BIG["width"], BIG["classes"], BIG["features"]
+check("fresh pair", "native")
+with torch.no_grad():
+    both(lambda m: m.inp.weight.mul_(2.0))
+check("inp.weight.mul_", "native")
+with torch.no_grad():
+    both(lambda m: m.gate.scale.mul_(0.5))
+    both(lambda m: m.blocks[1].norm.bias.add_(0.3))
+check("buffer and LayerNorm bias in place", "native")
+third = emodel.Scorer(**BIG)
+perturb(third, 27)
+both(lambda m: m.load_state_dict(third.state_dict()))
+check("load_state_dict", "native")
+both(lambda m: setattr(m.inp, "weight", nn.Parameter(torch.randn(W, F_) * 0.3)))
+check("inp.weight = Parameter", "native")
+both(lambda m: setattr(m, "gate", blocks.Gate(W) if m is b else eblocks.Gate(W)))
+with torch.no_grad():
+    both(lambda m: m.gate.gate.copy_(torch.linspace(-2.0, 2.0, W)))
+check("gate replaced by a new Gate", "native")
+both(lambda m: m.blocks.__setitem__(1, (blocks if m is b else eblocks).ResidualBlock(W, BIG["hidden"])))
+check("blocks[1] replaced by a new ResidualBlock", "native")
+both(lambda m: m.head.__setitem__(3, nn.Linear(W, C)))
+check("head[3] replaced by a new Linear", "native")
+same_state(b, e, "after replacements")
+
+# Changes where either path is acceptable, but results must follow.
+both(lambda m: setattr(m, "temperature", 0.25))
+with torch.inference_mode():
+    for method in SCORER_METHODS:
+        assert_same(call(b, method, x), call(e, method, x), f"temperature 0.25 {method}")
+    both(lambda m: setattr(m.head[0], "weight", nn.Parameter(torch.randn(W, W).t())))
+    for method in SCORER_METHODS:
+        assert_same(call(b, method, x), call(e, method, x), f"transposed head[0].weight {method}")
+    both(lambda m: m.blocks.append((blocks if m is b else eblocks).ResidualBlock(W, BIG["hidden"])))
+    for method in SCORER_METHODS:
+        assert_same(call(b, method, x), call(e, method, x), f"blocks appended {method}")
+    both(lambda m: setattr(m.blocks[0], "alpha", -0.5))
+    assert_same(b(x), e(x), "alpha changed")
+    mb, me = pair(blocks, eblocks, "Mixer", 28, 16, 2)
+    xm = torch.randn(5, 16)
+    for change in (lambda m: setattr(m, "residual", False), lambda m: setattr(m, "repeats", 0),
+                   lambda m: setattr(m, "repeats", 4), lambda m: setattr(m, "gain", -1.0)):
+        change(mb)
+        change(me)
+        assert_same(mb(xm), me(xm), "Mixer attribute changed")
+    # A weight of the wrong shape raises, as in eager; never a crash.
+    both(lambda m: setattr(m.inp, "weight", nn.Parameter(torch.randn(W, F_ + 1))))
+    outcome(lambda: b(x), lambda: e(x), "inp.weight of the wrong shape")
+    both(lambda m: setattr(m.inp, "weight", nn.Parameter(torch.randn(W + 1, F_))))
+    outcome(lambda: b(x), lambda: e(x), "inp.weight with one row too many")
+
+# ---- 7. bad inputs raise as eager does --------------------------------------------------------
+
+b, e = pair(model, emodel, "Scorer", 29, **BIG)
+torch.manual_seed(30)
+bad = {
+    "width + 1": torch.randn(4, F_ + 1),
+    "width - 1": torch.randn(4, F_ - 1),
+    "rank 1": torch.randn(F_),
+    "rank 3": torch.randn(2, 3, F_),
+    "rank 0": torch.tensor(1.0),
+    "float64": torch.randn(4, F_, dtype=torch.float64),
+    "int64": torch.ones(4, F_, dtype=torch.int64),
+    "bool": torch.ones(4, F_, dtype=torch.bool),
+    "None": None,
+    "list": [[0.0] * F_] * 4,
+    "float": 1.0,
+}
+for ctx_name, ctx in MODE_CONTEXTS:
+    for key, xi in bad.items():
+        for method in SCORER_METHODS:
+            with ctx():
+                outcome(lambda: call(b, method, xi), lambda: call(e, method, xi), f"bad {key} {method} {ctx_name}")
+    for key, xi in bad.items():
+        outcome(lambda: blocks.mix(xi, xi, 0.5), lambda: eblocks.mix(xi, xi, 0.5), f"mix bad {key}", True)
+outcome(lambda: blocks.mix(torch.ones(2, 3), torch.ones(2, 3), "x"),
+        lambda: eblocks.mix(torch.ones(2, 3), torch.ones(2, 3), "x"), "mix str alpha", True)
+outcome(lambda: blocks.mix(torch.ones(2, 3), torch.ones(2, 4), 1.0),
+        lambda: eblocks.mix(torch.ones(2, 3), torch.ones(2, 4), 1.0), "mix shapes", True)
+outcome(lambda: b(), lambda: e(), "no argument")
+outcome(lambda: b(x, x), lambda: e(x, x), "two arguments")
+
+# ---- 8. the user's class ----------------------------------------------------------------------
+
+b, e = pair(model, emodel, "Scorer", 31, **BIG)
+x = inputs(F_, 32)["batch 16"]
+assert isinstance(b, model.Scorer) and isinstance(b, nn.Module)
+assert type(b).__name__ == "Scorer" and type(b).__module__ == "mdl.model", type(b)
+assert isinstance(b.blocks[0], blocks.ResidualBlock) and isinstance(b.gate, blocks.Gate)
+assert repr(b) == repr(e), f"{repr(b)}\n!=\n{repr(e)}"
+assert [n for n, _ in b.named_modules()] == [n for n, _ in e.named_modules()]
+assert [n for n, _ in b.named_buffers()] == [n for n, _ in e.named_buffers()] == ["gate.scale"]
+assert sum(p.numel() for p in b.parameters()) == sum(p.numel() for p in e.parameters())
+with torch.inference_mode():
+    want = e(x)
+    with ran(model, f"{SCORER}.forward", "native"):
+        assert_same(b.forward(x), want, "forward called directly")
+    dup = copy.deepcopy(b)
+    with ran(model, f"{SCORER}.forward", "native"):
+        assert_same(dup(x), want, "deepcopy")
+    with torch.no_grad():
+        dup.inp.bias.add_(1.0)
+    assert_same(b(x), want, "deepcopy shares no weights")
+    buf = io.BytesIO()
+    torch.save(b, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    assert type(loaded) is model.Scorer
+    with ran(model, f"{SCORER}.forward", "native"):
+        assert_same(loaded(x), want, "torch.save / torch.load")
+    buf = io.BytesIO()
+    torch.save(b.state_dict(), buf)
+    buf.seek(0)
+    restored = model.Scorer(**BIG).eval()
+    restored.load_state_dict(torch.load(buf))
+    with ran(model, f"{SCORER}.predict", "native"):
+        assert_same(restored.predict(x), e.predict(x), "state_dict through torch.save")
+    b.to("cpu").float().requires_grad_(False)
+    with ran(model, f"{SCORER}.probs", "native"):
+        assert_same(b.probs(x), e.probs(x), "to('cpu').float()")
+
+# ---- 9. threads -------------------------------------------------------------------------------
+
+b, e = pair(model, emodel, "Scorer", 33, **BIG)
+x = inputs(F_, 34)["batch 128"]
+with torch.inference_mode():
+    reference = b(x)
+    assert_same(reference, e(x), "thread reference")
+REPEATS = 8
+results, errors = [], []
+
+
+def worker():
+    try:
+        with torch.inference_mode():
+            for _ in range(REPEATS):
+                results.append(b(x))
+    except BaseException as exc:  # noqa: BLE001
+        errors.append(exc)
+
+
+with ran(model, f"{SCORER}.forward", "native", n=4 * REPEATS):
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+assert not errors, errors
+assert len(results) == 4 * REPEATS
+for r in results:
+    assert torch.equal(r, reference), "threaded result differs"
+
+print(f"modules ok ({mode})")
