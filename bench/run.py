@@ -6,6 +6,14 @@ projects with `rextio build` under `target/bench/projects/`, builds the floor ex
 
     .venv/bin/python bench/run.py --out target/bench --quick
 
+A project that `builds.json` does not list but whose workload names its sources
+(`Workload.source_dir`: `bench/projects/modules`, the `module-mlp` workload) is copied under
+`--projects` and built here with `rextio build`, as xtask builds the others (`--no-build` times
+what is there). Only the nn.Module workload, for example:
+
+    .venv/bin/python bench/run.py --out target/bench/modules --projects target/bench/projects \
+        --workloads module-mlp --quick
+
 Writes `bench.json` (every sample), `bench.md` (the tables) and `bench.svg` (the plot) under
 `--out`, and prints the tables. Exits 1 when a native lane is wrong or could not be loaded, or a
 project failed to build; a function the compiler left in Python is reported as
@@ -47,11 +55,12 @@ def _early_threads(argv: list[str]) -> str:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _early_threads(sys.argv[1:]))
 
 from rxbench import (  # noqa: E402
-    boundary, jitsrc, onnxlane, parity, report, schedule, stats, svg, tflanes, twins,
+    boundary, jitsrc, modules, onnxlane, parity, report, schedule, stats, svg, tflanes, twins,
 )
 from rxbench.model import (  # noqa: E402
     FRAMEWORK_LANES,
     LANES,
+    MODULE_LANES,
     NOT_NATIVE,
     SKIPPED,
     TIMED,
@@ -99,6 +108,28 @@ class Project:
     jit_fn: Any = None
     jit_reason: str = ""
     aux_eager: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Module workloads: the native free-function twin's status and why (like `native_*`).
+    free_status: str = UNAVAILABLE
+    free_reason: str = ""
+    #: Module workloads: the models of every lane, made on the first cell (`module_models`).
+    models: "Models | None" = None
+
+
+@dataclass
+class Models:
+    """A module workload's models, one set per run: the same weights in every lane."""
+
+    #: The class from the project's source: the eager, inference_mode, jit, compile and ORT lanes.
+    eager: Any
+    #: The built package's class holding the same weights (None: see `Project.native_reason`).
+    native: Any = None
+    #: The free twin's weight arguments (`modules.free_args`).
+    free_args: tuple[Any, ...] = ()
+    #: `__rextio_method_stats__` of the built module (None without one).
+    stats: Callable[[], Any] | None = None
+    jit: Any = None
+    jit_note: str = ""
+    jit_reason: str = ""
 
 
 def route_of(build_report: dict[str, Any], qualname: str) -> tuple[str, str]:
@@ -151,14 +182,16 @@ def open_project(w: Workload, projects: Path, builds: dict[str, Any], jit_dir: P
     its native lane is really native."""
     p = Project(workload=w, root=projects / w.project)
     source = p.root / w.source
-    p.eager = import_file(source, f"rxbench_eager_{w.name}")
+    p.eager = import_file(source, f"rxbench_eager_{ident(w.name)}")
     p.aux_eager = {name: getattr(p.eager, name) for name, _ in w.aux}
 
     if w.framework != "torch":
         p.jit_reason = "TorchScript applies to torch workloads only"
+    elif w.model:
+        pass  # scripted from the model instance, on the first cell (`module_models`)
     else:
         try:
-            jit_module = jitsrc.load_module(source, jit_dir, f"rxbench_jit_{w.name}")
+            jit_module = jitsrc.load_module(source, jit_dir, f"rxbench_jit_{ident(w.name)}")
             with warnings.catch_warnings():
                 # torch 2.13 deprecates TorchScript; it is still a lane people ship with.
                 warnings.simplefilter("ignore", DeprecationWarning)
@@ -170,11 +203,11 @@ def open_project(w: Workload, projects: Path, builds: dict[str, Any], jit_dir: P
     build_json = p.root / ".rextio" / "reports" / "build.json"
     if record is not None and not record.get("ok", False):
         p.native_reason = f"`rextio build` failed: {record.get('error', '?')}"
-        p.wrapper_reason = p.native_reason
+        p.wrapper_reason = p.free_reason = p.native_reason
         return p
     if not build_json.is_file():
         p.native_reason = f"no build report at {build_json}; run `cargo xtask bench`"
-        p.wrapper_reason = p.native_reason
+        p.wrapper_reason = p.free_reason = p.native_reason
         return p
     build_report = json.loads(build_json.read_text(encoding="utf-8"))
     p.route, why = route_of(build_report, w.qualname)
@@ -184,23 +217,61 @@ def open_project(w: Workload, projects: Path, builds: dict[str, Any], jit_dir: P
         p.native_status, p.native_reason = NOT_NATIVE, f"route {p.route}: {why}"
     elif not cargo_ok:
         p.native_reason = f"cargo build of the generated crate: {build_report.get('cargo')}"
+    free_claimed = False
+    if w.free:
+        free_route, free_why = route_of(build_report, w.free_qualname)
+        free_claimed = free_route.startswith("native-plugin:")
+        if not free_claimed:
+            p.free_status, p.free_reason = NOT_NATIVE, f"route {free_route}: {free_why}"
+        elif not cargo_ok:
+            p.free_reason = p.native_reason or (
+                f"cargo build of the generated crate: {build_report.get('cargo')}")
 
     python_dir = p.root / ".rextio" / "build" / "python"
-    mode = "native" if claimed and cargo_ok else "fallback"
+    mode = "native" if (claimed or free_claimed) and cargo_ok else "fallback"
     try:
         p.wrapper = import_wrapper(python_dir, w.module, mode)
     except Exception as exc:
         p.wrapper_reason = f"importing the built {w.module} failed: {short(exc)}"
         if claimed and cargo_ok:
             p.native_reason = p.wrapper_reason
+        if free_claimed and cargo_ok:
+            p.free_reason = p.wrapper_reason
         return p
+    if free_claimed and cargo_ok:
+        if is_native(getattr(p.wrapper, w.free, None)):
+            p.free_status, p.free_reason = TIMED, ""
+        else:
+            p.free_status = NOT_NATIVE
+            p.free_reason = "the build claims it native, but the wrapper binds a Python function"
     if claimed and cargo_ok:
-        if is_native(getattr(p.wrapper, w.function, None)):
+        if w.model:
+            p.native_status, p.native_reason = method_is_native(p.wrapper, w)
+        elif is_native(getattr(p.wrapper, w.function, None)):
             p.native_status, p.native_reason = TIMED, ""
         else:
             p.native_status = NOT_NATIVE
             p.native_reason = "the build claims it native, but the wrapper binds a Python function"
     return p
+
+
+def ident(name: str) -> str:
+    """A workload name as part of a Python module name (`module-mlp` -> `module_mlp`)."""
+    return name.replace("-", "_")
+
+
+def method_is_native(wrapper: ModuleType, w: Workload) -> tuple[str, str]:
+    """Whether the built module compiled `w.model`'s method: `(TIMED, "")` when its
+    `__rextio_method_stats__()` has the method, else `(NOT_NATIVE, why)`. Whether each call
+    really runs the native body is checked on the counters around every call (`run_cell`)."""
+    stats = getattr(wrapper, "__rextio_method_stats__", None)
+    if stats is None:
+        return NOT_NATIVE, "the build claims it native, but the wrapper has no __rextio_method_stats__"
+    if w.qualname not in stats():
+        return NOT_NATIVE, f"the build claims it native, but {w.qualname} is not in __rextio_method_stats__()"
+    if getattr(getattr(wrapper, w.model, None), w.function, None) is None:
+        return NOT_NATIVE, f"the built module has no {w.model}.{w.function}"
+    return TIMED, ""
 
 
 @dataclass
@@ -212,6 +283,9 @@ class Candidate:
     aux: list[tuple[Callable[..., Any], Callable[..., Any]]] = field(default_factory=list)
     compile_s: float | None = None
     note: str = ""
+    #: The built method's path counters (`modules.path_counts`), read around the parity call
+    #: and the timed blocks: a lane whose calls ran the original is not native.
+    counters: Callable[[], dict[str, int]] | None = None
 
 
 @dataclass
@@ -262,6 +336,8 @@ def candidates(
 ) -> tuple[dict[str, Candidate], dict[str, LaneResult]]:
     """Build every lane of one cell; lanes that cannot run get their final result here."""
     w = p.workload
+    if w.model:
+        return module_candidates(p, cell, args, opts)
     ready: dict[str, Candidate] = {}
     done: dict[str, LaneResult] = {}
     assert p.eager is not None
@@ -353,24 +429,154 @@ def candidates(
     return ready, done
 
 
+def inference(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` called under `torch.inference_mode()` (a lane's parity call)."""
+    def call(*a: Any) -> Any:
+        with torch.inference_mode():
+            return fn(*a)
+
+    call.__name__ = getattr(fn, "__name__", type(fn).__name__)
+    return call
+
+
+def module_models(p: Project, opts: Options, jit_dir: Path) -> Models:
+    """The module workload's models (once per run): the eager class with seeded, perturbed
+    weights, the built class and the TorchScript model holding the same weights."""
+    if p.models is not None:
+        return p.models
+    w = p.workload
+    assert p.eager is not None
+    eager = modules.make_model(getattr(p.eager, w.model), opts.seed)
+    m = Models(eager=eager, free_args=modules.free_args(eager))
+    if p.wrapper is not None and (p.native_status == TIMED or p.free_status == TIMED):
+        try:
+            m.native = modules.same_weights(getattr(p.wrapper, w.model), eager)
+            m.stats = getattr(p.wrapper, "__rextio_method_stats__", None)
+        except Exception as exc:
+            p.native_status = UNAVAILABLE
+            p.native_reason = f"could not load the weights into the built {w.model}: {short(exc)}"
+    try:
+        sample = w.make_inputs(w.cells[0], opts.seed * 1000)
+        m.jit, m.jit_note = modules.script_model(
+            eager, w.model, p.root / w.source, jit_dir, f"rxbench_jit_{ident(w.name)}", sample)
+    except Exception as exc:  # TorchScript may refuse the model: the lane is unavailable
+        m.jit_reason = short(exc)
+    p.models = m
+    return m
+
+
+def module_candidates(
+    p: Project, cell: Cell, args: tuple[Any, ...], opts: Options,
+) -> tuple[dict[str, Candidate], dict[str, LaneResult]]:
+    """The lanes of one cell of a module workload: the model called as `model(x)`."""
+    w = p.workload
+    m = p.models
+    assert m is not None, "module_models runs before the module workload's first cell"
+    ready: dict[str, Candidate] = {}
+    done: dict[str, LaneResult] = {}
+    im = torch.inference_mode
+    for lane in (lane for lane in opts.lanes if lane in MODULE_LANES):
+        try:
+            if lane == "native":
+                if p.native_status != TIMED or m.native is None:
+                    done[lane] = LaneResult(lane, p.native_status, p.native_reason)
+                    continue
+                stats, qualname = m.stats, w.qualname
+                ready[lane] = Candidate(
+                    inference(m.native), schedule.python_block(m.native, args, context=im),
+                    counters=lambda: modules.path_counts(stats, qualname),
+                    note="model(x) of the built package's class, timed block under "
+                         "torch.inference_mode(); every call checked native on "
+                         "__rextio_method_stats__()")
+            elif lane == "native_free":
+                if p.free_status != TIMED or p.wrapper is None:
+                    done[lane] = LaneResult(lane, p.free_status, p.free_reason)
+                    continue
+                free = getattr(p.wrapper, w.free)
+                free_args = (*args, *m.free_args)
+                ready[lane] = Candidate(
+                    inference(lambda *a, _f=free: _f(*a, *m.free_args)),
+                    schedule.python_block(free, free_args, context=im),
+                    note=f"{w.free}(x, *model.state_dict().values()) of the built package "
+                         f"({len(free_args)} tensor arguments), under torch.inference_mode()")
+            elif lane == "eager":
+                ready[lane] = Candidate(
+                    m.eager, schedule.python_block(m.eager, args),
+                    note="model(x) in default grad mode, no grad context: the parameters "
+                         "require grad, so autograd records every call")
+            elif lane == "inference_mode":
+                ready[lane] = Candidate(inference(m.eager),
+                                        schedule.python_block(m.eager, args, context=im),
+                                        note="model(x), timed block under torch.inference_mode()")
+            elif lane == "jit":
+                if m.jit is None:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, m.jit_reason)
+                    continue
+                ready[lane] = Candidate(inference(m.jit),
+                                        schedule.python_block(m.jit, args, context=im),
+                                        note=m.jit_note + "; called under torch.inference_mode()")
+            elif lane == "compile":
+                if opts.compile_subset and not cell.compile_subset:
+                    done[lane] = LaneResult(
+                        lane, SKIPPED,
+                        "--compile-subset: torch.compile only on the first cell of each workload")
+                    continue
+                torch._dynamo.reset()
+                compiled = torch.compile(m.eager, dynamic=False)
+                start = time.perf_counter()
+                with torch.inference_mode():
+                    compiled(*args)
+                compile_s = time.perf_counter() - start
+                ready[lane] = Candidate(inference(compiled),
+                                        schedule.python_block(compiled, args, context=im),
+                                        compile_s=compile_s,
+                                        note="torch.compile(model, dynamic=False), compiled and "
+                                             "timed under torch.inference_mode()")
+            elif lane == "onnxruntime":
+                missing = ort_unavailable()
+                if missing:
+                    done[lane] = LaneResult(lane, UNAVAILABLE, missing)
+                    continue
+                ort_lane = onnxlane.build(m.eager, args, threads=opts.threads)
+                block = schedule.python_block(ort_lane.session.run,
+                                              ([ort_lane.output_name], ort_lane.feed(args)))
+                ready[lane] = Candidate(ort_lane.call, block, compile_s=ort_lane.seconds,
+                                        note=ort_lane.note + " of the model (weights as initializers)")
+        except Exception as exc:  # a lane that cannot be built is reported, the run goes on
+            done[lane] = LaneResult(lane, UNAVAILABLE, f"could not set up the lane: {short(exc)}")
+    return ready, done
+
+
 def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor_reason: str,
-             opts: Options) -> CellResult:
+             opts: Options, jit_dir: Path | None = None) -> CellResult:
     """Parity-gate, warm up and time every lane of one cell."""
     w = p.workload
     args = w.make_inputs(cell, opts.seed * 1000 + index)
     assert p.eager is not None
-    ref = getattr(p.eager, w.function)(*args)
+    if w.model:
+        models = module_models(p, opts, jit_dir or p.root / ".rextio" / "bench-jit")
+        ref = models.eager(*args)
+    else:
+        ref = getattr(p.eager, w.function)(*args)
     ready, done = candidates(p, cell, args, floor, floor_reason, opts)
 
     gated: dict[str, Candidate] = {}
     for lane, cand in ready.items():
-        verdict = parity.check(cand.call, args, ref)
+        before = cand.counters() if cand.counters else {}
+        verdict = parity.check(cand.call, args, ref, rtol=w.rtol, atol=w.atol)
         for aux_fn, aux_ref in cand.aux:
             if not verdict.ok:
                 break
-            extra = parity.check(aux_fn, args, aux_ref(*args))
+            extra = parity.check(aux_fn, args, aux_ref(*args), rtol=w.rtol, atol=w.atol)
             if not extra.ok:
                 verdict = parity.Verdict(False, f"{getattr(aux_fn, '__name__', 'aux')}: {extra.detail}")
+        if cand.counters is not None and verdict.ok:
+            why = modules.not_native_reason(modules.delta(before, cand.counters()), 1)
+            if why:
+                done[lane] = LaneResult(lane, NOT_NATIVE, f"parity call: {why}", note=cand.note)
+                continue
+        if verdict.ok and (w.rtol, w.atol) != (parity.RTOL, parity.ATOL):
+            verdict.detail += f" (rtol={w.rtol:g}, atol={w.atol:g})"
         if verdict.ok:
             gated[lane] = cand
             done[lane] = LaneResult(lane, TIMED, parity=verdict.detail, compile_s=cand.compile_s,
@@ -382,12 +588,29 @@ def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor
     k = 0
     if gated:
         warm_ns = opts.warmup_ms * 1e6
-        estimates = {lane: schedule.warm_up(c.block, min_calls=10, min_ns=int(warm_ns))
-                     for lane, c in gated.items()}
+        blocks: dict[str, schedule.Block] = {}
+        counted: dict[str, tuple[modules.CountingBlock, dict[str, int]]] = {}
+        for lane, c in gated.items():
+            if c.counters is not None:
+                cb = modules.CountingBlock(c.block)
+                counted[lane] = (cb, c.counters())
+                blocks[lane] = cb
+            else:
+                blocks[lane] = c.block
+        estimates = {lane: schedule.warm_up(block, min_calls=10, min_ns=int(warm_ns))
+                     for lane, block in blocks.items()}
         k = schedule.calls_per_block(max(estimates.values()), opts.block_ms * 1e6)
-        samples, _orders = schedule.interleaved_rounds(
-            {lane: c.block for lane, c in gated.items()}, k=k, rounds=opts.rounds,
-            seed=opts.seed + index)
+        samples, _orders = schedule.interleaved_rounds(blocks, k=k, rounds=opts.rounds,
+                                                       seed=opts.seed + index)
+        for lane, (cb, before) in counted.items():
+            why = modules.not_native_reason(modules.delta(before, gated[lane].counters()), cb.calls)
+            if why:
+                # Never a native number for calls that ran the original.
+                del samples[lane]
+                done[lane] = LaneResult(lane, NOT_NATIVE, f"timed calls: {why}",
+                                        note=gated[lane].note)
+            else:
+                done[lane].parity += f"; {cb.calls} calls timed, all native"
         for lane, xs in samples.items():
             lr = done[lane]
             lr.per_call_ns = [round(x, 1) for x in xs]
@@ -412,6 +635,110 @@ def run_cell(p: Project, index: int, cell: Cell, floor: ModuleType | None, floor
         parts.append(text)
     log(f"{w.name} {cell.label}: k={k} | " + ", ".join(parts))
     return CellResult(label=cell.label, params=dict(cell.params), calls_per_block=k, lanes=lanes)
+
+
+#: Entries never copied into (nor removed from) a project copy (as xtask's `sync_dir`).
+SYNC_SKIPPED = (".rextio", "dist", "__pycache__", ".pytest_cache")
+
+
+def sync_dir(src: Path, dst: Path) -> None:
+    """Make `dst` a copy of `src` as `cargo xtask bench` does: files rewritten only when their
+    content differs (unchanged sources keep their times), entries `src` lacks removed, build
+    outputs (`SYNC_SKIPPED`) left alone on both sides."""
+    import shutil
+
+    dst.mkdir(parents=True, exist_ok=True)
+    names = set()
+    for entry in sorted(src.iterdir()):
+        if entry.name in SYNC_SKIPPED:
+            continue
+        names.add(entry.name)
+        target = dst / entry.name
+        if entry.is_dir():
+            if target.is_file() or target.is_symlink():
+                target.unlink()
+            sync_dir(entry, target)
+            continue
+        if target.is_dir():
+            shutil.rmtree(target)
+        data = entry.read_bytes()
+        if not target.is_file() or target.read_bytes() != data:
+            target.write_bytes(data)
+    for entry in dst.iterdir():
+        if entry.name not in names and entry.name not in SYNC_SKIPPED:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+def rextio_build_command(project_dir: Path) -> list[str]:
+    """`rextio build DIR` as xtask runs it (`cargo run -p rextio-host --bin rextio`)."""
+    cargo = os.environ.get("CARGO", "cargo")
+    return [cargo, "run", "--quiet", "-p", "rextio-host", "--bin", "rextio", "--", "build",
+            str(project_dir)]
+
+
+def built_for_other_python(project_dir: Path) -> str:
+    """Why the built extension is not for this interpreter ("" when it is, or when nothing
+    native was built), as xtask checks it."""
+    report_path = project_dir / ".rextio" / "reports" / "build.json"
+    try:
+        data = json.loads(report_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"cannot read {report_path}: {short(exc)}"
+    chosen = ((data.get("python") or {}).get("chosen") or {}).get("executable")
+    if not chosen:
+        return ""
+    if os.path.abspath(chosen) != os.path.abspath(sys.executable):
+        return f"`rextio build` chose {chosen}, but the bench runs {sys.executable}"
+    return ""
+
+
+def build_missing_projects(
+    workloads: tuple[Workload, ...], projects: Path, builds: dict[str, Any],
+    runner: Callable[[list[str]], tuple[int, str]] | None = None,
+) -> list[str]:
+    """Copy and `rextio build` the projects of `workloads` that have a `source_dir` and that
+    `builds.json` does not list (xtask builds a fixed set of projects; the others are built
+    here, the same way), recording each step in `builds["projects"]`. Returns the names built.
+
+    `runner(argv) -> (exit status, output)` runs the build (tests pass a fake)."""
+    def run_command(argv: list[str]) -> tuple[int, str]:
+        import subprocess
+
+        done = subprocess.run(argv, cwd=HERE.parent, capture_output=True, text=True)
+        return done.returncode, done.stdout + done.stderr
+
+    runner = runner or run_command
+    recorded = builds.setdefault("projects", {})
+    built: list[str] = []
+    for w in workloads:
+        if not w.source_dir or w.project in recorded or w.project in built:
+            continue
+        dest = projects / w.project
+        log(f"{w.name}: `rextio build {dest}` (not in builds.json)")
+        started = time.perf_counter()
+        error = None
+        try:
+            sync_dir(HERE.parent / w.source_dir, dest)
+            code, output = runner(rextio_build_command(dest))
+            if code != 0:
+                print(output, file=sys.stderr)
+                last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()),
+                            "no message")
+                error = f"`rextio build {dest}` exited with {code}: {last}"
+            else:
+                error = built_for_other_python(dest) or None
+        except Exception as exc:
+            error = f"`rextio build {dest}` could not run: {short(exc)}"
+        recorded[w.project] = {"ok": error is None, "skipped": False,
+                               "seconds": round(time.perf_counter() - started, 2), "error": error,
+                               "by": "bench/run.py"}
+        if error:
+            log(f"{w.name}: building {w.project} failed: {error}")
+        built.append(w.project)
+    return built
 
 
 def load_floor(path: Path | None, module: str = FLOOR_MODULE) -> tuple[ModuleType | None, str]:
@@ -473,6 +800,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--compile-subset", action="store_true",
                         help="run torch.compile only on the first cell of each workload (faster)")
     parser.add_argument("--command", default=None, help="the command line to print in the report")
+    parser.add_argument("--no-build", action="store_true",
+                        help="never build a project builds.json does not list (bench/projects/"
+                             "modules): time what is under --projects as it is")
     return parser.parse_args(argv)
 
 
@@ -530,6 +860,9 @@ def main(argv: list[str] | None = None) -> int:
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
         f"{'quick' if opts.quick else 'full'}: {opts.rounds} rounds, blocks ≈{opts.block_ms} ms")
 
+    if not a.no_build:
+        build_missing_projects(by_name(a.workloads), projects, builds)
+
     floor_build = builds.get("floor")
     if floor_build is not None and not floor_build.get("ok", False):
         # A failed build may have left an older extension behind: never time a stale floor.
@@ -568,13 +901,15 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{w.name}: {w.qualname} route {p.route}"
             + (f" — native lane: {p.native_status} ({p.native_reason})" if p.native_reason else ""))
         wr = WorkloadResult(name=w.name, title=w.title, function=w.qualname, route=p.route,
-                            framework=w.framework)
+                            framework=w.framework,
+                            targets={t.key: t.to_dict() for t in w.targets})
         for index, cell in enumerate(w.cells):
-            wr.cells.append(run_cell(p, index, cell, floor, floor_reason, opts))
+            wr.cells.append(run_cell(p, index, cell, floor, floor_reason, opts, out / "jit"))
         for c in wr.cells:
-            native = c.lanes.get("native")
-            if native is not None and native.status in (WRONG, UNAVAILABLE):
-                failures.append(f"{w.name} {c.label}: native {native.status}: {native.reason}")
+            for lane in ("native", "native_free"):
+                lr = c.lanes.get(lane)
+                if lr is not None and lr.status in (WRONG, UNAVAILABLE):
+                    failures.append(f"{w.name} {c.label}: {lane} {lr.status}: {lr.reason}")
         run.workloads.append(wr)
 
     # The boundary's cost per call and GIL release, on the scoring project's native build.

@@ -7,8 +7,8 @@ from typing import Any
 
 #: Lanes in report order; `native` is the reference of every ratio.
 LANES: tuple[str, ...] = (
-    "native", "floor", "eager", "inference_mode", "jit", "compile", "tf_function", "tflite",
-    "onnxruntime", "numpy", "fallback",
+    "native", "native_free", "floor", "eager", "inference_mode", "jit", "compile", "tf_function",
+    "tflite", "onnxruntime", "numpy", "fallback",
 )
 
 #: The lanes of each framework's workloads (a subset of `LANES`, in its order).
@@ -18,9 +18,16 @@ FRAMEWORK_LANES: dict[str, tuple[str, ...]] = {
     "tensorflow": ("native", "floor", "eager", "tf_function", "tflite", "fallback"),
 }
 
+#: The lanes of an `nn.Module` workload (`Workload.model` set): the model called as `model(x)`
+#: in each form, and the native free-function twin of its forward.
+MODULE_LANES: tuple[str, ...] = (
+    "native", "native_free", "eager", "inference_mode", "jit", "compile", "onnxruntime",
+)
+
 #: Column titles of the lanes.
 LANE_TITLES: dict[str, str] = {
     "native": "native",
+    "native_free": "native free fns",
     "floor": "floor",
     "eager": "eager",
     "inference_mode": "inference_mode",
@@ -35,7 +42,13 @@ LANE_TITLES: dict[str, str] = {
 
 #: One-line descriptions of the lanes (report legend).
 LANE_DESCRIPTIONS: dict[str, str] = {
-    "native": "the rextio-built function (a native builtin) called from Python",
+    "native": "the rextio-built function (a native builtin) called from Python; for an nn.Module "
+              "workload, model(x) of the built package's class under torch.inference_mode(), "
+              "each call checked native on __rextio_method_stats__() (the other lanes call the "
+              "eager model; see How lanes were built)",
+    "native_free": "(nn.Module workloads) the native free-function twin of the model's forward, "
+                   "every weight an argument (the module's detached state_dict), timed block "
+                   "under torch.inference_mode(); its ratio is free / module",
     "floor": "the same op sequence called from Rust (libtorch, or TFE ops for TensorFlow), no "
              "Python boundary per call",
     "eager": "the original Python function (torch: default grad mode; TensorFlow: eager)",
@@ -132,6 +145,9 @@ class WorkloadResult:
     framework: str = "torch"
     #: Why the workload was not run (e.g. TensorFlow is not installed); empty when it ran.
     skipped: str = ""
+    #: The workload's performance targets (`Workload.targets`), recorded with the run so the
+    #: report can show each one met or missed; empty for workloads without targets.
+    targets: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +177,8 @@ class RunResult:
             workloads.append(WorkloadResult(name=w["name"], title=w["title"], function=w["function"],
                                             route=w.get("route", ""), cells=cells,
                                             framework=w.get("framework", "torch"),
-                                            skipped=w.get("skipped", "")))
+                                            skipped=w.get("skipped", ""),
+                                            targets=dict(w.get("targets", {}))))
         return RunResult(meta=dict(data.get("meta", {})), workloads=workloads)
 
     def lanes(self) -> tuple[str, ...]:

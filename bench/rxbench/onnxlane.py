@@ -5,7 +5,9 @@ cell's int arguments (`rounds`, `depth`, `phase`) are closed over, so the export
 unrolls the Python `for`/`if` for exactly this cell (one graph per cell, like the static shapes
 ORT is normally given). The TorchScript-trace exporter (`dynamo=False`) is tried first: it
 exports these graphs in milliseconds; the dynamo exporter (`dynamo=True`, needs onnxscript) is
-the fallback, 2-5 s per cell. `OrtLane.note` says which one built the lane.
+the fallback, 2-5 s per cell. `OrtLane.note` says which one built the lane. An `nn.Module`
+(a module workload's model, tensor arguments only) is exported as it is, its weights as the
+graph's initializers.
 
 The session runs with one intra-op and one inter-op thread on the CPU execution provider. The
 timed call is `session.run([output], feed)` with `feed` holding numpy views of the cell's
@@ -68,18 +70,20 @@ def export_bytes(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bytes, st
         def forward(self, *t: Any) -> Any:
             return fn(*t, *ints)
 
+    exported: Any = fn if isinstance(fn, torch.nn.Module) and not ints else Closed()
+
     unrolled = f"; Python loops unrolled for the cell's ints {ints}" if ints else ""
     errors = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             buf = io.BytesIO()
-            torch.onnx.export(Closed(), tuple(tensors), buf, dynamo=False, opset_version=17)
+            torch.onnx.export(exported, tuple(tensors), buf, dynamo=False, opset_version=17)
             return buf.getvalue(), f"torch.onnx.export(dynamo=False, opset 17){unrolled}"
         except Exception as exc:  # the dynamo exporter is the fallback
             errors.append(f"dynamo=False: {type(exc).__name__}: {exc}".splitlines()[0])
         try:
-            program = torch.onnx.export(Closed(), tuple(tensors), dynamo=True, optimize=True,
+            program = torch.onnx.export(exported, tuple(tensors), dynamo=True, optimize=True,
                                         verbose=False)
             return (program.model_proto.SerializeToString(),
                     f"torch.onnx.export(dynamo=True) after {errors[0]}{unrolled}")

@@ -1,4 +1,5 @@
-"""Tables of a run: latency medians, ratios to native with their intervals, compile times.
+"""Tables of a run: latency medians, ratios to native with their intervals, compile times, and
+each workload's targets (`Workload.targets`) met or missed.
 
 The same rows render as aligned text (stdout) and as GitHub markdown (`bench.md`, README).
 """
@@ -14,9 +15,15 @@ from .model import (
     NOT_NATIVE,
     STATUS_SHORT,
     TIMED,
+    CellResult,
     LaneResult,
+    Ratio,
     RunResult,
+    WorkloadResult,
 )
+
+#: The key of the module-over-free-function target (`workloads.MODULE_OVER_FREE`).
+MODULE_OVER_FREE = "module/free"
 
 
 def format_us(ns: float | None) -> str:
@@ -113,6 +120,102 @@ def compile_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def target_met(op: str, value: float, bound: float) -> bool:
+    """Whether a measured ratio `value` satisfies `op bound` (`>=`, `>`, `<=`)."""
+    if op == ">=":
+        return value >= bound
+    if op == ">":
+        return value > bound
+    if op == "<=":
+        return value <= bound
+    raise ValueError(f"unknown target op {op!r}")
+
+
+def target_verdict(op: str, ratio: Ratio, bound: float) -> str:
+    """`met` when the whole 95% interval meets the bound, `borderline` when only the median
+    does, `MISSED` when the median does not."""
+    if not target_met(op, ratio.value, bound):
+        return "MISSED"
+    if target_met(op, ratio.lo, bound) and target_met(op, ratio.hi, bound):
+        return "met"
+    return "borderline"
+
+
+def target_bound(target: dict, batch: int) -> float | None:
+    """A recorded target's bound at `batch` (batch 0: every batch), or None."""
+    table = {int(b): float(v) for b, v in target.get("values", [])}
+    return table.get(batch, table.get(0))
+
+
+def module_over_free(cell: CellResult) -> Ratio | None:
+    """The module's native median over the free-function twin's, with its interval: the
+    inverse of the `native_free` lane's ratio (free / module), bounds swapped."""
+    lr = cell.lanes.get("native_free")
+    if lr is None or lr.status != TIMED or lr.ratio is None or lr.ratio.value <= 0:
+        return None
+    r = lr.ratio
+    inv = (lambda x: 1.0 / x if x > 0 else float("inf"))
+    return Ratio(value=inv(r.value), lo=inv(r.hi), hi=inv(r.lo))
+
+
+def target_ratio(cell: CellResult, key: str) -> tuple[Ratio | None, str]:
+    """The measured ratio a target `key` is checked on, or None with the reason."""
+    native = cell.lanes.get("native")
+    if key == MODULE_OVER_FREE:
+        r = module_over_free(cell)
+        if r is not None:
+            return r, ""
+        lr = cell.lanes.get("native_free")
+        if native is None or native.status != TIMED:
+            return None, f"native {STATUS_SHORT.get(native.status, native.status) if native else '—'}"
+        if lr is None:
+            return None, "—"
+        return None, f"native free fns {STATUS_SHORT.get(lr.status, lr.status)}"
+    lr = cell.lanes.get(key)
+    if lr is None:
+        return None, "—"
+    if lr.status != TIMED:
+        return None, STATUS_SHORT.get(lr.status, lr.status)
+    if lr.ratio is None:
+        return None, ratio_cell(lr, native)
+    return lr.ratio, ""
+
+
+def target_title(key: str) -> str:
+    """A target's column title: `inference_mode / native`, `module / free`."""
+    if key == MODULE_OVER_FREE:
+        return "module / free fns"
+    return f"{LANE_TITLES.get(key, key)} / native"
+
+
+def target_rows(w: WorkloadResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a workload's target table: native medians, then each target's
+    ratio with its interval, its bound and whether the median ratio meets it."""
+    keys = list(w.targets)
+    header = ["workload", "cell", "native µs", *(
+        ["native free fns µs"] if MODULE_OVER_FREE in keys else []), *(
+        target_title(k) for k in keys)]
+    rows = []
+    for c in w.cells:
+        row = [w.name, c.label, latency_cell(c.lanes.get("native"))]
+        if MODULE_OVER_FREE in keys:
+            row.append(latency_cell(c.lanes.get("native_free")))
+        for key in keys:
+            target = w.targets[key]
+            bound = target_bound(target, c.batch)
+            ratio, why = target_ratio(c, key)
+            if ratio is None:
+                row.append(why)
+                continue
+            text = f"{format_ratio(ratio.value)} [{format_ratio(ratio.lo)}–{format_ratio(ratio.hi)}]"
+            if bound is not None:
+                op = target.get("op", ">=")
+                text += f" {target_verdict(op, ratio, bound)} ({op} {bound:g})"
+            row.append(text)
+        rows.append(row)
+    return header, rows
+
+
 def notes(run: RunResult) -> list[str]:
     """Why lanes were not timed, one line per workload, lane and reason (cells merged)."""
     lines = [f"{w.name} · whole workload · skipped: {w.skipped}" for w in run.workloads if w.skipped]
@@ -188,6 +291,12 @@ def _sections(run: RunResult, table) -> list[tuple[str, str]]:
     if cr:
         out.append(("Build time of the compiled lanes (s; torch.compile: first call, Inductor's "
                     "on-disk caches as found)", table(ch, cr)))
+    for w in run.workloads:
+        if w.targets and w.cells:
+            out.append((f"Targets of {w.name}: ratio other / native (module / free fns: the "
+                        "module's native median over the free-function twin's), median with 95% "
+                        "bootstrap interval; met: the whole interval meets the target, borderline: only the "
+                        "median does, MISSED: the median does not", table(*target_rows(w))))
     return out
 
 

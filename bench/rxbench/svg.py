@@ -15,6 +15,7 @@ from .report import format_us, settings_line
 
 COLORS = {
     "native": "#D55E00",
+    "native_free": "#882255",
     "floor": "#000000",
     "eager": "#0072B2",
     "inference_mode": "#56B4E9",
@@ -26,7 +27,7 @@ COLORS = {
     "numpy": "#8C564B",
     "fallback": "#999999",
 }
-DASHES = {"floor": "6 4", "fallback": "2 3"}
+DASHES = {"floor": "6 4", "fallback": "2 3", "native_free": "8 3"}
 
 WIDTH = 980
 MARGIN_LEFT = 78

@@ -7,6 +7,9 @@ product (`rextio build`) under `target/bench/projects/<project>/`:
 - Phase B: the weight-tied deep MLP with runtime `for`/`if` (`tests/fixtures/control_flow`);
 - scoring: normalize -> linear -> relu/tanh rounds -> linear -> softmax -> argmax
   (`bench/projects/scoring`);
+- module-mlp: an `nn.Module` classifier (LayerNorm, GELU, residual blocks in a ModuleList, a
+  Parameter/buffer gate, a Sequential head) called as `model(x)`, next to its free-function twin
+  (`bench/projects/modules`; `bench/run.py` builds it when `cargo xtask bench` did not);
 - TensorFlow (optional: skipped when `import tensorflow` fails): Phase A as
   `tf.matmul -> tf.nn.bias_add -> tf.nn.relu -> tf.reduce_mean(axis=1)`
   (`bench/projects/tf_phase_a`) and the scoring pipeline (`bench/projects/tf_scoring`).
@@ -35,6 +38,42 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Target:
+    """A performance target of a workload, checked against its measured ratios.
+
+    `key` is a lane, whose target is on `other / native` (the ratio tables' value: how many
+    times faster native is), or `"module/free"`: the module's native median over the native
+    free-function twin's (what the module form costs). `values` are `(batch, bound)` pairs;
+    batch 0 applies to every batch without its own pair.
+    """
+
+    key: str
+    #: `">="`, `">"` or `"<="`: how the measured ratio must compare with the bound.
+    op: str
+    values: tuple[tuple[int, float], ...]
+
+    def __post_init__(self) -> None:
+        if self.op not in TARGET_OPS:
+            raise ValueError(f"unknown target op {self.op!r}; expected one of {TARGET_OPS}")
+
+    def bound(self, batch: int) -> float | None:
+        """The bound at `batch`, or None when the target says nothing about it."""
+        table = dict(self.values)
+        return table.get(batch, table.get(0))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`WorkloadResult.targets[key]`)."""
+        return {"op": self.op, "values": [[b, v] for b, v in self.values]}
+
+
+#: How a target compares the measured ratio with its bound.
+TARGET_OPS: tuple[str, ...] = (">=", ">", "<=")
+
+#: The key of the module-over-free-function target (`Target.key`).
+MODULE_OVER_FREE = "module/free"
+
+
+@dataclass(frozen=True)
 class Workload:
     """A function of a built rextio project, with its floor twin and its cells."""
 
@@ -58,11 +97,32 @@ class Workload:
     twin: str = ""
     #: `torch` or `tensorflow`: which lanes apply (`model.FRAMEWORK_LANES`).
     framework: str = "torch"
+    #: An `nn.Module` workload: the class in `module` whose `function` (its method, `forward`)
+    #: is timed as `model(x)`; its lanes are `model.MODULE_LANES`. "" for a function workload.
+    model: str = ""
+    #: The native free-function twin of the model's forward in `module` (module workloads):
+    #: called as `free(x, *model.state_dict().values())`.
+    free: str = ""
+    #: The project's sources under the workspace root, for `bench/run.py` to copy and build
+    #: when `builds.json` does not list the project ("" for the projects xtask builds).
+    source_dir: str = ""
+    #: Parity tolerances of every lane against eager (whole models sum in other orders).
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    #: Performance targets the report checks (`Target`).
+    targets: tuple[Target, ...] = field(default=())
 
     @property
     def qualname(self) -> str:
-        """The function's qualified name in `check.json`."""
+        """The function's (or the model method's) qualified name in `check.json`."""
+        if self.model:
+            return f"{self.module}.{self.model}.{self.function}"
         return f"{self.module}.{self.function}"
+
+    @property
+    def free_qualname(self) -> str:
+        """The free-function twin's qualified name ("" when there is none)."""
+        return f"{self.module}.{self.free}" if self.free else ""
 
 
 def _generator(seed: int) -> Any:
@@ -117,6 +177,21 @@ def scoring_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
     w2 = torch.randn(c, h, generator=g) / h**0.5
     b2 = torch.randn(c, generator=g) * 0.1
     return (x, mean, scale, w1, b1, w2, b2, SCORING_ROUNDS)
+
+
+MODULE_FEATURES = 20
+MODULE_WIDTH = 48
+MODULE_HIDDEN = 96
+MODULE_CLASSES = 5
+MODULE_DEPTH = 2
+
+
+def module_inputs(cell: Cell, seed: int) -> tuple[Any, ...]:
+    """`(x,)` for `model(x)`: `(batch, MODULE_FEATURES)` float32."""
+    import torch
+
+    g = _generator(seed)
+    return (torch.randn(cell.params["batch"], MODULE_FEATURES, generator=g) * 1.5,)
 
 
 def _tf_constants(arrays: list[Any]) -> list[Any]:
@@ -214,6 +289,33 @@ WORKLOADS: tuple[Workload, ...] = (
         twin="scoring",
         make_inputs=scoring_inputs,
         aux=(("probabilities", "scoring_probabilities"),),
+        cells=(
+            Cell("b=1", {"batch": 1}, compile_subset=True),
+            Cell("b=16", {"batch": 16}),
+            Cell("b=128", {"batch": 128}),
+        ),
+    ),
+    Workload(
+        name="module-mlp",
+        title="nn.Module MLP: Linear → 2× residual(LayerNorm → Linear → GELU → Linear) → gate → "
+              "Sequential(Linear, Tanh, Linear), as model(x)",
+        project="modules",
+        source="src/rxb_modules/model.py",
+        module="rxb_modules.model",
+        model="Classifier",
+        function="forward",
+        free="classify",
+        floor="",
+        source_dir="bench/projects/modules",
+        make_inputs=module_inputs,
+        rtol=1e-4,
+        atol=1e-5,
+        targets=(
+            Target("inference_mode", ">=", ((1, 25.0), (16, 10.0), (128, 4.0))),
+            Target("onnxruntime", ">", ((0, 1.0),)),
+            Target("compile", ">", ((0, 1.0),)),
+            Target(MODULE_OVER_FREE, "<=", ((0, 1.3),)),
+        ),
         cells=(
             Cell("b=1", {"batch": 1}, compile_subset=True),
             Cell("b=16", {"batch": 16}),

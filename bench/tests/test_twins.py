@@ -11,7 +11,8 @@ from rxbench import onnxlane, parity, twins
 from rxbench.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
-TORCH_WORKLOADS = [w for w in WORKLOADS if w.framework == "torch"]
+# Function workloads (a module workload has no numpy twin; tests/test_modules.py covers it).
+TORCH_WORKLOADS = [w for w in WORKLOADS if w.framework == "torch" and not w.model]
 SOURCES = {
     "phase_a": ROOT / "tests/fixtures/phase_a",
     "control_flow": ROOT / "tests/fixtures/control_flow",

@@ -28,12 +28,21 @@ pub struct ModuleSupport {
     /// The instance dictionaries attributes live in, searched in order after the instance
     /// `__dict__` (`_parameters`, `_buffers`, `_modules`).
     pub stores: Vec<String>,
+    /// The stores (a subset of `stores`) that may hold a value of the plugin's types; the others
+    /// are not searched for one (`_parameters`, `_buffers`).
+    pub tensor_stores: Vec<String>,
+    /// The stores that may hold a submodule (`_modules`).
+    pub module_stores: Vec<String>,
     /// The instance dictionary a container keeps its elements in, in order (`_modules`).
     pub children_store: String,
-    /// Rust path of `fn(&Bound<PyAny>) -> PyResult<Option<String>>`: why calling this module
-    /// object would not go straight to its forward (hooks), `None` when it would. Called for
-    /// every submodule a compiled method calls.
+    /// Rust path of `fn(&Bound<PyDict>) -> PyResult<Option<String>>`, given a submodule's
+    /// instance dictionary: why calling it would not go straight to its forward (its hooks),
+    /// `None` when it would. Called for every submodule a compiled method calls.
     pub call_check_fn: String,
+    /// Rust path of `fn(Python<'_>) -> PyResult<Option<String>>`: why no submodule call would go
+    /// straight to its forward (global hooks). Called once per call of a compiled method that
+    /// calls submodules.
+    pub global_check_fn: String,
     /// Rust path of `fn(&T) -> Option<String>` for values of this plugin's types a compiled method
     /// reads or receives: why the original must run instead (for example grad recording).
     pub admit_fn: String,

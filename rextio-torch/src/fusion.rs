@@ -132,6 +132,19 @@ pub enum Ins {
         /// Keep the reduced dim with size 1.
         keepdim: bool,
     },
+    /// `F.layer_norm(x, (n,), w?, b?, eps)` over the last dim.
+    LayerNorm {
+        /// Operand (rank 1 or 2).
+        x: V,
+        /// The normalised size (a scalar input, checked against the last dim at run time).
+        n: V,
+        /// Optional weight (rank 1).
+        w: Option<V>,
+        /// Optional bias (rank 1).
+        b: Option<V>,
+        /// `eps` as a scalar input; `None`: the default `1e-5`.
+        eps: Option<V>,
+    },
     /// Argmax over a normalised dim (int64 result).
     Argmax {
         /// Operand.
@@ -414,6 +427,53 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
                 },
                 Err(_) => return Ok(None),
             },
+            Op::Call {
+                f: Rt::LayerNorm,
+                ref args,
+            } => {
+                let [Arg::Tensor(x), Arg::TupleFirst(ns), Arg::OptTensor(w), Arg::OptTensor(b), eps] =
+                    args.as_slice()
+                else {
+                    return Ok(None);
+                };
+                let x = t!(*x);
+                // The normalised size and eps reach the program as scalar inputs.
+                let mut scalar_input =
+                    |s: Src, ok: &dyn Fn(&ValueType) -> bool| -> Result<Option<V>, LowerError> {
+                        let RegionRef::Input(si) = pick(s)? else {
+                            return Ok(None);
+                        };
+                        if !ok(&region.inputs[si].ty) {
+                            return Ok(None);
+                        }
+                        scalar_in[si] = true;
+                        Ok(Some(si as V))
+                    };
+                let Some(n) = scalar_input(*ns, &|t| t == &ValueType::Tuple(vec![ValueType::Int]))?
+                else {
+                    return Ok(None);
+                };
+                let eps = match eps {
+                    Arg::Float(e) if *e == 1e-5 => None,
+                    Arg::Scalar(s) => {
+                        match scalar_input(*s, &|t| matches!(t, ValueType::Float | ValueType::Int))?
+                        {
+                            Some(v) => Some(v),
+                            None => return Ok(None),
+                        }
+                    }
+                    _ => return Ok(None),
+                };
+                let w = match w {
+                    Some(w) => Some(t!(*w)),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(t!(*b)),
+                    None => None,
+                };
+                Ins::LayerNorm { x, n, w, b, eps }
+            }
             Op::Call { .. } => return Ok(None),
         };
         ins.push(i);
@@ -467,6 +527,12 @@ fn render_ins(i: &Ins) -> String {
         Ins::Argmax { t, dim, keepdim } => {
             format!("{P}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim} }}")
         }
+        Ins::LayerNorm { x, n, w, b, eps } => format!(
+            "{P}::Ins::LayerNorm {{ x: {x}, n: {n}, w: {}, b: {}, eps: {} }}",
+            opt(w),
+            opt(b),
+            opt(eps)
+        ),
     }
 }
 
@@ -500,6 +566,10 @@ pub fn lower_region(
         match input {
             Input::Tensor { .. } => tensors.push(format!("&({})", r.operand.expr)),
             // Int and float scalars alike reach the program as f64.
+            Input::Scalar { .. } if matches!(r.ty, ValueType::Tuple(_)) => {
+                // A one-element int tuple (layer_norm's normalized_shape): its element.
+                scalars.push(format!("((({}).0) as f64)", r.operand.expr))
+            }
             Input::Scalar { .. } => scalars.push(format!("(({}) as f64)", r.operand.expr)),
             Input::Unused => {}
         }
@@ -760,6 +830,25 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
                 }
                 (s, Dt::F32)
             }
+            Ins::LayerNorm { x, n, w, b, eps } => {
+                let s = tensor(&shapes, x)?;
+                if !(1..=2).contains(&s.rank) {
+                    return None;
+                }
+                let last = s.matrix().1;
+                for v in [Some(n), eps].into_iter().flatten() {
+                    if !matches!(p.inputs.get(usize::from(v)), Some(Input::Scalar { .. })) {
+                        return None;
+                    }
+                }
+                for v in [w, b].into_iter().flatten() {
+                    let ws = tensor(&shapes, v)?;
+                    if ws.rank != 1 || ws.dims[0] != last {
+                        return None;
+                    }
+                }
+                (s, Dt::F32)
+            }
             Ins::Reduce {
                 t, dim, keepdim, ..
             }
@@ -924,13 +1013,17 @@ fn output_store(outputs: &[V], v: usize) -> Option<Store> {
 /// The operand values an instruction reads (no allocation: it runs on every fused call).
 pub fn operands(ins: &Ins) -> impl Iterator<Item = V> {
     let slots = match *ins {
-        Ins::Linear { x, w, b } => [Some(x), Some(w), b],
-        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => [Some(a), Some(b), None],
-        Ins::Scalar { t, s, .. } => [Some(t), Some(s), None],
+        Ins::LayerNorm { x, n, w, b, eps } => {
+            // Five operands at most; eps, when present, is a scalar read last.
+            return [Some(x), Some(n), w, b, eps].into_iter().flatten();
+        }
+        Ins::Linear { x, w, b } => [Some(x), Some(w), b, None, None],
+        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => [Some(a), Some(b), None, None, None],
+        Ins::Scalar { t, s, .. } => [Some(t), Some(s), None, None, None],
         Ins::Unary { t, .. }
         | Ins::Softmax { t, .. }
         | Ins::Reduce { t, .. }
-        | Ins::Argmax { t, .. } => [Some(t), None, None],
+        | Ins::Argmax { t, .. } => [Some(t), None, None, None, None],
     };
     slots.into_iter().flatten()
 }
@@ -1013,6 +1106,43 @@ mod tests {
         assert_eq!(p.in_place, vec![false]);
         assert_eq!(p.store[1], Store::Output(0));
         assert_eq!(p.output_alias, vec![None]);
+    }
+
+    #[test]
+    fn layer_norm_keeps_its_input_shape_and_needs_affine_vectors_of_the_last_dim() {
+        // x, n, weight, bias, eps
+        let inputs = [
+            t(0, false),
+            Input::Scalar { slot: 0 },
+            t(1, false),
+            t(2, false),
+            Input::Scalar { slot: 1 },
+        ];
+        let ins = [Ins::LayerNorm {
+            x: 0,
+            n: 1,
+            w: Some(2),
+            b: Some(3),
+            eps: Some(4),
+        }];
+        let shapes = [sh(&[5, 48]), None, sh(&[48]), sh(&[48]), None];
+        let p = plan(view(&inputs, &ins, &[5]), &shapes).unwrap();
+        assert_eq!(p.shapes[5].0.sizes(), &[5, 48]);
+        assert_eq!(p.store[5], Store::Output(0));
+        // A weight of another size is libtorch's error to raise: declined.
+        let bad = [sh(&[5, 48]), None, sh(&[47]), sh(&[48]), None];
+        assert!(plan(view(&inputs, &ins, &[5]), &bad).is_none());
+        // The normalised size must be a scalar input.
+        let not_scalar = [
+            t(0, false),
+            t(3, false),
+            t(1, false),
+            t(2, false),
+            Input::Scalar { slot: 1 },
+        ];
+        let shapes = [sh(&[5, 48]), sh(&[1]), sh(&[48]), sh(&[48]), None];
+        assert!(plan(view(&not_scalar, &ins, &[5]), &shapes).is_none());
+        assert_eq!(operands(&ins[0]).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
     }
 
     #[test]

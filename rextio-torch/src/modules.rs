@@ -29,8 +29,11 @@ pub fn support() -> ModuleSupport {
         ],
         register_methods: vec!["register_buffer".into()],
         stores: vec!["_parameters".into(), "_buffers".into(), "_modules".into()],
+        tensor_stores: vec!["_parameters".into(), "_buffers".into()],
+        module_stores: vec!["_modules".into()],
         children_store: "_modules".into(),
         call_check_fn: "::rextio_torch::runtime::module_call_check".into(),
+        global_check_fn: "::rextio_torch::runtime::module_global_check".into(),
         admit_fn: "::rextio_torch::runtime::module_admit".into(),
         warn_categories: vec!["grad".into()],
     }

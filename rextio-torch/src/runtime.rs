@@ -18,7 +18,7 @@ mod modules;
 pub use fused::{
     fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, GIL_RELEASE_WORK, PATH_ENV,
 };
-pub use modules::{module_admit, module_call_check};
+pub use modules::{module_admit, module_call_check, module_global_check};
 
 mod shim;
 pub(crate) use shim::FastView;
@@ -86,9 +86,16 @@ impl Drop for Shared {
 impl Clone for Handle {
     fn clone(&self) -> Self {
         match self {
-            // A second borrow would need the GIL to take a new reference: share storage
-            // through a handle of our own instead.
-            Handle::Borrowed(t, _) => Handle::Owned(Rc::new(Shared::new(t.shallow_clone()))),
+            // Another borrow of the same `at::Tensor`: no C++ or Python reference is taken, so
+            // the copy is bound by the same rule as the original (it must not outlive the call
+            // whose argument, or kept-alive module attribute, holds the object), which every
+            // value of a body obeys. Copying the pointer costs no allocation, where a handle of
+            // our own would cost two (module bodies copy every weight they read).
+            Handle::Borrowed(t, o) => {
+                // SAFETY: the same live `at::Tensor*` the original borrows; never freed here.
+                let copy = unsafe { Tensor::from_ptr(t.as_ptr().cast_mut()) };
+                Handle::Borrowed(ManuallyDrop::new(copy), *o)
+            }
             Handle::Owned(t) => Handle::Owned(Rc::clone(t)),
         }
     }

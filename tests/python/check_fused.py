@@ -73,6 +73,15 @@ for batch in (1, 3, 17, 1):
     check("column_argmax", x)
     check("activations", spiked(x))
     check("wide", x, w)
+    g, beta = torch.rand(F_) + 0.5, torch.randn(F_)
+    check("normed", x, g, beta, w)
+    check("normed", spiked(x), g, beta, w)
+    check("normed", x * 1e3 + 5.0, g, beta, w)
+    check("normed_plain", x[0].clone(), 1e-3)
+    check("normed_plain", spiked(x)[0].clone(), 1e-5)
+    check("normed_n", x, F_, g)
+    # A normalised size that is not the last dim: eager's error, whichever path runs.
+    same_outcome(kernels.normed_n, eager.normed_n, x, F_ - 1, g)
 # GELU: eager's answers on -0, on the zeros of x <= -5.6 and on +inf depend on the host: oneDNN
 # (contiguous tensors of more than one element) answers by the instruction set its JIT picks,
 # torch's own kernel (one element, or oneDNN switched off) otherwise. Native must follow the path

@@ -250,6 +250,8 @@ fn fused_regions_match_eager_on_every_path() {
         "reductions",
         "keepdim_center",
         "wide",
+        "normed",
+        "normed_plain",
     ] {
         assert_eq!(
             built.route(&format!("fusedk.kernels.{f}")),

@@ -29,10 +29,11 @@ use crate::{cargo, env, setup};
 
 /// The projects the workloads live in: (name under `target/bench/projects`, source directory,
 /// whether it needs tensorflow).
-const PROJECTS: [(&str, &str, bool); 5] = [
+const PROJECTS: [(&str, &str, bool); 6] = [
     ("phase_a", "tests/fixtures/phase_a", false),
     ("control_flow", "tests/fixtures/control_flow", false),
     ("scoring", "bench/projects/scoring", false),
+    ("modules", "bench/projects/modules", false),
     ("tf_phase_a", "bench/projects/tf_phase_a", true),
     ("tf_scoring", "bench/projects/tf_scoring", true),
 ];

@@ -83,8 +83,11 @@ impl Plugin for Tp {
             lists: vec![],
             register_methods: vec![],
             stores: vec![],
+            tensor_stores: vec![],
+            module_stores: vec![],
             children_store: "_items".into(),
             call_check_fn: "tp_rt::call_check".into(),
+            global_check_fn: "tp_rt::global_check".into(),
             admit_fn: "tp_rt::admit".into(),
             warn_categories: vec![],
         })

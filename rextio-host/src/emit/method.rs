@@ -18,6 +18,10 @@ fn obj(i: usize) -> Ident {
     format_ident!("__rx_o{}", i)
 }
 
+fn view(i: usize) -> Ident {
+    format_ident!("__rx_m{}", i)
+}
+
 fn slot(i: usize) -> Ident {
     format_ident!("__rx_s{}", i)
 }
@@ -50,28 +54,61 @@ impl Reader<'_, '_> {
         }
     }
 
-    fn call_check(&self, o: &Ident, path: &str) -> TokenStream {
+    fn call_check(&self, o: usize, path: &str) -> TokenStream {
         let check = &self.call_check;
+        let view = view(o);
         let path = str_lit(&format!(" (`{path}`)"));
         let no = refuse(quote!(::std::format!("{}{}", __rx_why, #path)));
         quote! {
-            if let ::std::option::Option::Some(__rx_why) = #check(&#o)? {
+            if let ::std::option::Option::Some(__rx_why) = #check(#view.dict())? {
                 #no;
             }
         }
     }
 
-    fn attr(&self, src: &Ident, attr: &str, path: &str) -> TokenStream {
-        let get = rt("attr");
-        let stores: Vec<_> = self.support.stores.iter().map(|s| str_lit(s)).collect();
+    fn mask(&self, names: &[String]) -> u8 {
+        self.support
+            .stores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| names.contains(s))
+            .fold(0u8, |m, (i, _)| m | (1 << i))
+    }
+
+    /// `match <view of src>.get(attr, mask)? { Some(v) => v, None => refuse }`.
+    fn attr(&self, src: usize, attr: &str, path: &str, mask: u8) -> TokenStream {
+        let view = view(src);
         let attr = str_lit(attr);
         let msg = str_lit(&format!("state: `{path}` is missing"));
         let missing = refuse(quote!(::std::string::String::from(#msg)));
         quote! {
-            match #get(&#src, #attr, &[#(#stores),*])? {
+            match #view.get(::pyo3::intern!(__rx_py, #attr), #mask)? {
                 ::std::option::Option::Some(__rx_v) => __rx_v,
                 ::std::option::Option::None => { #missing; }
             }
+        }
+    }
+
+    /// The view of object `o` (`__rx_m<o>`), refusing an object without instance dictionary.
+    fn make_view(&self, o: usize, path: &str) -> TokenStream {
+        let (obj, view) = (obj(o), view(o));
+        let mv = rt("ModView");
+        let stores: Vec<_> = self
+            .support
+            .stores
+            .iter()
+            .map(|s| {
+                let s = str_lit(s);
+                quote!(::pyo3::intern!(__rx_py, #s))
+            })
+            .collect();
+        let msg = str_lit(&format!("state: `{path}` has no instance dictionary"));
+        let no = refuse(quote!(::std::string::String::from(#msg)));
+        quote! {
+            let #view = match #mv::of(&#obj, &[#(#stores),*])? {
+                ::std::option::Option::Some(__rx_view) => __rx_view,
+                ::std::option::Option::None => { #no; }
+            };
         }
     }
 
@@ -186,17 +223,19 @@ impl Reader<'_, '_> {
                     called,
                     path,
                 } => {
-                    let (s, d) = (obj(*src), obj(*dst));
-                    let get = self.attr(&s, attr, path);
+                    let d = obj(*dst);
+                    let get = self.attr(*src, attr, path, self.mask(&self.support.module_stores));
                     let class = self.class_check(&d, class, path);
+                    let make = self.make_view(*dst, path);
                     let call = if *called {
-                        self.call_check(&d, path)
+                        self.call_check(*dst, path)
                     } else {
                         TokenStream::new()
                     };
                     quote! {
                         let #d = #get;
                         #class
+                        #make
                         #call
                     }
                 }
@@ -204,15 +243,23 @@ impl Reader<'_, '_> {
                     obj: o,
                     class,
                     path,
-                } => self.class_check(&obj(*o), class, path),
+                } => {
+                    let v = view(*o);
+                    let check = self.class_check(&format_ident!("__rx_class_obj"), class, path);
+                    quote! {
+                        {
+                            let __rx_class_obj = #v.obj();
+                            #check
+                        }
+                    }
+                }
                 ReadOp::Cond {
                     src,
                     attr,
                     lit,
                     path,
                 } => {
-                    let s = obj(*src);
-                    let get = self.attr(&s, attr, path);
+                    let get = self.attr(*src, attr, path, u8::MAX);
                     let test = self.cond(lit);
                     let shown = match lit {
                         Literal::Bool(b) => {
@@ -245,8 +292,11 @@ impl Reader<'_, '_> {
                     slot: i,
                     path,
                 } => {
-                    let s = obj(*src);
-                    let get = self.attr(&s, attr, path);
+                    let mask = match ty {
+                        ValueType::Plugin(_) => self.mask(&self.support.tensor_stores),
+                        _ => u8::MAX,
+                    };
+                    let get = self.attr(*src, attr, path, mask);
                     let conv = self.convert(ty, path)?;
                     let id = slot(*i);
                     quote! {
@@ -267,7 +317,7 @@ impl Reader<'_, '_> {
                         )));
                     };
                     let read = format_ident!("__rx_read_{}", index);
-                    let (s, id) = (obj(*src), slot(*i));
+                    let (s, id) = (view(*src), slot(*i));
                     let no = refuse(quote!(__rx_why));
                     quote! {
                         let #id = match #read(&#s, __rx_keep)? {
@@ -285,15 +335,23 @@ impl Reader<'_, '_> {
                     slot: i,
                     path,
                 } => {
-                    let s = obj(*src);
-                    let children = rt("children");
-                    let store = str_lit(&self.support.children_store);
+                    let s = view(*src);
+                    let Some(store) = self
+                        .support
+                        .stores
+                        .iter()
+                        .position(|x| *x == self.support.children_store)
+                    else {
+                        return Err(fail("the plugin's children store is not one of its stores"));
+                    };
                     let missing = str_lit(&format!("state: `{path}` holds no elements store"));
                     let no = refuse(quote!(::std::string::String::from(#missing)));
                     let o0 = obj(0);
-                    let class = self.class_check(&o0, class, &format!("{path}[i]"));
+                    let elem = format!("{path}[i]");
+                    let class = self.class_check(&o0, class, &elem);
+                    let make = self.make_view(0, &elem);
                     let call = if *called {
-                        self.call_check(&o0, &format!("{path}[i]"))
+                        self.call_check(0, &elem)
                     } else {
                         TokenStream::new()
                     };
@@ -302,13 +360,14 @@ impl Reader<'_, '_> {
                     let id = slot(*i);
                     quote! {
                         let #id = {
-                            let __rx_items = match #children(&#s, #store)? {
+                            let __rx_items = match #s.elements(#store) {
                                 ::std::option::Option::Some(x) => x,
                                 ::std::option::Option::None => { #no; }
                             };
                             let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
                             for #o0 in __rx_items {
                                 #class
+                                #make
                                 #call
                                 #(#inner)*
                                 __rx_list.push((#(#elems,)*));
@@ -354,7 +413,8 @@ pub(super) fn method_items(
     let state_ty = reader.lx.rust_type(&ValueType::Tuple(m.slots.clone()))?;
     let slots: Vec<Ident> = (0..m.slots.len()).map(slot).collect();
     let read_fn = format_ident!("__rx_read_{}", index);
-    let o0 = obj(0);
+    let m0 = view(0);
+    let mv = rt("ModView");
     let doc = str_lit(&format!(
         " State of `{}` read from the live instance.",
         ir.qualname
@@ -363,9 +423,10 @@ pub(super) fn method_items(
         #[doc = #doc]
         #[allow(clippy::all, unused_variables)]
         fn #read_fn<'py>(
-            #o0: &::pyo3::Bound<'py, ::pyo3::PyAny>,
+            #m0: &#mv<'py>,
             __rx_keep: &mut ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>>,
         ) -> ::pyo3::PyResult<::std::result::Result<#state_ty, ::std::string::String>> {
+            let __rx_py = #m0.obj().py();
             #(#ops)*
             ::pyo3::PyResult::Ok(::std::result::Result::Ok((#(#slots,)*)))
         }
@@ -383,6 +444,20 @@ pub(super) fn method_items(
     };
     let state = local_ident(&ir.params[0].name);
     let on_state_err = fallback(quote!(__rx_why));
+    let on_global = fallback(quote!(__rx_why));
+    let no_dict = fallback(quote!(::std::string::String::from(
+        "state: the instance has no instance dictionary"
+    )));
+    let global_check: syn::Path =
+        parse("module global check", &support.global_check_fn).map_err(fail)?;
+    let stores: Vec<_> = support
+        .stores
+        .iter()
+        .map(|s| {
+            let s = str_lit(s);
+            quote!(::pyo3::intern!(__rx_py, #s))
+        })
+        .collect();
     let mut params = vec![
         quote!(__rx_py: ::pyo3::Python<'py>),
         quote!(__rx_orig: &::pyo3::Bound<'py, ::pyo3::PyAny>),
@@ -444,7 +519,14 @@ pub(super) fn method_items(
                 ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
             };
             let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
-            let #state = match #read_fn(__rx_self, &mut __rx_keep)? {
+            if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
+                #on_global;
+            }
+            let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
+                ::std::option::Option::Some(__rx_view) => __rx_view,
+                ::std::option::Option::None => { #no_dict; }
+            };
+            let #state = match #read_fn(&__rx_self_view, &mut __rx_keep)? {
                 ::std::result::Result::Ok(__rx_state) => __rx_state,
                 ::std::result::Result::Err(__rx_why) => { #on_state_err; }
             };

@@ -44,6 +44,12 @@ fn is_scalar(ty: &ValueType) -> bool {
     matches!(ty, ValueType::Int | ValueType::Float | ValueType::Bool)
 }
 
+/// A fixed-length tuple of scalars (`(n,)`: layer_norm's normalised shape), a value that cannot
+/// raise when read.
+fn is_scalar_tuple(ty: &ValueType) -> bool {
+    matches!(ty, ValueType::Tuple(items) if items.iter().all(is_scalar))
+}
+
 /// A pure scalar expression over locals and literals.
 fn pure_scalar(e: &Expr) -> bool {
     match &e.kind {
@@ -66,10 +72,11 @@ fn tree_plugin(e: &Expr) -> Option<&str> {
     let ok = e.children().into_iter().all(|c| match &c.kind {
         ExprKind::Site { .. } => tree_plugin(c) == Some(id),
         ExprKind::Local(_) | ExprKind::Move(_) => {
-            matches!(c.ty, ValueType::Plugin(_)) || is_scalar(&c.ty)
+            matches!(c.ty, ValueType::Plugin(_)) || is_scalar(&c.ty) || is_scalar_tuple(&c.ty)
         }
         ExprKind::Lit(_) => true,
         ExprKind::Scalar(..) => is_scalar(&c.ty) && pure_scalar(c),
+        ExprKind::Tuple(xs) => is_scalar_tuple(&c.ty) && xs.iter().all(pure_scalar),
         _ => false,
     });
     ok.then_some(id)

@@ -53,19 +53,33 @@ impl ClassRef {
     }
 }
 
+/// The instance dictionary of `obj` (without attribute lookup through its class, which for a
+/// module class goes through its `__getattr__`), `None` when it has none.
+pub fn instance_dict<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
+    let py = obj.py();
+    // SAFETY: `obj` is a valid object; `PyObject_GenericGetDict` returns a new reference to its
+    // instance dictionary, or NULL with an exception set when it has none.
+    let raw = unsafe { pyo3::ffi::PyObject_GenericGetDict(obj.as_ptr(), std::ptr::null_mut()) };
+    if raw.is_null() {
+        // Clear the AttributeError: having no instance dict only means "not here".
+        let _ = PyErr::take(py);
+        return None;
+    }
+    // SAFETY: a new, non-null reference.
+    let dict = unsafe { Bound::from_owned_ptr(py, raw) };
+    dict.cast_into::<PyDict>().ok()
+}
+
 /// Attribute `name` of a module object as the framework stores it: the instance `__dict__`,
 /// then each of `stores` (instance dictionaries such as `_parameters`), in order. `None` when
-/// it is in none of them.
+/// it is in none of them. Names are interned strings (`pyo3::intern!`), so lookups reuse
+/// their hashes.
 pub fn attr<'py>(
     obj: &Bound<'py, PyAny>,
-    name: &str,
-    stores: &[&str],
+    name: &Bound<'py, PyString>,
+    stores: &[&Bound<'py, PyString>],
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let py = obj.py();
-    let Ok(dict) = obj.getattr(pyo3::intern!(py, "__dict__")) else {
-        return Ok(None);
-    };
-    let Ok(dict) = dict.cast_into::<PyDict>() else {
+    let Some(dict) = instance_dict(obj) else {
         return Ok(None);
     };
     if let Some(v) = dict.get_item(name)? {
@@ -86,7 +100,7 @@ pub fn attr<'py>(
 /// The elements of a container module, in order: the values of its `store` dictionary.
 pub fn children<'py>(
     obj: &Bound<'py, PyAny>,
-    store: &str,
+    store: &Bound<'py, PyString>,
 ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
     let Some(d) = attr(obj, store, &[])? else {
         return Ok(None);
@@ -94,7 +108,78 @@ pub fn children<'py>(
     let Ok(d) = d.cast_into::<PyDict>() else {
         return Ok(None);
     };
-    Ok(Some(d.values().iter().collect()))
+    Ok(Some(d.iter().map(|(_, v)| v).collect()))
+}
+
+/// The most attribute stores a [`ModView`] holds.
+pub const MAX_STORES: usize = 4;
+
+/// A module object with its instance dictionary and attribute stores looked up once, for the
+/// several attributes a compiled method reads from it.
+pub struct ModView<'py> {
+    obj: Bound<'py, PyAny>,
+    dict: Bound<'py, PyDict>,
+    stores: [Option<Bound<'py, PyDict>>; MAX_STORES],
+}
+
+impl<'py> ModView<'py> {
+    /// The view of `obj` with the stores named (in lookup order; at most [`MAX_STORES`]);
+    /// `None` when it has no instance dictionary.
+    pub fn of(obj: &Bound<'py, PyAny>, stores: &[&Bound<'py, PyString>]) -> PyResult<Option<Self>> {
+        let Some(dict) = instance_dict(obj) else {
+            return Ok(None);
+        };
+        let mut found: [Option<Bound<'py, PyDict>>; MAX_STORES] = Default::default();
+        for (slot, name) in found.iter_mut().zip(stores) {
+            if let Some(d) = dict.get_item(*name)? {
+                *slot = d.cast_into::<PyDict>().ok();
+            }
+        }
+        Ok(Some(Self {
+            obj: obj.clone(),
+            dict,
+            stores: found,
+        }))
+    }
+
+    /// The object.
+    pub fn obj(&self) -> &Bound<'py, PyAny> {
+        &self.obj
+    }
+
+    /// Its instance dictionary.
+    pub fn dict(&self) -> &Bound<'py, PyDict> {
+        &self.dict
+    }
+
+    /// Attribute `name`: the instance dictionary, then the stores whose bit is set in `mask`
+    /// (bit `i`: store `i`), in order.
+    pub fn get(
+        &self,
+        name: &Bound<'py, PyString>,
+        mask: u8,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(v) = self.dict.get_item(name)? {
+            return Ok(Some(v));
+        }
+        for (i, store) in self.stores.iter().enumerate() {
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            if let Some(d) = store {
+                if let Some(v) = d.get_item(name)? {
+                    return Ok(Some(v));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The values of store `i` in order (a container's elements); `None` without that store.
+    pub fn elements(&self, i: usize) -> Option<Vec<Bound<'py, PyAny>>> {
+        let d = self.stores.get(i)?.as_ref()?;
+        Some(d.iter().map(|(_, v)| v).collect())
+    }
 }
 
 /// An attribute that must be a Python `int` (not a `bool`) within 64 bits.

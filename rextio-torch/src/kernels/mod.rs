@@ -52,9 +52,9 @@ pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Oper
 pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
 pub use math::{erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
-    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,
-    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
-    sum_cols, sum_rows,
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
+    log_softmax_cols, log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols,
+    softmax_rows, sum_cols, sum_rows,
 };
 
 use std::cell::Cell;

@@ -682,3 +682,125 @@ fn cols_softmax<const LOG: bool>(
     dispatch(K::<LOG>(x, m, n, out));
     Ok(())
 }
+
+/// The sum of `(x - mean)²` over the row (accumulators as [`row_sum`]; the tail's padding is
+/// `mean`, which adds nothing).
+#[inline(always)]
+fn row_sq_dev<S: Simd>(s: S, row: &[f32], mean: f32) -> f32 {
+    let l = S::LANES;
+    let mv = s.splat(mean);
+    let mut acc = [s.zero(); 4];
+    let mut c4 = row.chunks_exact(4 * l);
+    for v in &mut c4 {
+        for (j, a) in acc.iter_mut().enumerate() {
+            let d = s.sub(s.load(&v[j * l..]), mv);
+            *a = s.mul_add(d, d, *a);
+        }
+    }
+    let mut c = c4.remainder().chunks_exact(l);
+    for v in &mut c {
+        let d = s.sub(s.load(v), mv);
+        acc[0] = s.mul_add(d, d, acc[0]);
+    }
+    let t = c.remainder();
+    if !t.is_empty() {
+        let d = s.sub(s.load_partial(t, mean), mv);
+        acc[1] = s.mul_add(d, d, acc[1]);
+    }
+    s.reduce_add(s.add(s.add(acc[0], acc[1]), s.add(acc[2], acc[3])))
+}
+
+/// `out = layer_norm(x, (n,), weight, bias, eps)` over the last dim of an `m×n` matrix, as
+/// ATen's CPU kernel computes it: per row the mean and the population variance in float32,
+/// `rstd = 1 / sqrt(max(var, 0) + eps)`, then `(x · rstd − mean · rstd) · weight + bias`. A row
+/// holding NaN or ±inf is all NaN, as in eager.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_rows(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    weight: Option<&[f32]>,
+    bias: Option<&[f32]>,
+    eps: f32,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let len = check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), len)?;
+    if let Some(w) = weight {
+        check_len("weight", w.len(), n)?;
+    }
+    if let Some(b) = bias {
+        check_len("bias", b.len(), n)?;
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    struct K<'a> {
+        x: &'a [f32],
+        n: usize,
+        w: Option<&'a [f32]>,
+        b: Option<&'a [f32]>,
+        eps: f32,
+        out: &'a mut [f32],
+    }
+    impl Kernel for K<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<S: Simd>(self, s: S) {
+            let K {
+                x,
+                n,
+                w,
+                b,
+                eps,
+                out,
+            } = self;
+            let l = S::LANES;
+            let inv_n = 1.0 / n as f32;
+            for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+                let mean = row_sum(s, row) * inv_n;
+                let var = row_sq_dev(s, row, mean) * inv_n;
+                // std::max(var, 0): NaN stays NaN (Rust's f32::max would drop it).
+                let var = if var < 0.0 { 0.0 } else { var };
+                let rstd = 1.0 / (var + eps).sqrt();
+                let (scale, shift) = (s.splat(rstd), s.splat(-rstd * mean));
+                let mut i = 0;
+                while i < n {
+                    let k = (n - i).min(l);
+                    let full = k == l;
+                    let load = |src: &[f32]| {
+                        if full {
+                            s.load(&src[i..])
+                        } else {
+                            s.load_partial(&src[i..i + k], 0.0)
+                        }
+                    };
+                    // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
+                    // one-element row normalises to exactly 0.
+                    let mut y = s.add(s.mul(load(row), scale), shift);
+                    if let Some(w) = w {
+                        y = s.mul(y, load(w));
+                    }
+                    if let Some(b) = b {
+                        y = s.add(y, load(b));
+                    }
+                    if full {
+                        s.store(&mut o[i..], y);
+                    } else {
+                        s.store_partial(&mut o[i..i + k], y);
+                    }
+                    i += k;
+                }
+            }
+        }
+    }
+    dispatch(K {
+        x,
+        n,
+        w: weight,
+        b: bias,
+        eps,
+        out,
+    });
+    Ok(())
+}

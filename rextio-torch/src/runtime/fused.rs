@@ -254,7 +254,7 @@ fn fused_with<const N: usize>(
         return Ok(None);
     };
     let plan: &Plan = &plan;
-    if plan.any_empty {
+    if plan.any_empty || !layer_norm_sizes_match(p, plan, scalars)? {
         return Ok(None);
     }
     if mode == PathMode::Auto && (plan.macs > AUTO_MAX_MACS || plan.max_numel > AUTO_MAX_NUMEL) {
@@ -383,6 +383,31 @@ impl Job<'_> {
         // the plan only shares buffers along in-place chains.
         unsafe { execute(self.p, self.plan, self.bufs, self.scalars, self.gelu) }
     }
+}
+
+/// The value of scalar input `v`.
+fn scalar_of(p: ProgramView<'_>, scalars: &[f64], v: u16) -> PyResult<f64> {
+    let Some(Input::Scalar { slot }) = p.inputs.get(usize::from(v)).copied() else {
+        return Err(internal("a scalar operand is not a scalar input"));
+    };
+    scalars
+        .get(usize::from(slot))
+        .copied()
+        .ok_or_else(|| internal("a scalar operand is missing"))
+}
+
+/// Whether every layer norm's normalised size is its input's last dim; otherwise the per-site
+/// path runs and libtorch raises eager's error.
+fn layer_norm_sizes_match(p: ProgramView<'_>, plan: &Plan, scalars: &[f64]) -> PyResult<bool> {
+    for i in p.ins {
+        if let Ins::LayerNorm { x, n, .. } = *i {
+            let last = plan.shapes[usize::from(x)].0.matrix().1;
+            if scalar_of(p, scalars, n)? != last as f64 {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 fn internal(what: &str) -> pyo3::PyErr {
@@ -566,6 +591,23 @@ unsafe fn execute(
             Ins::Reduce { f, t, dim, .. } => {
                 let (m, c) = shape(t).matrix();
                 k_err(reduce(f, dim == 1, src(t)?, m, c, dst))?;
+            }
+            Ins::LayerNorm { x, w, b, eps, .. } => {
+                let (m, c) = shape(x).matrix();
+                let eps = match eps {
+                    Some(e) => scalar_of(p, scalars, e)?,
+                    None => 1e-5,
+                };
+                let w = match w {
+                    Some(w) => Some(src(w)?),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(src(b)?),
+                    None => None,
+                };
+                // ATen casts eps to the input's accumulation type (float for float32).
+                k_err(k::layer_norm_rows(src(x)?, m, c, w, b, eps as f32, dst))?;
             }
             Ins::Argmax { .. } => {}
         }

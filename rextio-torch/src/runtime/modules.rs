@@ -23,7 +23,9 @@ const GLOBAL_HOOKS: [&str; 4] = [
     "_global_backward_pre_hooks",
 ];
 
-static MODULE_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+/// The namespace of `torch.nn.modules.module`, where the global hook dictionaries live (read
+/// at every check: registering a hook rebinds nothing, it fills the dictionary).
+static MODULE_GLOBALS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
 fn non_empty(obj: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
     match obj {
@@ -33,24 +35,43 @@ fn non_empty(obj: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
     }
 }
 
-/// Why calling `module` would not go straight to its `forward` as the compiled method does:
-/// a forward, pre-forward or backward hook on it, a global module hook, or an active tracer.
-/// `None` when `Module.__call__` would take its fast path.
-pub fn module_call_check(module: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    let py = module.py();
-    let dict = module.getattr(pyo3::intern!(py, "__dict__"))?;
-    let dict = dict.cast::<PyDict>()?;
-    for name in INSTANCE_HOOKS {
-        if non_empty(dict.get_item(name)?)? {
+/// Why calling the module whose instance dictionary is `dict` would not go straight to its
+/// `forward` as the compiled method does: a forward, pre-forward or backward hook on it. `None`
+/// when `Module.__call__` would take its fast path (global hooks: [`module_global_check`]).
+pub fn module_call_check(dict: &Bound<'_, PyDict>) -> PyResult<Option<String>> {
+    let py = dict.py();
+    let instance = [
+        pyo3::intern!(py, "_forward_hooks"),
+        pyo3::intern!(py, "_forward_pre_hooks"),
+        pyo3::intern!(py, "_backward_hooks"),
+        pyo3::intern!(py, "_backward_pre_hooks"),
+    ];
+    for (name, key) in INSTANCE_HOOKS.iter().zip(instance) {
+        if non_empty(dict.get_item(key)?)? {
             return Ok(Some(format!("hook: a `{name}` entry on this submodule")));
         }
     }
-    let m = MODULE_MODULE.get_or_try_init(py, || {
-        PyModule::import(py, "torch.nn.modules.module").map(Bound::unbind)
+    Ok(None)
+}
+
+/// Why no submodule call would go straight to its `forward`: a global module hook
+/// (`register_module_forward_hook` and friends) fires on every module call.
+pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
+    let globals = MODULE_GLOBALS.get_or_try_init(py, || {
+        PyModule::import(py, "torch.nn.modules.module")
+            .and_then(|m| m.getattr(pyo3::intern!(py, "__dict__")))
+            .and_then(|d| d.cast_into::<PyDict>().map_err(Into::into))
+            .map(Bound::unbind)
     })?;
-    let m = m.bind(py);
-    for name in GLOBAL_HOOKS {
-        if non_empty(m.getattr(name).ok())? {
+    let globals = globals.bind(py);
+    let keys = [
+        pyo3::intern!(py, "_global_forward_hooks"),
+        pyo3::intern!(py, "_global_forward_pre_hooks"),
+        pyo3::intern!(py, "_global_backward_hooks"),
+        pyo3::intern!(py, "_global_backward_pre_hooks"),
+    ];
+    for (name, key) in GLOBAL_HOOKS.iter().zip(keys) {
+        if non_empty(globals.get_item(key)?)? {
             return Ok(Some(format!("hook: a global module hook (`{name}`)")));
         }
     }

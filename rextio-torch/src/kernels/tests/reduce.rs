@@ -7,9 +7,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::super::{
-    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, log_softmax_cols,
-    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
-    sum_cols, sum_rows, KernelError,
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
+    log_softmax_cols, log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols,
+    softmax_rows, sum_cols, sum_rows, KernelError,
 };
 use super::elementwise::{dims, value};
 use super::{close, each_isa, same};
@@ -429,4 +429,71 @@ fn reduction_lengths_are_checked() {
         amax_rows(&x, usize::MAX, 2, &mut f),
         Err(KernelError::Overflow)
     );
+}
+
+/// LayerNorm rows against an f64 reference: every ISA, with and without the affine vectors, at
+/// widths around the vector lengths; rows holding NaN or ±inf are all NaN, as in torch.
+#[test]
+fn layer_norm_rows_match_the_f64_reference() {
+    let reference = |row: &[f32], w: Option<&[f32]>, b: Option<&[f32]>, eps: f64| -> Vec<f64> {
+        let n = row.len() as f64;
+        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+        let var = row
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let rstd = 1.0 / (var + eps).sqrt();
+        row.iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let y = (f64::from(v) - mean) * rstd;
+                let y = w.map_or(y, |w| y * f64::from(w[i]));
+                b.map_or(y, |b| y + f64::from(b[i]))
+            })
+            .collect()
+    };
+    for n in [1usize, 3, 7, 8, 15, 16, 17, 33, 48, 96] {
+        let m = 3;
+        let x: Vec<f32> = (0..m * n)
+            .map(|i| ((i * 37 % 23) as f32 - 11.0) * 0.37)
+            .collect();
+        let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 5) as f32 * 0.25).collect();
+        let b: Vec<f32> = (0..n).map(|i| (i % 3) as f32 - 1.0).collect();
+        each_isa(|isa| {
+            for (wo, bo) in [
+                (None, None),
+                (Some(&w[..]), Some(&b[..])),
+                (Some(&w[..]), None),
+            ] {
+                let mut out = vec![0.0f32; m * n];
+                layer_norm_rows(&x, m, n, wo, bo, 1e-5, &mut out).unwrap();
+                for (r, row) in x.chunks(n).enumerate() {
+                    let want = reference(row, wo, bo, 1e-5);
+                    for (j, &g) in out[r * n..(r + 1) * n].iter().enumerate() {
+                        assert!(
+                            close(g, want[j], 1e-5, 1e-5),
+                            "{isa:?} n={n} row {r}[{j}]: {g} vs {}",
+                            want[j]
+                        );
+                    }
+                }
+            }
+            // Row 0 holds a NaN, row 1 a +inf: both all NaN; row 2 untouched.
+            let mut special = x.clone();
+            special[(n - 1).min(1)] = f32::NAN;
+            special[n] = f32::INFINITY;
+            let mut out = vec![0.0f32; m * n];
+            layer_norm_rows(&special, m, n, Some(&w), Some(&b), 1e-5, &mut out).unwrap();
+            assert!(
+                out[..2 * n].iter().all(|v| v.is_nan()),
+                "{isa:?} n={n}: NaN/inf rows are all NaN"
+            );
+            assert!(
+                out[2 * n..].iter().all(|v| v.is_finite()),
+                "{isa:?} n={n}: other rows stay finite"
+            );
+        });
+    }
+    assert!(layer_norm_rows(&[0.0; 6], 2, 3, Some(&[1.0; 2]), None, 1e-5, &mut [0.0; 6]).is_err());
 }
