@@ -45,6 +45,7 @@ pub mod emit;
 pub mod explain;
 pub mod frontend;
 pub mod init;
+pub mod inline;
 pub mod ir;
 pub mod ir_module;
 pub mod ownership;

@@ -387,6 +387,13 @@ impl Project {
                     callees.insert(f.qualname.clone(), next);
                 }
             }
+            // Straight-line callees are inlined into their callers' bodies (regions span them).
+            let bodies: BTreeMap<String, crate::ir::FnIr> = check
+                .analyses
+                .iter()
+                .flat_map(|m| &m.functions)
+                .filter_map(|f| Some((f.qualname.clone(), f.ir.clone()?)))
+                .collect();
             let mut placed = Vec::new();
             let mut used_plugins = std::collections::BTreeSet::new();
             let mut failed = false;
@@ -402,7 +409,8 @@ impl Project {
                         Route::Fallback => (Vec::new(), false),
                     };
                     let index = callees.get(&f.qualname).copied().unwrap_or(0);
-                    match lower_function(ir, &ids, registry, auth, &callees, index, exposed) {
+                    let ir = crate::inline::inline_calls(ir, &bodies);
+                    match lower_function(&ir, &ids, registry, auth, &callees, index, exposed) {
                         Ok(lowered) => {
                             used_plugins.extend(ids.iter().cloned());
                             let key = match &f.class {
