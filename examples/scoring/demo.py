@@ -8,6 +8,8 @@ Run with `cargo xtask demo`, or by hand after `rextio build examples/scoring`:
 
 The native functions come from the built wrapper package `scoring.kernels`; the eager
 reference is the original source `src/scoring/kernels.py`, loaded under another module name.
+The model class `scoring.model.Scorer` (an `nn.Module`) is compared the same way: `model(x)`
+under `torch.inference_mode()`, with the method counters proving the native body ran.
 Exits 1 if a function is not bound natively or if any result differs from eager.
 """
 
@@ -27,6 +29,8 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 BUILD_PYTHON = HERE / ".rextio" / "build" / "python"
 SOURCE = HERE / "src" / "scoring" / "kernels.py"
+MODEL_SOURCE = HERE / "src" / "scoring" / "model.py"
+MODEL_RTOL, MODEL_ATOL = 1e-4, 1e-5  # a whole model: several float32 products in a row
 FUNCTIONS = ("inference", "deep")
 RTOL = 1e-5
 ATOL = 1e-6
@@ -44,12 +48,11 @@ def load_native() -> ModuleType:
     return importlib.import_module("scoring.kernels")
 
 
-def load_eager() -> ModuleType:
-    """The original Python source, imported as `scoring_eager_kernels`."""
-    name = "scoring_eager_kernels"
-    spec = importlib.util.spec_from_file_location(name, SOURCE)
+def load_eager(source: Path = SOURCE, name: str = "scoring_eager_kernels") -> ModuleType:
+    """The original Python source, imported under another name."""
+    spec = importlib.util.spec_from_file_location(name, source)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {SOURCE}")
+        raise ImportError(f"cannot load {source}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -102,6 +105,56 @@ def parity(native_fn: Callable[..., Any], eager_fn: Callable[..., Any], args: tu
     diff = (native - eager).abs().max().item() if native.numel() else 0.0
     ok = torch.allclose(native, eager, rtol=RTOL, atol=ATOL)
     return ok, f"{diff:.1e}"
+
+
+def models(opts: argparse.Namespace) -> bool:
+    """`model(x)` of the built `scoring.model.Scorer` against the original class, timed side by
+    side under `torch.inference_mode()`; True when every cell ran natively and matched."""
+    native_mod = importlib.import_module("scoring.model")
+    eager_mod = load_eager(MODEL_SOURCE, "scoring_eager_model")
+    stats = getattr(native_mod, "__rextio_method_stats__", None)
+    if stats is None:
+        print("model: scoring.model has no compiled methods (fallback)")
+        return False
+    key = "scoring.model.Scorer.forward"
+    header = (f"{'model':<10} {'shape':<34} {'parity':<16} "
+              f"{'native µs':>10} {'eager µs':>10} {'eager/native':>13}")
+    print(header)
+    print("-" * len(header))
+    ok_all = True
+    for batch, features, width in [(1, 32, 32), (8, 64, 64), (64, 64, 64)]:
+        torch.manual_seed(batch)
+        native = native_mod.Scorer(features, width).eval()
+        eager = eager_mod.Scorer(features, width).eval()
+        eager.load_state_dict(native.state_dict())
+        x = torch.randn(batch, features)
+        shape = f"b={batch} in={features} width={width}"
+        with torch.inference_mode():
+            before = stats()[key]["native"]
+            got, want = native(x), eager(x)
+            ran = stats()[key]["native"] - before
+            ok = ran == 1 and torch.allclose(got, want, rtol=MODEL_RTOL, atol=MODEL_ATOL)
+            detail = f"{(got - want).abs().max().item():.1e}"
+            if not ok:
+                ok_all = False
+                why = "the original ran" if ran != 1 else detail
+                print(f"{'Scorer':<10} {shape:<34} FAIL {why}")
+                continue
+            per_call_us(native, (x,), opts.warmup)
+            per_call_us(eager, (x,), opts.warmup)
+            native_t: list[float] = []
+            eager_t: list[float] = []
+            for r in range(opts.rounds):
+                lanes = [(native, native_t), (eager, eager_t)]
+                if r % 2:
+                    lanes.reverse()
+                for fn, sink in lanes:
+                    sink.append(per_call_us(fn, (x,), opts.calls))
+        native_us = statistics.median(native_t)
+        eager_us = statistics.median(eager_t)
+        print(f"{'Scorer':<10} {shape:<34} {'ok ' + detail:<16} "
+              f"{native_us:>10.2f} {eager_us:>10.2f} {eager_us / native_us:>12.2f}x")
+    return ok_all
 
 
 def main() -> int:
@@ -168,6 +221,8 @@ def main() -> int:
         print(f"{name:<10} {shape:<34} {'ok ' + detail:<16} "
               f"{native_us:>10.2f} {eager_us:>10.2f} {ratio:>12.2f}x")
 
+    print()
+    failed |= not models(opts)
     print()
     if failed:
         print("demo: FAILED (a function is not native or parity failed)")
