@@ -360,7 +360,7 @@ impl Reader<'_, '_> {
                     let id = slot(*i);
                     quote! {
                         let #id = {
-                            let __rx_items = match #s.elements(#store) {
+                            let __rx_items = match #s.elements(#store)? {
                                 ::std::option::Option::Some(x) => x,
                                 ::std::option::Option::None => { #no; }
                             };

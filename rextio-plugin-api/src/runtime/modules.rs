@@ -114,12 +114,13 @@ pub fn children<'py>(
 /// The most attribute stores a [`ModView`] holds.
 pub const MAX_STORES: usize = 4;
 
-/// A module object with its instance dictionary and attribute stores looked up once, for the
-/// several attributes a compiled method reads from it.
+/// A module object with its instance dictionary, and its attribute stores looked up on first
+/// use, for the several attributes a compiled method reads from it.
 pub struct ModView<'py> {
     obj: Bound<'py, PyAny>,
     dict: Bound<'py, PyDict>,
-    stores: [Option<Bound<'py, PyDict>>; MAX_STORES],
+    names: [Option<Bound<'py, PyString>>; MAX_STORES],
+    stores: [std::cell::OnceCell<Option<Bound<'py, PyDict>>>; MAX_STORES],
 }
 
 impl<'py> ModView<'py> {
@@ -129,16 +130,15 @@ impl<'py> ModView<'py> {
         let Some(dict) = instance_dict(obj) else {
             return Ok(None);
         };
-        let mut found: [Option<Bound<'py, PyDict>>; MAX_STORES] = Default::default();
-        for (slot, name) in found.iter_mut().zip(stores) {
-            if let Some(d) = dict.get_item(*name)? {
-                *slot = d.cast_into::<PyDict>().ok();
-            }
+        let mut names: [Option<Bound<'py, PyString>>; MAX_STORES] = Default::default();
+        for (slot, name) in names.iter_mut().zip(stores) {
+            *slot = Some((*name).clone());
         }
         Ok(Some(Self {
             obj: obj.clone(),
             dict,
-            stores: found,
+            names,
+            stores: Default::default(),
         }))
     }
 
@@ -152,6 +152,21 @@ impl<'py> ModView<'py> {
         &self.dict
     }
 
+    /// Store `i`, looked up once.
+    fn store(&self, i: usize) -> PyResult<Option<&Bound<'py, PyDict>>> {
+        let (Some(cell), Some(Some(name))) = (self.stores.get(i), self.names.get(i)) else {
+            return Ok(None);
+        };
+        if let Some(found) = cell.get() {
+            return Ok(found.as_ref());
+        }
+        let found = match self.dict.get_item(name)? {
+            Some(d) => d.cast_into::<PyDict>().ok(),
+            None => None,
+        };
+        Ok(cell.get_or_init(|| found).as_ref())
+    }
+
     /// Attribute `name`: the instance dictionary, then the stores whose bit is set in `mask`
     /// (bit `i`: store `i`), in order.
     pub fn get(
@@ -162,11 +177,11 @@ impl<'py> ModView<'py> {
         if let Some(v) = self.dict.get_item(name)? {
             return Ok(Some(v));
         }
-        for (i, store) in self.stores.iter().enumerate() {
+        for i in 0..MAX_STORES {
             if mask & (1 << i) == 0 {
                 continue;
             }
-            if let Some(d) = store {
+            if let Some(d) = self.store(i)? {
                 if let Some(v) = d.get_item(name)? {
                     return Ok(Some(v));
                 }
@@ -176,9 +191,8 @@ impl<'py> ModView<'py> {
     }
 
     /// The values of store `i` in order (a container's elements); `None` without that store.
-    pub fn elements(&self, i: usize) -> Option<Vec<Bound<'py, PyAny>>> {
-        let d = self.stores.get(i)?.as_ref()?;
-        Some(d.iter().map(|(_, v)| v).collect())
+    pub fn elements(&self, i: usize) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+        Ok(self.store(i)?.map(|d| d.iter().map(|(_, v)| v).collect()))
     }
 }
 
