@@ -374,18 +374,11 @@ def candidates(
                     continue
                 ready[lane] = Candidate(p.jit_fn, schedule.python_block(p.jit_fn, args))
             elif lane == "compile":
-                if opts.compile_subset and not cell.compile_subset:
-                    done[lane] = LaneResult(
-                        lane, SKIPPED,
-                        "--compile-subset: torch.compile only on the first cell of each workload")
+                got = compile_lane(eager_fn, args, cell, opts)
+                if isinstance(got, LaneResult):
+                    done[lane] = got
                     continue
-                torch._dynamo.reset()
-                compiled = torch.compile(eager_fn, dynamic=False)
-                start = time.perf_counter()
-                compiled(*args)
-                compile_s = time.perf_counter() - start
-                ready[lane] = Candidate(compiled, schedule.python_block(compiled, args),
-                                        compile_s=compile_s)
+                ready[lane] = got
             elif lane == "fallback":
                 if p.wrapper is None:
                     done[lane] = LaneResult(lane, UNAVAILABLE, p.wrapper_reason)
@@ -398,15 +391,11 @@ def candidates(
                     continue
                 ready[lane] = Candidate(fn, schedule.python_block(fn, args))
             elif lane == "onnxruntime":
-                missing = ort_unavailable()
-                if missing:
-                    done[lane] = LaneResult(lane, UNAVAILABLE, missing)
+                got = ort_lane(eager_fn, args, opts)
+                if isinstance(got, LaneResult):
+                    done[lane] = got
                     continue
-                ort_lane = onnxlane.build(eager_fn, args, threads=opts.threads)
-                block = schedule.python_block(ort_lane.session.run,
-                                              ([ort_lane.output_name], ort_lane.feed(args)))
-                ready[lane] = Candidate(ort_lane.call, block, compile_s=ort_lane.seconds,
-                                        note=ort_lane.note)
+                ready[lane] = got
             elif lane == "tf_function":
                 tf_lane = tflanes.tf_function(eager_fn, args)
                 ready[lane] = Candidate(tf_lane.call,
@@ -427,6 +416,39 @@ def candidates(
         except Exception as exc:  # a lane that cannot be built is reported, the run goes on
             done[lane] = LaneResult(lane, UNAVAILABLE, f"could not set up the lane: {short(exc)}")
     return ready, done
+
+
+def compile_lane(fn: Callable[..., Any], args: tuple[Any, ...], cell: Cell, opts: Options,
+                 inference_mode: bool = False) -> Candidate | LaneResult:
+    """The torch.compile lane of `fn` (a function or a model), warm, its first call timed as the
+    compile time; `inference_mode`: compiled and timed under `torch.inference_mode()`."""
+    if opts.compile_subset and not cell.compile_subset:
+        return LaneResult("compile", SKIPPED,
+                          "--compile-subset: torch.compile only on the first cell of each workload")
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, dynamic=False)
+    start = time.perf_counter()
+    if inference_mode:
+        with torch.inference_mode():
+            compiled(*args)
+    else:
+        compiled(*args)
+    compile_s = time.perf_counter() - start
+    if inference_mode:
+        return Candidate(inference(compiled),
+                         schedule.python_block(compiled, args, context=torch.inference_mode),
+                         compile_s=compile_s)
+    return Candidate(compiled, schedule.python_block(compiled, args), compile_s=compile_s)
+
+
+def ort_lane(fn: Callable[..., Any], args: tuple[Any, ...], opts: Options) -> Candidate | LaneResult:
+    """The ONNX Runtime lane of `fn` (a function or a model) exported with `torch.onnx.export`."""
+    missing = ort_unavailable()
+    if missing:
+        return LaneResult("onnxruntime", UNAVAILABLE, missing)
+    lane = onnxlane.build(fn, args, threads=opts.threads)
+    block = schedule.python_block(lane.session.run, ([lane.output_name], lane.feed(args)))
+    return Candidate(lane.call, block, compile_s=lane.seconds, note=lane.note)
 
 
 def inference(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -516,32 +538,20 @@ def module_candidates(
                                         schedule.python_block(m.jit, args, context=im),
                                         note=m.jit_note + "; called under torch.inference_mode()")
             elif lane == "compile":
-                if opts.compile_subset and not cell.compile_subset:
-                    done[lane] = LaneResult(
-                        lane, SKIPPED,
-                        "--compile-subset: torch.compile only on the first cell of each workload")
+                got = compile_lane(m.eager, args, cell, opts, inference_mode=True)
+                if isinstance(got, LaneResult):
+                    done[lane] = got
                     continue
-                torch._dynamo.reset()
-                compiled = torch.compile(m.eager, dynamic=False)
-                start = time.perf_counter()
-                with torch.inference_mode():
-                    compiled(*args)
-                compile_s = time.perf_counter() - start
-                ready[lane] = Candidate(inference(compiled),
-                                        schedule.python_block(compiled, args, context=im),
-                                        compile_s=compile_s,
-                                        note="torch.compile(model, dynamic=False), compiled and "
-                                             "timed under torch.inference_mode()")
+                got.note = ("torch.compile(model, dynamic=False), compiled and timed under "
+                            "torch.inference_mode()")
+                ready[lane] = got
             elif lane == "onnxruntime":
-                missing = ort_unavailable()
-                if missing:
-                    done[lane] = LaneResult(lane, UNAVAILABLE, missing)
+                got = ort_lane(m.eager, args, opts)
+                if isinstance(got, LaneResult):
+                    done[lane] = got
                     continue
-                ort_lane = onnxlane.build(m.eager, args, threads=opts.threads)
-                block = schedule.python_block(ort_lane.session.run,
-                                              ([ort_lane.output_name], ort_lane.feed(args)))
-                ready[lane] = Candidate(ort_lane.call, block, compile_s=ort_lane.seconds,
-                                        note=ort_lane.note + " of the model (weights as initializers)")
+                got.note += " of the model (weights as initializers)"
+                ready[lane] = got
         except Exception as exc:  # a lane that cannot be built is reported, the run goes on
             done[lane] = LaneResult(lane, UNAVAILABLE, f"could not set up the lane: {short(exc)}")
     return ready, done
