@@ -666,31 +666,7 @@ fn analyse_method(
         }
         None => None,
     };
-    let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
-    let (route, ir, claims) = match ir {
-        Some(ir) if !fatal => (
-            Route::Native(fx.plugins.iter().cloned().collect()),
-            Some(ir),
-            fx.claims,
-        ),
-        _ => (Route::Fallback, None, Vec::new()),
-    };
-    let callees = if ir.is_some() {
-        fx.callees
-    } else {
-        BTreeSet::new()
-    };
-    FunctionAnalysis {
-        qualname,
-        name,
-        class: Some(class.name.clone()),
-        span,
-        route,
-        claims,
-        diagnostics: fx.diags,
-        ir,
-        callees,
-    }
+    fx.into_analysis(ir, qualname, name, Some(class.name.clone()), span)
 }
 
 /// The methods of one module class of `module`, in source order (`__init__` excluded).
@@ -1229,8 +1205,15 @@ impl Fx<'_> {
         })
     }
 
-    /// `for var in <module list>:`: the body runs once per element, with the element's state.
-    pub(super) fn for_modules(&mut self, f: &ast::StmtFor, node: Node, at: Span) -> R<Stmt> {
+    /// `for var in <module list>:` (the loop's form already checked by [`Fx::for_range`]): the
+    /// body runs once per element, with the element's state.
+    pub(super) fn for_modules(
+        &mut self,
+        f: &ast::StmtFor,
+        var: &str,
+        node: Node,
+        at: Span,
+    ) -> R<Stmt> {
         let Sub::List { elem, .. } = node.sub.clone() else {
             let shown = self.shown(&node);
             return Err(self.attr_error(
@@ -1238,23 +1221,7 @@ impl Fx<'_> {
                 format!("`for ... in {shown}` iterates something that is not a module list"),
             ));
         };
-        if f.is_async || !f.orelse.is_empty() {
-            return Err(self.error(
-                codes::UNSUPPORTED_STATEMENT,
-                at,
-                "`async for` and `for ... else` are not lowered",
-                None,
-            ));
-        }
-        let ast::Expr::Name(var) = f.target.as_ref() else {
-            return Err(self.error(
-                codes::NON_RANGE_FOR,
-                at,
-                "the loop target must be one plain name",
-                None,
-            ));
-        };
-        let var = var.id.as_str().to_owned();
+        let var = var.to_owned();
         let shown = self.shown(&node);
         let Some(m) = self.method.as_mut() else {
             return Err(Failed);

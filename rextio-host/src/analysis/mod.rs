@@ -359,54 +359,68 @@ fn analyse_function(
     let mut fx = Fx::new(module, registry, enabled, index);
     let span = module.span(f.range().start());
     let ir = fx.function(f, &qualname, &name);
-    if let Some(ir) = &ir {
-        // One function, one backend's values: types of two plugins would need a conversion
-        // nobody proves.
-        let owners: BTreeSet<String> = crate::target::used_types(ir)
-            .iter()
-            .map(|k| k.namespace().to_owned())
-            .collect();
-        if owners.len() > 1 {
-            let names: Vec<String> = owners.iter().map(|o| format!("`{o}`")).collect();
-            fx.diags.push(
-                Diagnostic::error(
-                    codes::MIXED_BACKENDS,
-                    format!(
-                        "`{name}` mixes values of {}; a native function uses one backend",
-                        names.join(" and ")
-                    ),
-                )
-                .with_suggestion("split it into one function per backend")
-                .at(span),
-            );
+    fx.into_analysis(ir, qualname, name, None, span)
+}
+
+impl Fx<'_> {
+    /// The analysis of a function (or method) whose body `function` turned into `ir`.
+    fn into_analysis(
+        mut self,
+        ir: Option<FnIr>,
+        qualname: String,
+        name: String,
+        class: Option<String>,
+        span: Span,
+    ) -> FunctionAnalysis {
+        if let Some(ir) = &ir {
+            // One function, one backend's values: types of two plugins would need a
+            // conversion nobody proves.
+            let owners: BTreeSet<String> = crate::target::used_types(ir)
+                .iter()
+                .map(|k| k.namespace().to_owned())
+                .collect();
+            if owners.len() > 1 {
+                let names: Vec<String> = owners.iter().map(|o| format!("`{o}`")).collect();
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::MIXED_BACKENDS,
+                        format!(
+                            "`{name}` mixes values of {}; a native function uses one backend",
+                            names.join(" and ")
+                        ),
+                    )
+                    .with_suggestion("split it into one function per backend")
+                    .at(span),
+                );
+            }
         }
-    }
-    let fatal = fx.diags.iter().any(|d| d.severity == Severity::Error);
-    // A function that analysed cleanly is a candidate: its route is settled by
-    // `propagate_routes`, which also decides whether it has anything to run natively.
-    let (route, ir, claims) = match ir {
-        Some(ir) if !fatal => (
-            Route::Native(fx.plugins.iter().cloned().collect()),
-            Some(ir),
-            fx.claims,
-        ),
-        _ => (Route::Fallback, None, Vec::new()),
-    };
-    let callees = if ir.is_some() {
-        fx.callees
-    } else {
-        BTreeSet::new()
-    };
-    FunctionAnalysis {
-        qualname,
-        name,
-        class: None,
-        span,
-        route,
-        claims,
-        diagnostics: fx.diags,
-        ir,
-        callees,
+        let fatal = self.diags.iter().any(|d| d.severity == Severity::Error);
+        // A function that analysed cleanly is a candidate: its route is settled by
+        // `propagate_routes`, which also decides whether it has anything to run natively.
+        let (route, ir, claims) = match ir {
+            Some(ir) if !fatal => (
+                Route::Native(self.plugins.iter().cloned().collect()),
+                Some(ir),
+                self.claims,
+            ),
+            _ => (Route::Fallback, None, Vec::new()),
+        };
+        let callees = if ir.is_some() {
+            self.callees
+        } else {
+            BTreeSet::new()
+        };
+        FunctionAnalysis {
+            qualname,
+            name,
+            class,
+            span,
+            route,
+            claims,
+            diagnostics: self.diags,
+            ir,
+            callees,
+        }
     }
 }
 

@@ -280,17 +280,6 @@ impl Fx<'_> {
                 None,
             ));
         }
-        if let Some(m) = self.member(&f.iter) {
-            return match m? {
-                classes::Member::Module(node) => self.for_modules(f, node, at),
-                _ => Err(self.error(
-                    codes::MODULE_ATTRIBUTE,
-                    at,
-                    "a compiled method iterates only module lists (`for m in self.layers:`)",
-                    None,
-                )),
-            };
-        }
         let ast::Expr::Name(var) = f.target.as_ref() else {
             return Err(self.error(
                 codes::NON_RANGE_FOR,
@@ -299,6 +288,17 @@ impl Fx<'_> {
                 None,
             ));
         };
+        if let Some(m) = self.member(&f.iter) {
+            return match m? {
+                classes::Member::Module(node) => self.for_modules(f, var.id.as_str(), node, at),
+                _ => Err(self.error(
+                    codes::MODULE_ATTRIBUTE,
+                    at,
+                    "a compiled method iterates only module lists (`for m in self.layers:`)",
+                    None,
+                )),
+            };
+        }
         let range_call = match f.iter.as_ref() {
             ast::Expr::Call(c) => match c.func.as_ref() {
                 ast::Expr::Name(n)
