@@ -18,6 +18,18 @@ fn obj(i: usize) -> Ident {
     format_ident!("__rx_o{}", i)
 }
 
+/// The plugin's attribute stores as interned Python strings (`__rx_py` in scope).
+fn interned_stores(support: &ModuleSupport) -> Vec<TokenStream> {
+    support
+        .stores
+        .iter()
+        .map(|s| {
+            let s = str_lit(s);
+            quote!(::pyo3::intern!(__rx_py, #s))
+        })
+        .collect()
+}
+
 fn view(i: usize) -> Ident {
     format_ident!("__rx_m{}", i)
 }
@@ -93,15 +105,7 @@ impl Reader<'_, '_> {
     fn make_view(&self, o: usize, path: &str) -> TokenStream {
         let (obj, view) = (obj(o), view(o));
         let mv = rt("ModView");
-        let stores: Vec<_> = self
-            .support
-            .stores
-            .iter()
-            .map(|s| {
-                let s = str_lit(s);
-                quote!(::pyo3::intern!(__rx_py, #s))
-            })
-            .collect();
+        let stores = interned_stores(self.support);
         let msg = str_lit(&format!("state: `{path}` has no instance dictionary"));
         let no = refuse(quote!(::std::string::String::from(#msg)));
         quote! {
@@ -119,19 +123,13 @@ impl Reader<'_, '_> {
             refuse(quote!(::std::string::String::from(#msg)))
         };
         Ok(match ty {
-            ValueType::Int => {
-                let f = rt("as_int");
-                let no = bad("an int");
-                quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
-            }
-            ValueType::Float => {
-                let f = rt("as_float");
-                let no = bad("a float");
-                quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
-            }
-            ValueType::Bool => {
-                let f = rt("as_bool");
-                let no = bad("a bool");
+            ValueType::Int | ValueType::Float | ValueType::Bool => {
+                let (f, what) = match ty {
+                    ValueType::Int => ("as_int", "an int"),
+                    ValueType::Float => ("as_float", "a float"),
+                    _ => ("as_bool", "a bool"),
+                };
+                let (f, no) = (rt(f), bad(what));
                 quote!(match #f(&__rx_v) { ::std::option::Option::Some(x) => x, ::std::option::Option::None => { #no; } })
             }
             ValueType::Tuple(items) => {
@@ -443,21 +441,14 @@ pub(super) fn method_items(
         }
     };
     let state = local_ident(&ir.params[0].name);
-    let on_state_err = fallback(quote!(__rx_why));
-    let on_global = fallback(quote!(__rx_why));
+    // The original runs, for the reason in `__rx_why`.
+    let to_original = fallback(quote!(__rx_why));
     let no_dict = fallback(quote!(::std::string::String::from(
         "state: the instance has no instance dictionary"
     )));
     let global_check: syn::Path =
         parse("module global check", &support.global_check_fn).map_err(fail)?;
-    let stores: Vec<_> = support
-        .stores
-        .iter()
-        .map(|s| {
-            let s = str_lit(s);
-            quote!(::pyo3::intern!(__rx_py, #s))
-        })
-        .collect();
+    let stores = interned_stores(&support);
     let mut params = vec![
         quote!(__rx_py: ::pyo3::Python<'py>),
         quote!(__rx_orig: &::pyo3::Bound<'py, ::pyo3::PyAny>),
@@ -520,7 +511,7 @@ pub(super) fn method_items(
             };
             let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
             if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
-                #on_global;
+                #to_original;
             }
             let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
                 ::std::option::Option::Some(__rx_view) => __rx_view,
@@ -528,7 +519,7 @@ pub(super) fn method_items(
             };
             let #state = match #read_fn(&__rx_self_view, &mut __rx_keep)? {
                 ::std::result::Result::Ok(__rx_state) => __rx_state,
-                ::std::result::Result::Err(__rx_why) => { #on_state_err; }
+                ::std::result::Result::Err(__rx_why) => { #to_original; }
             };
             #(#converts)*
             #stats.native();
