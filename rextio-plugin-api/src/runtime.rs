@@ -6,6 +6,7 @@
 use pyo3::exceptions::{PyOverflowError, PyValueError, PyZeroDivisionError};
 use pyo3::PyResult;
 
+pub mod boundary;
 pub mod modules;
 
 fn overflow(op: &str) -> pyo3::PyErr {

@@ -158,7 +158,7 @@ def numpy_of(args):
     return [a.numpy().copy() if is_tensor(a) else None for a in args]
 
 
-def check_function(name, native, eager, kinds):
+def check_function(name, native, eager, kinds, qualname):
     failures, counts, skipped = [], {}, []
 
     def fail(what):
@@ -243,33 +243,56 @@ def check_function(name, native, eager, kinds):
         k = kinds[i]
         rank = 2 if k == "M" else 1
 
-        def expect(exc, message, value):
+        pname = list(inspect.signature(eager).parameters)[i]
+
+        def expect(exc, message, value, given):
+            # The seed's message, then where (parameter, position, function) and what was given.
+            where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
             args = list(base)
             args[i] = value
             try:
                 native(*args)
             except exc as e:
-                if str(e) != message:
-                    fail(f"boundary message {str(e)!r} != {message!r}")
+                text = str(e)
+                if not (text.startswith(where) and text.endswith(")") and given in text[len(where):]):
+                    fail(f"boundary message {text!r} is not {where!r}...{given!r}...')'")
             except Exception as e:  # noqa: BLE001
                 fail(f"boundary raised {describe(e)}, expected {exc.__name__}")
             else:
                 fail(f"boundary accepted a bad value, expected {exc.__name__}({message!r})")
 
         eager_type = PREFIX + "expected a TensorFlow EagerTensor"
-        expect(TypeError, eager_type, [[1.0]])
-        expect(TypeError, eager_type, base[i].numpy())
-        expect(TypeError, eager_type, tf.Variable(base[i]))
+        expect(TypeError, eager_type, [[1.0]], "a list")
+        expect(TypeError, eager_type, base[i].numpy(), f"a rank-{rank} {'int64' if k == 'L' else 'float32'} ndarray")
+        expect(TypeError, eager_type, tf.Variable(base[i]), "Variable")
         if k == "L":
-            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.int32))
-            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.float32))
+            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.int32), f"a rank-{rank} int32 EagerTensor")
+            expect(ValueError, PREFIX + "expected an int64 tensor", tf.cast(base[i], tf.float32), f"a rank-{rank} float32 EagerTensor")
         else:
-            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.float64))
-            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.int64))
+            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.float64), f"a rank-{rank} float64 EagerTensor")
+            expect(ValueError, PREFIX + "expected a float32 tensor", tf.cast(base[i], tf.int64), f"a rank-{rank} int64 EagerTensor")
         wrong = tf.reshape(base[i], [-1]) if rank == 2 else tf.reshape(base[i], [1, -1])
-        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank {3 - rank}", wrong)
-        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank 0", base[i][0, 0] if rank == 2 else base[i][0])
+        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank {3 - rank}", wrong, f"a rank-{3 - rank} ")
+        expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank 0", base[i][0, 0] if rank == 2 else base[i][0], "a rank-0 ")
         count("boundary")
+    # A scalar of the wrong type: the conversion's own message, then where and what.
+    scalar_idx = [j for j, k in enumerate(kinds) if k in ("int", "float", "bool")]
+    if scalar_idx and not SELF_TEST:
+        j = scalar_idx[0]
+        sname = list(inspect.signature(eager).parameters)[j]
+        args = list(base)
+        args[j] = "x"
+        tail = f" (argument '{sname}' at position {j} of {qualname}, got a str)"
+        try:
+            native(*args)
+        except TypeError as e:
+            if not str(e).endswith(tail):
+                fail(f"scalar boundary message {str(e)!r} does not end with {tail!r}")
+        except Exception as e:  # noqa: BLE001
+            fail(f"scalar boundary raised {type(e).__name__}, expected TypeError")
+        else:
+            fail("scalar boundary accepted a str")
+        count("scalar_boundary")
     if tensor_idx:
         i = tensor_idx[0]
         rank = 2 if kinds[i] == "M" else 1
@@ -310,7 +333,7 @@ def main():
             continue
         try:
             kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
-            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds)
+            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds, f"{module}.{name}")
         except Exception:  # noqa: BLE001
             results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
     runtime = {

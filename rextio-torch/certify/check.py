@@ -130,7 +130,7 @@ def outcome(fn, args):
         return ("raise", type(e))
 
 
-def check_function(name, native, eager, kinds):
+def check_function(name, native, eager, kinds, qualname):
     failures, counts = [], {}
 
     def fail(what):
@@ -209,26 +209,49 @@ def check_function(name, native, eager, kinds):
         rank = RANK[kinds[i]]
         is_bool = kinds[i] in ("BM", "BV")
 
-        def expect(exc, message, value):
+        pname = list(inspect.signature(eager).parameters)[i]
+
+        def expect(exc, message, value, given):
+            # The seed's message, then where (parameter, position, function) and what was given.
+            where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
             args = list(base)
             args[i] = value
             try:
                 native(*args)
             except exc as e:
-                if str(e) != message:
-                    fail(f"boundary message {str(e)!r} != {message!r}")
+                text = str(e)
+                if not (text.startswith(where) and text.endswith(")") and given in text[len(where):]):
+                    fail(f"boundary message {text!r} is not {where!r}...{given!r}...')'")
             except Exception as e:  # noqa: BLE001
                 fail(f"boundary raised {type(e).__name__}, expected {exc.__name__}")
             else:
                 fail(f"boundary accepted a bad value, expected {exc.__name__}")
 
-        expect(TypeError, "rextio-torch: expected a torch.Tensor", [[1.0]])
+        expect(TypeError, "rextio-torch: expected a torch.Tensor", [[1.0]], "a list")
         if is_bool:
-            expect(ValueError, "rextio-torch: expected a bool tensor", base[i].float())
+            expect(ValueError, "rextio-torch: expected a bool tensor", base[i].float(), f"a rank-{rank} torch.float32 Tensor")
         else:
-            expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double())
-        expect(ValueError, f"rextio-torch: expected rank-{rank} tensor, got rank {3 - rank}", base[i].reshape(-1) if rank == 2 else base[i].reshape(1, -1))
+            expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double(), f"a rank-{rank} torch.float64 Tensor")
+        expect(ValueError, f"rextio-torch: expected rank-{rank} tensor, got rank {3 - rank}", base[i].reshape(-1) if rank == 2 else base[i].reshape(1, -1), f"a rank-{3 - rank} torch.")
         count("boundary")
+    # A scalar of the wrong type: the conversion's own message, then where and what.
+    scalar_idx = [j for j, k in enumerate(kinds) if k in ("int", "float", "bool")]
+    if scalar_idx:
+        j = scalar_idx[0]
+        sname = list(inspect.signature(eager).parameters)[j]
+        args = list(base)
+        args[j] = "x"
+        tail = f" (argument '{sname}' at position {j} of {qualname}, got a str)"
+        try:
+            native(*args)
+        except TypeError as e:
+            if not str(e).endswith(tail):
+                fail(f"scalar boundary message {str(e)!r} does not end with {tail!r}")
+        except Exception as e:  # noqa: BLE001
+            fail(f"scalar boundary raised {type(e).__name__}, expected TypeError")
+        else:
+            fail("scalar boundary accepted a str")
+        count("scalar_boundary")
         # Incompatible shapes: same exception type as eager, or the same result.
         args = list(base)
         args[i] = torch.randn(N, N + 1) if rank == 2 else torch.randn(N + 1)
@@ -282,7 +305,7 @@ def main():
             continue
         kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
         try:
-            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds)
+            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds, f"{module}.{name}")
         except Exception:  # noqa: BLE001
             results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
     with open(out_path, "w") as f:

@@ -93,9 +93,14 @@ assert not out.requires_grad and out.grad_fn is None and torch.is_grad_enabled()
 
 # Boundary rejects.
 b = torch.randn(2, 3)
-raises(TypeError, native.rows, [[1.0, 2.0, 3.0]], b, match="rextio-torch: expected a torch.Tensor")
-raises(ValueError, native.rows, b.double(), b, match="rextio-torch: expected a float32 tensor")
-raises(ValueError, native.rows, b.reshape(-1), b, match="rextio-torch: expected rank-2 tensor, got rank 1")
+raises(TypeError, native.rows, [[1.0, 2.0, 3.0]], b, match="rextio-torch: expected a torch.Tensor (argument 'a' at position 0 of joins.ops.rows, got a list)")
+raises(ValueError, native.rows, b.double(), b, match="rextio-torch: expected a float32 tensor (argument 'a' at position 0 of joins.ops.rows, got a rank-2 torch.float64 Tensor on cpu)")
+raises(ValueError, native.rows, b.reshape(-1), b, match="rextio-torch: expected rank-2 tensor, got rank 1 (argument 'a' at position 0 of joins.ops.rows, got a rank-1 torch.float32 Tensor on cpu)")
+# A scalar of the wrong type names its parameter too.
+e = raises(TypeError, native.tuple_local, b, b, 2.5)
+assert str(e) == "'float' object cannot be interpreted as an integer (argument 'n' at position 2 of joins.ops.tuple_local, got a float (2.5))", str(e)
+e = raises(TypeError, native.tuple_local, b, b, None)
+assert str(e).endswith(" (argument 'n' at position 2 of joins.ops.tuple_local, got None)"), str(e)
 
 # The rejected forms run their Python bodies: same results, same exceptions.
 a, b, v = torch.randn(2, 3), torch.randn(2, 3), torch.randn(3)

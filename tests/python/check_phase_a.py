@@ -62,16 +62,22 @@ assert_same(out, expected, "output lifetime")
 
 # Boundary rejects (native mode: no fallback can mask them).
 x, w, bias = torch.randn(2, 3), torch.randn(4, 3), torch.randn(4)
+# Each message is the seed's, then where and what (argument, position, function, given).
+WHERE = "of phasea.kernels.inference, got"
 e = raises(TypeError, f, [[1.0]], w, bias)
-assert str(e) == "rextio-torch: expected a torch.Tensor", str(e)
+assert str(e) == f"rextio-torch: expected a torch.Tensor (argument 'x' at position 0 {WHERE} a list)", str(e)
 e = raises(ValueError, f, x.double(), w, bias)
-assert str(e) == "rextio-torch: expected a float32 tensor", str(e)
-e = raises(ValueError, f, x.to(torch.int64), w, bias)
-assert str(e) == "rextio-torch: expected a float32 tensor", str(e)
+assert str(e) == f"rextio-torch: expected a float32 tensor (argument 'x' at position 0 {WHERE} a rank-2 torch.float64 Tensor on cpu)", str(e)
+e = raises(ValueError, f, x, w.to(torch.int64), bias)
+assert str(e) == f"rextio-torch: expected a float32 tensor (argument 'weight' at position 1 {WHERE} a rank-2 torch.int64 Tensor on cpu)", str(e)
 e = raises(ValueError, f, x, w, bias.reshape(1, 4))
-assert str(e) == "rextio-torch: expected rank-1 tensor, got rank 2", str(e)
+assert str(e) == f"rextio-torch: expected rank-1 tensor, got rank 2 (argument 'bias' at position 2 {WHERE} a rank-2 torch.float32 Tensor on cpu)", str(e)
 e = raises(ValueError, f, torch.randn(3), w, bias)
-assert str(e) == "rextio-torch: expected rank-2 tensor, got rank 1", str(e)
+assert str(e) == f"rextio-torch: expected rank-2 tensor, got rank 1 (argument 'x' at position 0 {WHERE} a rank-1 torch.float32 Tensor on cpu)", str(e)
+e = raises(TypeError, f, x, None, bias)
+assert str(e) == f"rextio-torch: expected a torch.Tensor (argument 'weight' at position 1 {WHERE} None)", str(e)
+e = raises(ValueError, f, x, w, torch.nn.Parameter(bias.double()))
+assert str(e) == f"rextio-torch: expected a float32 tensor (argument 'bias' at position 2 {WHERE} a rank-1 torch.float64 Parameter on cpu)", str(e)
 raises(TypeError, f, x, w)
 # A libtorch shape error is a RuntimeError, as in eager.
 raises(RuntimeError, eager.inference, x, torch.randn(4, 5), bias)

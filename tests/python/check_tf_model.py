@@ -83,6 +83,14 @@ raises(TypeError, net.encode, x.numpy(), w, b, 1, match="expected a TensorFlow E
 raises(ValueError, net.encode, tf.cast(x, tf.float64), w, b, 1, match="float32")
 raises(ValueError, net.encode, b, w, b, 1, match="rank")
 raises(TypeError, net.encode, tf.Variable(x), w, b, 1, match="expected a TensorFlow EagerTensor")
+# The seed's message, then the argument, its position, the function and what was given.
+CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+e = raises(ValueError, net.encode, tf.cast(x, tf.float64), w, b, 1)
+assert str(e) == f"rextio-tensorflow: expected a float32 tensor (argument 'x' at position 0 of tfmodel.net.encode, got a rank-2 float64 EagerTensor on {CPU0})", str(e)
+e = raises(ValueError, net.encode, x, w, x, 1)
+assert str(e) == f"rextio-tensorflow: expected rank-1 tensor, got rank 2 (argument 'b' at position 2 of tfmodel.net.encode, got a rank-2 float32 EagerTensor on {CPU0})", str(e)
+e = raises(TypeError, net.encode, x, w, b, "one")
+assert str(e) == "'str' object cannot be interpreted as an integer (argument 'depth' at position 3 of tfmodel.net.encode, got a str)", str(e)
 # Shape errors from TensorFlow arrive as exceptions, as in eager.
 try:
     eager.encode(x, t(7, 3), b, 1)

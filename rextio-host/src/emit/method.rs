@@ -485,10 +485,20 @@ pub(super) fn method_items(
                 });
             }
             other => {
+                // A scalar of another type runs the original too (Python would take it).
                 let ty = lx.rust_type(other)?;
-                params.push(quote!(#raw: #ty));
-                originals.push(quote!(::pyo3::IntoPyObjectExt::into_bound_py_any(#raw, __rx_py)?));
-                converts.push(quote!(let #id = #raw;));
+                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+                originals.push(quote!(#raw.clone()));
+                let prefix = str_lit(&format!("input: `{}`: ", p.name));
+                let bad = fallback(quote!(
+                    ::std::format!("{}{}", #prefix, ::pyo3::PyErr::from(__rx_e))
+                ));
+                converts.push(quote! {
+                    let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => { #bad; }
+                    };
+                });
             }
         }
     }

@@ -767,9 +767,16 @@ pub fn lower_function(
     let mut converts = Vec::new();
     let mut originals = Vec::new();
     let mut admits = Vec::new();
-    for p in &ir.params {
+    let qualname = str_lit(&ir.qualname);
+    for (position, p) in ir.params.iter().enumerate() {
         let raw = param_ident(&p.name).map_err(fail)?;
         let id = local_ident(&p.name);
+        let pname = str_lit(&p.name);
+        // A refused argument's error names the function, the parameter, its position and what
+        // was given; the message is built only on this failure path.
+        let refused = quote!(::rextio_plugin_api::runtime::boundary::argument_error(
+            __rx_e, #raw, #qualname, #pname, #position
+        ));
         match &p.ty {
             ValueType::Plugin(k) => {
                 let Some(t) = registry.plugin_type(k) else {
@@ -777,7 +784,6 @@ pub fn lower_function(
                 };
                 let extract: syn::Path =
                     parse("boundary extractor", &t.extract_fn).map_err(fail)?;
-                let pname = str_lit(&p.name);
                 params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
                 originals.push(quote!(#raw.clone()));
                 if let Some(admit) = admit_fn(registry, k.namespace())? {
@@ -793,19 +799,35 @@ pub fn lower_function(
                                         return ::std::result::Result::Ok(__rx_r);
                                     }
                                 }
-                                return ::std::result::Result::Err(__rx_e);
+                                return ::std::result::Result::Err(#refused);
                             }
                         };
                     });
                 } else {
-                    converts.push(quote!(let #id = #extract(#raw, #pname)?;));
+                    converts.push(quote! {
+                        let #id = match #extract(#raw, #pname) {
+                            ::std::result::Result::Ok(__rx_v) => __rx_v,
+                            ::std::result::Result::Err(__rx_e) => {
+                                return ::std::result::Result::Err(#refused);
+                            }
+                        };
+                    });
                 }
             }
             other => {
+                // Scalars are converted here rather than by PyO3's signature, so that their
+                // errors say where and what as tensors' do.
                 let ty = lx.rust_type(other)?;
-                params.push(quote!(#raw: #ty));
-                converts.push(quote!(let #id = #raw;));
-                originals.push(quote!(::pyo3::IntoPyObjectExt::into_bound_py_any(#raw, __rx_py)?));
+                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+                converts.push(quote! {
+                    let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => {
+                            return ::std::result::Result::Err(#refused);
+                        }
+                    };
+                });
+                originals.push(quote!(#raw.clone()));
             }
         }
     }

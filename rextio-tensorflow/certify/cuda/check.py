@@ -83,8 +83,9 @@ def main():
         try:
             native(*inputs)
         except (ValueError, TypeError) as e:
-            if str(e) != message:
-                fail(f"boundary {name}: {e!r}, expected {message!r}")
+            # The seed's message, then where and what (argument, position, function, given).
+            if not str(e).startswith(message + " (argument "):
+                fail(f"boundary {name}: {e!r}, expected {message!r} then the argument")
         else:
             fail(f"boundary {name}: accepted")
     checks["boundary_rejections"] = {"ok": True, "cases": sorted(rejects)}
