@@ -3,10 +3,12 @@
 //! Every tensor is a row-major contiguous `f32` slice whose dimensions are passed at run time as
 //! `usize`s. Each function checks that the slices have exactly the lengths the dimensions call
 //! for and returns [`KernelError`] otherwise; nothing here panics on caller input, and nothing
-//! allocates in a hot loop. The only buffer is the packing scratch of [`linear`] (from 8 rows)
-//! and [`matmul`] (a ragged last column panel): a thread-local `Vec` that grows to the largest
-//! packed operand seen on the thread and is then reused. [`PackedWeight::new`] allocates the
-//! packed copy it returns.
+//! allocates in a hot loop. The buffers are thread-local: [`linear`]'s pack cache (from 5 rows:
+//! each weight packed once, with a copy of the weight compared bitwise at every use and
+//! repacked when it differs, at most 2^22 floats per thread, least recently used first out),
+//! and the packing scratch of a weight too large for it and of [`matmul`] (a ragged last column
+//! panel), a `Vec` that grows to the largest packed operand seen and is then reused.
+//! [`PackedWeight::new`] allocates the packed copy it returns.
 //!
 //! The semantics are those of eager PyTorch 2.13 on float32 CPU tensors, including NaN, ±inf and
 //! signed-zero propagation (see each item; the tests encode the edge values torch returns). Where

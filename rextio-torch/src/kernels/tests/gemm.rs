@@ -331,3 +331,69 @@ fn product_lengths_are_checked() {
         Err(KernelError::Overflow)
     );
 }
+
+#[test]
+fn a_weight_changed_in_place_is_never_served_from_a_stale_pack() {
+    let same =
+        |a: &[f32], b: &[f32]| a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| same(x, y));
+    // From `DOT_MAX_M` rows `linear` keeps each weight packed per thread, by address. Writing
+    // the same buffer (as `w.data.copy_(...)` or a NumPy view would, with no version bump), or
+    // reusing the address for a weight of another shape, must give the new weight's product.
+    let (m, k, n) = (DOT_MAX_M + 3, 24, 40);
+    let x = values(m * k, 11);
+    let mut w = values(n * k, 12);
+    let bias = values(n, 13);
+    each_isa(|isa| {
+        for round in 0..4u64 {
+            if round > 0 {
+                // Same address and shape, new contents (one element only in round 2).
+                if round == 2 {
+                    w[k + 3] = -w[k + 3] - 0.5;
+                } else {
+                    w.copy_from_slice(&values(n * k, 20 + round));
+                }
+            }
+            let mut out = vec![0.0; m * n];
+            linear(&x, m, k, &w, n, Some(&bias), &mut out).unwrap();
+            let mut fresh = vec![0.0; m * n];
+            linear_packed(
+                &x,
+                m,
+                &PackedWeight::new(&w, n, k).unwrap(),
+                Some(&bias),
+                Epilogue::None,
+                &mut fresh,
+            )
+            .unwrap();
+            assert!(
+                same(&out, &fresh),
+                "{isa:?} round {round}: a stale pack was used"
+            );
+        }
+        // The same buffer read as a weight of another shape.
+        let (k2, n2) = (k * 2, n / 2);
+        let x2 = values(m * k2, 14);
+        let mut out = vec![0.0; m * n2];
+        linear(&x2, m, k2, &w, n2, None, &mut out).unwrap();
+        let mut fresh = vec![0.0; m * n2];
+        let pw = PackedWeight::new(&w, n2, k2).unwrap();
+        linear_packed(&x2, m, &pw, None, Epilogue::None, &mut fresh).unwrap();
+        assert!(
+            same(&out, &fresh),
+            "{isa:?}: a pack of another shape was used"
+        );
+        // NaN bits are compared exactly too (NaN != NaN as floats).
+        w[0] = f32::NAN;
+        let mut out = vec![0.0; m * n];
+        linear(&x, m, k, &w, n, None, &mut out).unwrap();
+        w[0] = 1.0;
+        linear(&x, m, k, &w, n, None, &mut out).unwrap();
+        let mut fresh = vec![0.0; m * n];
+        let pw = PackedWeight::new(&w, n, k).unwrap();
+        linear_packed(&x, m, &pw, None, Epilogue::None, &mut fresh).unwrap();
+        assert!(
+            same(&out, &fresh),
+            "{isa:?}: a NaN weight's pack was reused"
+        );
+    });
+}
