@@ -153,7 +153,16 @@ fn an_expression_that_does_not_parse_demotes_only_its_function() {
     // The crate holds only `good`, with its Python keyword name kept as a raw identifier, and
     // it is one well-formed Rust file.
     let krate = g.crate_.expect("good is native");
-    assert!(krate.lib_rs.contains("r#match: i64"), "{}", krate.lib_rs);
+    assert!(
+        krate
+            .lib_rs
+            .contains("r#match: &::pyo3::Bound<'py, ::pyo3::PyAny>")
+            && krate
+                .lib_rs
+                .contains("let l_match: i64 = match ::pyo3::types::PyAnyMethods::extract(r#match)"),
+        "{}",
+        krate.lib_rs
+    );
     assert!(!krate.lib_rs.contains("drop_tables"));
     syn::parse_file(&krate.lib_rs).expect("generated lib.rs parses");
     assert_eq!(krate.function_lines.len(), 1);
