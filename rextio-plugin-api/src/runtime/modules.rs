@@ -70,6 +70,53 @@ pub fn instance_dict<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>>
     dict.cast_into::<PyDict>().ok()
 }
 
+/// `dict[key]` for an interned string key, without PyO3's generic key conversion: one
+/// `PyDict_GetItemWithError` (readers make dozens of these per call, so the wrapper's cost
+/// showed). `None` when absent.
+pub fn lookup<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = dict.py();
+    // SAFETY: both are valid objects and `dict` is a dict; the call returns a borrowed
+    // reference, or NULL (with an exception set only on an error).
+    let raw = unsafe { pyo3::ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr()) };
+    if raw.is_null() {
+        return match PyErr::take(py) {
+            Some(e) => Err(e),
+            None => Ok(None),
+        };
+    }
+    // SAFETY: a borrowed, non-null reference that `dict` keeps alive; taking our own reference.
+    Ok(Some(unsafe { Bound::from_borrowed_ptr(py, raw) }))
+}
+
+/// Whether `dict[key]` is present and truthy (a hook dictionary with entries): a dict's size
+/// is read directly, anything else through `bool()`.
+pub fn non_empty_entry(dict: &Bound<'_, PyDict>, key: &Bound<'_, PyString>) -> PyResult<bool> {
+    let py = dict.py();
+    // SAFETY: as in `lookup`; the borrowed result is only read while `dict` holds it.
+    let raw = unsafe { pyo3::ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr()) };
+    if raw.is_null() {
+        return match PyErr::take(py) {
+            Some(e) => Err(e),
+            None => Ok(false),
+        };
+    }
+    // SAFETY: `raw` is a valid object (borrowed from `dict`).
+    unsafe {
+        if raw == pyo3::ffi::Py_None() {
+            return Ok(false);
+        }
+        if pyo3::ffi::PyDict_Check(raw) != 0 {
+            return Ok(pyo3::ffi::PyDict_Size(raw) > 0);
+        }
+    }
+    // SAFETY: a borrowed, non-null reference; taking our own for the generic truth test.
+    let v = unsafe { Bound::from_borrowed_ptr(py, raw) };
+    v.is_truthy()
+}
+
 /// Attribute `name` of a module object as the framework stores it: the instance `__dict__`,
 /// then each of `stores` (instance dictionaries such as `_parameters`), in order. `None` when
 /// it is in none of them. Names are interned strings (`pyo3::intern!`), so lookups reuse
@@ -160,7 +207,7 @@ impl<'py> ModView<'py> {
         if let Some(found) = cell.get() {
             return Ok(found.as_ref());
         }
-        let found = match self.dict.get_item(name)? {
+        let found = match lookup(&self.dict, name)? {
             Some(d) => d.cast_into::<PyDict>().ok(),
             None => None,
         };
@@ -174,7 +221,7 @@ impl<'py> ModView<'py> {
         name: &Bound<'py, PyString>,
         mask: u8,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if let Some(v) = self.dict.get_item(name)? {
+        if let Some(v) = lookup(&self.dict, name)? {
             return Ok(Some(v));
         }
         for i in 0..MAX_STORES {
@@ -182,7 +229,7 @@ impl<'py> ModView<'py> {
                 continue;
             }
             if let Some(d) = self.store(i)? {
-                if let Some(v) = d.get_item(name)? {
+                if let Some(v) = lookup(d, name)? {
                     return Ok(Some(v));
                 }
             }

@@ -6,6 +6,7 @@ use super::{shim, RxtTorchTensor};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
+use rextio_plugin_api::runtime::modules::non_empty_entry;
 
 /// The per-instance hook dictionaries `Module.__call__` consults before calling `forward`.
 const INSTANCE_HOOKS: [&str; 4] = [
@@ -27,14 +28,6 @@ const GLOBAL_HOOKS: [&str; 4] = [
 /// at every check: registering a hook rebinds nothing, it fills the dictionary).
 static MODULE_GLOBALS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
-fn non_empty(obj: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
-    match obj {
-        None => Ok(false),
-        Some(o) if o.is_none() => Ok(false),
-        Some(o) => o.is_truthy(),
-    }
-}
-
 /// Why calling the module whose instance dictionary is `dict` would not go straight to its
 /// `forward` as the compiled method does: a forward, pre-forward or backward hook on it. `None`
 /// when `Module.__call__` would take its fast path (global hooks: [`module_global_check`]).
@@ -47,7 +40,7 @@ pub fn module_call_check(dict: &Bound<'_, PyDict>) -> PyResult<Option<String>> {
         pyo3::intern!(py, "_backward_pre_hooks"),
     ];
     for (name, key) in INSTANCE_HOOKS.iter().zip(instance) {
-        if non_empty(dict.get_item(key)?)? {
+        if non_empty_entry(dict, key)? {
             return Ok(Some(format!("hook: a `{name}` entry on this submodule")));
         }
     }
@@ -71,7 +64,7 @@ pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
         pyo3::intern!(py, "_global_backward_pre_hooks"),
     ];
     for (name, key) in GLOBAL_HOOKS.iter().zip(keys) {
-        if non_empty(globals.get_item(key)?)? {
+        if non_empty_entry(globals, key)? {
             return Ok(Some(format!("hook: a global module hook (`{name}`)")));
         }
     }
