@@ -289,7 +289,9 @@ pub fn form(
             outputs.len() - 1
         }
     };
-    for (name, &k) in &b.env {
+    // A run that ends in `return` leaves the function: no local it binds is read again (not
+    // even by a loop around it), so only the returned value leaves the region.
+    for (name, &k) in b.env.iter().filter(|_| returned.is_none()) {
         let total = outside_reads.get(name).copied().unwrap_or(0);
         let own = inside.get(name).copied().unwrap_or(0);
         if total > own || b.read_before_bound.contains(name) {
