@@ -217,12 +217,14 @@ literal or float parameter.",
     },
     CodeDoc {
         code: VIEW_FORM,
-        summary: "transpose / t / T / unsqueeze outside the static-dim contract",
+        summary: "transpose / t / T / unsqueeze / flatten outside the static-dim contract",
         explanation: "`t.t()`, `torch.t(t)` (rank 1 or 2), `t.T` (rank 2 only: on other ranks eager warns \
 that it is deprecated), `t.transpose(d0, d1)` / `torch.transpose(t, d0, d1)` with two int literal \
 dims in range (negative dims normalised against the static rank), and `t.unsqueeze(d)` / \
-`torch.unsqueeze(t, d)` of a rank-1 tensor with a literal `d` in [-2, 2) are lowered. Dims that \
-are not int literals, out of range, or results of rank 3 are not. Native results are fresh \
+`torch.unsqueeze(t, d)` of a rank-1 tensor with a literal `d` in [-2, 2), and `t.flatten(s, e)` / \
+`torch.flatten(t, s, e)` of a rank-1 or rank-2 tensor with literal dims in range and `s <= e` \
+(defaults 0 and -1) are lowered. Dims that are not int literals, out of range, or results of \
+rank 3 are not. Native results are fresh \
 tensors with the same values, dtype and shape as eager's view, not views: a native function never \
 returns memory aliasing its inputs, because later native operations may write owned temporaries \
 in place.",
@@ -342,8 +344,9 @@ when they are one of: `nn.Linear(in, out[, bias=True|False])`, `nn.LayerNorm(n[,
 elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU()`, `nn.SiLU()` \
 (inplace omitted or False), `nn.GELU()` (exact), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
 `nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
-mode the original method runs), `nn.Softmax(dim=<int literal>)` and `nn.LogSoftmax(dim=<int \
-literal>)`. Boolean options must be literals (which computation runs depends on them); a device \
+mode the original method runs), `nn.Softmax(dim=<int literal>)`, `nn.LogSoftmax(dim=<int \
+literal>)` and `nn.Flatten([start_dim][, end_dim])` with int literal dims (on rank-1 and rank-2 \
+inputs, as `torch.flatten`). Boolean options must be literals (which computation runs depends on them); a device \
 or dtype argument is not float32 CPU. Tensor attributes are read when their rank is known from the \
 constructing call: `nn.Parameter(torch.zeros(d))`, `torch.randn(a, b)`, `torch.ones`, `torch.rand`, \
 `torch.empty`, `torch.full((a, b), v)`, also as `register_buffer(name, ...)` values, float32 rank 1 \

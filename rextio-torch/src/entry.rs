@@ -129,6 +129,8 @@ entries! {
     Transpose => "transpose";
     /// `t.unsqueeze(d)`, materialised.
     Unsqueeze => "unsqueeze";
+    /// `t.flatten(s, e)`, materialised.
+    Flatten => "flatten";
     /// `torch.cat(seq, dim)` of a tuple of tensors.
     Cat => "cat";
     /// `a > b` on tensors.

@@ -327,6 +327,34 @@ fn answer(ctor: &ModuleCtor) -> Result<ModuleAnswer, Refused> {
             )
         }
         "Identity" => kind(&class, attrs, conditions, SubmoduleCall::Identity),
+        "Flatten" => {
+            // `nn.Flatten(start_dim=1, end_dim=-1)` is `torch.flatten(x, start_dim, end_dim)`; its
+            // claim decides the ranks it lowers (1 and 2) and refuses the rest with a diagnostic.
+            let dim = |i: usize, name: &str, default: i64| match ctor.arg(i, name) {
+                None => Ok(default),
+                Some(a) => match lit(Some(a)) {
+                    Some(Literal::Int(v)) => Ok(*v),
+                    _ => Err(refuse(
+                        "nn.Flatten",
+                        format!("needs `{name}` as an int literal"),
+                    )),
+                },
+            };
+            let (s, e) = (dim(0, "start_dim", 1)?, dim(1, "end_dim", -1)?);
+            conditions.push(("start_dim".into(), Literal::Int(s)));
+            conditions.push(("end_dim".into(), Literal::Int(e)));
+            let args = vec![
+                CallPart::Input,
+                CallPart::Lit(Literal::Int(s)),
+                CallPart::Lit(Literal::Int(e)),
+            ];
+            kind(
+                &class,
+                attrs,
+                conditions,
+                site("torch.flatten", args, vec![]),
+            )
+        }
         "Dropout" => {
             if flag(ctor, 1, "inplace", false)? {
                 return Err(refuse("nn.Dropout", "with inplace=True is not compiled"));
@@ -583,5 +611,47 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn flatten_is_torch_flatten_with_its_literal_dims_checked_live() {
+        let k = sub(kind_of(&ctor("torch.nn.Flatten", vec![], vec![])));
+        assert_eq!(
+            k.conditions,
+            vec![
+                ("start_dim".into(), Literal::Int(1)),
+                ("end_dim".into(), Literal::Int(-1))
+            ]
+        );
+        let SubmoduleCall::Site { target, args, .. } = k.call else {
+            panic!("not a site");
+        };
+        assert_eq!(target, "torch.flatten");
+        assert_eq!(
+            args,
+            vec![
+                CallPart::Input,
+                CallPart::Lit(Literal::Int(1)),
+                CallPart::Lit(Literal::Int(-1))
+            ]
+        );
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Flatten",
+            vec![lit(Literal::Int(0))],
+            vec![("end_dim", lit(Literal::Int(1)))],
+        )));
+        assert_eq!(
+            k.conditions,
+            vec![
+                ("start_dim".into(), Literal::Int(0)),
+                ("end_dim".into(), Literal::Int(1))
+            ]
+        );
+        // A dim that is not a literal cannot be proven.
+        let bad = ctor("torch.nn.Flatten", vec![int()], vec![]);
+        assert!(
+            matches!(kind_of(&bad), ModuleAnswer::Rejected(d) if d.code == codes::MODULE_FORM),
+            "{bad:?}"
+        );
     }
 }

@@ -80,6 +80,8 @@ pub const T_METHOD: &str = "rextio-torch/tensor-t-f32-cpu-rank1-2";
 pub const T_ATTR: &str = "rextio-torch/tensor-attribute-t-f32-cpu-2d";
 /// `t.unsqueeze(d)` rank 1 -> 2.
 pub const UNSQUEEZE: &str = "rextio-torch/tensor-unsqueeze-f32-cpu-1d-to-2d";
+/// `t.flatten(s, e)` / `torch.flatten(t, s, e)` on rank 1 or 2.
+pub const FLATTEN: &str = "rextio-torch/tensor-flatten-f32-cpu-rank1-2";
 /// `t.size(d)`.
 pub const SIZE_DIM: &str = "rextio-torch/tensor-size-dim-int";
 /// `t.size()`.
@@ -532,6 +534,13 @@ fn extended_records() -> Vec<RuleRecord> {
         Method,
         "t.unsqueeze(d) / torch.unsqueeze(t, d)",
         "rank 1; d an int literal in [-2, 2); result a fresh rank-2 tensor",
+    ));
+    out.push(native(
+        FLATTEN,
+        Method,
+        "t.flatten([start_dim][, end_dim]) / torch.flatten(t[, start_dim][, end_dim])",
+        "rank 1 or 2; int literal dims in range, start_dim <= end_dim (defaults 0, -1); \
+         result a fresh tensor (rank 1 when both dims of a rank-2 tensor are flattened)",
     ));
     out.push(native(
         CAT,

@@ -775,6 +775,12 @@ pub fn unsqueeze(t: &RxtTorchTensor, d: i64) -> PyResult<RxtTorchTensor> {
     materialise(t.tensor().f_unsqueeze(d).map_err(map_err)?)
 }
 
+/// `t.flatten(s, e)` / `torch.flatten(t, s, e)`, as a fresh tensor (eager returns the input
+/// itself or a view).
+pub fn flatten(t: &RxtTorchTensor, s: i64, e: i64) -> PyResult<RxtTorchTensor> {
+    materialise(t.tensor().f_flatten(s, e).map_err(map_err)?)
+}
+
 /// A fixed-length tuple of tensors: a list or tuple written in the call (`torch.cat([a, b])`),
 /// which generated code holds as a Rust tuple, seen as a slice of borrowed tensors.
 pub trait TensorTuple {

@@ -182,6 +182,7 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 "amax" => reductions::plan(site, "amax", false),
                 "amin" => reductions::plan(site, "amin", false),
                 "transpose" | "t" | "unsqueeze" | "squeeze" => shape::plan_view(site, name),
+                "flatten" => shape::plan_flatten(site),
                 "cat" | "concat" => concat::plan_cat(site, name),
                 "nn.functional.linear" => linear::plan(site),
                 "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp"
@@ -233,6 +234,7 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 "transpose" => shape::plan_view(site, "transpose"),
                 "unsqueeze" => shape::plan_view(site, "unsqueeze"),
                 "squeeze" => shape::plan_view(site, "squeeze"),
+                "flatten" => shape::plan_flatten(site),
                 "size" => shape::plan_size(site),
                 "dim" | "ndimension" => shape::plan_dim_query(site),
                 "numel" => shape::plan_numel(site),

@@ -275,3 +275,67 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         }
     }
 }
+
+/// `t.flatten([start_dim][, end_dim])` / `torch.flatten(t[, start_dim][, end_dim])` on a rank-1
+/// or rank-2 float32 tensor with int literal dims (defaults 0 and -1): the same tensor (one dim,
+/// or none, flattened) or rank 1 (both dims of a rank-2 tensor), always fresh memory.
+pub fn plan_flatten(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let method = site.receiver.is_some();
+    let shown = if method {
+        ".flatten()"
+    } else {
+        "torch.flatten()"
+    };
+    let form = |why: String| {
+        reject(
+            codes::VIEW_FORM,
+            format!("{shown} {why}"),
+            "write t.flatten(), t.flatten(1) or torch.flatten(t, start_dim, end_dim) with int literal dims",
+        )
+    };
+    let params: &[&str] = if method {
+        &["start_dim", "end_dim"]
+    } else {
+        &["input", "start_dim", "end_dim"]
+    };
+    let bound = bind(site, params, &[]).map_err(form)?;
+    let t = if method {
+        Src::Recv
+    } else {
+        match get(&bound, "input") {
+            Some(s) => s,
+            None => return Err(form("has no tensor".into())),
+        }
+    };
+    let Some(tensor) = operand(site, t) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let r = f32_rank(tensor, shown)?;
+    let lit = |p: &str, default: i64| -> Result<i64, NoPlan> {
+        match get(&bound, p) {
+            None => Ok(default),
+            Some(src) => int_literal(operand(site, src))
+                .ok_or_else(|| form(format!("needs `{p}` as an int literal"))),
+        }
+    };
+    let (s, e) = (lit("start_dim", 0)?, lit("end_dim", -1)?);
+    let (Some(ns), Some(ne)) = (norm_dim(s, r), norm_dim(e, r)) else {
+        return Err(form(format!(
+            "with dims ({s}, {e}) on a rank-{r} tensor is out of range"
+        )));
+    };
+    if ns > ne {
+        return Err(form(format!(
+            "with start_dim {s} after end_dim {e} raises in eager"
+        )));
+    }
+    let result = if r == 2 && ns == 0 && ne == 1 { 1 } else { r };
+    plan_f32(
+        rules::FLATTEN,
+        result,
+        Op::Call {
+            f: Rt::Flatten,
+            args: vec![Arg::Tensor(t), Arg::Int(ns), Arg::Int(ne)],
+        },
+    )
+}

@@ -678,6 +678,26 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             call("torch.unsqueeze", vec![t1(), int(1)], vec![]),
             "tensor-unsqueeze-f32-cpu-1d-to-2d -> f32-cpu-2d",
         ),
+        (
+            method(t2(), "flatten", vec![], vec![]),
+            "tensor-flatten-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            method(t2(), "flatten", vec![int(1)], vec![]),
+            "tensor-flatten-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.flatten", vec![t2()], vec![kw("start_dim", int(-1))]),
+            "tensor-flatten-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.flatten", vec![t2(), int(0), int(0)], vec![]),
+            "tensor-flatten-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "flatten", vec![], vec![kw("end_dim", int(0))]),
+            "tensor-flatten-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
         // shape queries as exact ints
         (
             method(t2(), "size", vec![int(-1)], vec![]),
@@ -1217,6 +1237,22 @@ fn rejected_and_uncovered_forms() {
             "RXTP-TORCH-019",
         ),
         (method(t2(), "t", vec![int(0)], vec![]), "RXTP-TORCH-019"),
+        (
+            method(t2(), "flatten", vec![int(1), int(0)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t2(), "flatten", vec![int(2)], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t2(), "flatten", vec![iparam()], vec![]),
+            "RXTP-TORCH-019",
+        ),
+        (
+            method(t1(), "flatten", vec![int(1)], vec![]),
+            "RXTP-TORCH-019",
+        ),
         (
             method(t2(), "squeeze", vec![int(0)], vec![]),
             "RXTP-TORCH-020",

@@ -374,6 +374,14 @@ def unsqueeze_forms(v: V) -> M:
     return v.unsqueeze(0) + v.unsqueeze(-1) + torch.unsqueeze(v, 1)
 
 
+def flatten_rows(x: M) -> V:
+    return x.flatten() + torch.flatten(x, 0, -1) * 0.5
+
+
+def flatten_same(x: M, v: V) -> M:
+    return x.flatten(1) + torch.flatten(x, start_dim=-1) + x.flatten(0, 0) + v.flatten()
+
+
 def shape_ints(x: M, v: V) -> int:
     return x.size(0) * 1000 + x.size(dim=-1) * 100 + x.dim() * 10 + v.numel() + len(x) + x.ndim + len(v) + x.numel()
 
