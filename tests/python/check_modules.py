@@ -495,6 +495,15 @@ with torch.inference_mode():
     outcome(lambda: b(x), lambda: e(x), "float32 input to a double() model")
 both(lambda m: m.float())
 check("float() again", "native")
+# The other spellings of a dtype change run the original too, and back to float32 is native.
+both(lambda m: m.to(torch.float64))
+check("to(torch.float64)", "state", xi=x.double())
+both(lambda m: m.to(dtype=torch.float32))
+check("to(dtype=torch.float32)", "native")
+both(lambda m: m.to(torch.bfloat16))
+check("to(torch.bfloat16)", "state", xi=x.to(torch.bfloat16))
+both(lambda m: m.to("cpu", torch.float32))
+check("to('cpu', torch.float32)", "native")
 
 b, e = pair(model, emodel, "Scorer", 22, **BIG)
 both(lambda m: m.head.__setitem__(1, nn.Sigmoid()))
