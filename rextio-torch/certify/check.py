@@ -234,6 +234,18 @@ def check_function(name, native, eager, kinds, qualname):
             expect(ValueError, "rextio-torch: expected a float32 tensor", base[i].double(), f"a rank-{rank} torch.float64 Tensor")
         expect(ValueError, f"rextio-torch: expected rank-{rank} tensor, got rank {3 - rank}", base[i].reshape(-1) if rank == 2 else base[i].reshape(1, -1), f"a rank-{3 - rank} torch.")
         count("boundary")
+        # Incompatible shapes: same exception type as eager, or the same result.
+        args = list(base)
+        args[i] = torch.randn(N, N + 1) if rank == 2 else torch.randn(N + 1)
+        if is_bool:
+            args[i] = args[i] > 0
+        e_kind, e_val = outcome(eager, args)
+        n_kind, n_val = outcome(native, args)
+        if e_kind != n_kind or (e_kind == "raise" and e_val is not n_val):
+            fail(f"incompatible shapes: eager {e_kind} {e_val if e_kind == 'raise' else ''}, native {n_kind} {n_val if n_kind == 'raise' else ''}")
+        elif e_kind == "ok" and compare(n_val, e_val):
+            fail(f"incompatible shapes: {compare(n_val, e_val)}")
+        count("shape_errors")
     # A scalar of the wrong type: the conversion's own message, then where and what.
     scalar_idx = [j for j, k in enumerate(kinds) if k in ("int", "float", "bool")]
     if scalar_idx:
@@ -252,18 +264,6 @@ def check_function(name, native, eager, kinds, qualname):
         else:
             fail("scalar boundary accepted a str")
         count("scalar_boundary")
-        # Incompatible shapes: same exception type as eager, or the same result.
-        args = list(base)
-        args[i] = torch.randn(N, N + 1) if rank == 2 else torch.randn(N + 1)
-        if is_bool:
-            args[i] = args[i] > 0
-        e_kind, e_val = outcome(eager, args)
-        n_kind, n_val = outcome(native, args)
-        if e_kind != n_kind or (e_kind == "raise" and e_val is not n_val):
-            fail(f"incompatible shapes: eager {e_kind} {e_val if e_kind == 'raise' else ''}, native {n_kind} {n_val if n_kind == 'raise' else ''}")
-        elif e_kind == "ok" and compare(n_val, e_val):
-            fail(f"incompatible shapes: {compare(n_val, e_val)}")
-        count("shape_errors")
     return {"passed": not failures, "counts": counts, "failures": failures}
 
 
