@@ -4,7 +4,7 @@
 
 use super::{
     bind, describe, f32_rank, get, is_i64, is_number, is_ours, operand, plan_f32, rank, reject,
-    Arg, NoPlan, Op, Plan, Src,
+    subject, Arg, NoPlan, Op, Plan, Src,
 };
 use crate::entry::Rt;
 use crate::{codes, rules};
@@ -36,17 +36,7 @@ pub fn plan_clamp(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     }
     params.extend_from_slice(bounds);
     let bound = bind(site, &params, &[]).map_err(form)?;
-    let t = if method {
-        Src::Recv
-    } else {
-        match get(&bound, "input") {
-            Some(s) => s,
-            None => return Err(form("has no tensor".into())),
-        }
-    };
-    let Some(tensor) = operand(site, t) else {
-        return Err(ClaimOutcome::NotCovered);
-    };
+    let (t, tensor) = subject(site, &bound, || form("has no tensor".into()))?;
     let r = f32_rank(tensor, &shown)?;
     // Each bound: absent, literal None, or a number.
     let mut given: Vec<(&str, Src)> = Vec::new();

@@ -394,6 +394,22 @@ pub(crate) fn bind<'a>(
     Ok(bound)
 }
 
+/// The tensor a tensor op reads: the receiver of a method call, else the function's bound
+/// `input` (`missing` is the rejection when it has none); `NotCovered` when it is no operand.
+pub(crate) fn subject<'s>(
+    site: &'s ClaimSite,
+    bound: &[(&str, Src)],
+    missing: impl FnOnce() -> NoPlan,
+) -> Result<(Src, &'s Operand), NoPlan> {
+    let t = if site.receiver.is_some() {
+        Src::Recv
+    } else {
+        get(bound, "input").ok_or_else(missing)?
+    };
+    let tensor = operand(site, t).ok_or(ClaimOutcome::NotCovered)?;
+    Ok((t, tensor))
+}
+
 /// The operand a source points at.
 pub(crate) fn operand(site: &ClaimSite, src: Src) -> Option<&Operand> {
     match src {

@@ -3,8 +3,8 @@
 //! (`size`, `dim`, `ndim`, `numel`, `shape`, `len`).
 
 use super::{
-    bind, describe, f32_rank, get, int_literal, norm_dim, operand, plan_f32, reject, Arg, NoPlan,
-    Op, Plan, Src,
+    bind, describe, f32_rank, get, int_literal, norm_dim, operand, plan_f32, reject, subject, Arg,
+    NoPlan, Op, Plan, Src,
 };
 use crate::entry::Rt;
 use crate::types::{bool_cpu_rank, f32_cpu_rank, I64_CPU_1D};
@@ -197,17 +197,7 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     };
     let params = if method { &params[1..] } else { params };
     let bound = bind(site, params, &[]).map_err(form)?;
-    let t = if method {
-        Src::Recv
-    } else {
-        match get(&bound, "input") {
-            Some(s) => s,
-            None => return Err(form("has no tensor".into())),
-        }
-    };
-    let Some(tensor) = operand(site, t) else {
-        return Err(ClaimOutcome::NotCovered);
-    };
+    let (t, tensor) = subject(site, &bound, || form("has no tensor".into()))?;
     if name == "squeeze" {
         return Err(reject(
             codes::SQUEEZE_RANK,
@@ -299,17 +289,7 @@ pub fn plan_flatten(site: &ClaimSite) -> Result<Plan, NoPlan> {
         &["input", "start_dim", "end_dim"]
     };
     let bound = bind(site, params, &[]).map_err(form)?;
-    let t = if method {
-        Src::Recv
-    } else {
-        match get(&bound, "input") {
-            Some(s) => s,
-            None => return Err(form("has no tensor".into())),
-        }
-    };
-    let Some(tensor) = operand(site, t) else {
-        return Err(ClaimOutcome::NotCovered);
-    };
+    let (t, tensor) = subject(site, &bound, || form("has no tensor".into()))?;
     let r = f32_rank(tensor, shown)?;
     let lit = |p: &str, default: i64| -> Result<i64, NoPlan> {
         match get(&bound, p) {
