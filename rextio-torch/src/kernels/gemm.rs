@@ -179,17 +179,13 @@ pub fn linear_fused(
 /// than packing) and repacks when they differ: a stale pack is never used.
 struct PackCache {
     entries: Vec<PackEntry>,
-    /// Floats held (copies and packs).
-    floats: usize,
     clock: u64,
 }
 
 struct PackEntry {
     addr: usize,
-    n: usize,
-    k: usize,
     copy: Vec<f32>,
-    packed: Vec<f32>,
+    packed: PackedWeight,
     used: u64,
 }
 
@@ -201,7 +197,6 @@ thread_local! {
     static PACKS: RefCell<PackCache> = const {
         RefCell::new(PackCache {
             entries: Vec::new(),
-            floats: 0,
             clock: 0,
         })
     };
@@ -226,44 +221,46 @@ impl PackCache {
         let found = self
             .entries
             .iter()
-            .position(|e| e.addr == addr && e.n == n && e.k == k);
+            .position(|e| e.addr == addr && e.packed.n == n && e.packed.k == k);
         let at = match found {
             Some(at) => {
                 let e = &mut self.entries[at];
                 if bytes(&e.copy) != bytes(w) {
                     e.copy.copy_from_slice(w);
-                    pack_panels(w, n, k, &mut e.packed);
+                    pack_panels(w, n, k, &mut e.packed.data);
                 }
                 at
             }
             None => {
-                while self.floats + size > PACK_CACHE_FLOATS {
+                // Entries are added on a miss only, so the size held is summed here.
+                let held = |c: &Self| -> usize {
+                    c.entries
+                        .iter()
+                        .map(|e| e.copy.len() + e.packed.data.len())
+                        .sum()
+                };
+                while held(self) + size > PACK_CACHE_FLOATS {
                     let oldest = self
                         .entries
                         .iter()
                         .enumerate()
                         .min_by_key(|(_, e)| e.used)
                         .map(|(i, _)| i)?;
-                    let e = self.entries.swap_remove(oldest);
-                    self.floats -= e.copy.len() + e.packed.len();
+                    self.entries.swap_remove(oldest);
                 }
-                let mut packed = vec![0.0; len];
-                pack_panels(w, n, k, &mut packed);
+                let packed = PackedWeight::new(w, n, k).ok()?;
                 self.entries.push(PackEntry {
                     addr,
-                    n,
-                    k,
                     copy: w.to_vec(),
                     packed,
                     used: 0,
                 });
-                self.floats += size;
                 self.entries.len() - 1
             }
         };
         let e = &mut self.entries[at];
         e.used = self.clock;
-        Some(&e.packed)
+        Some(&e.packed.data)
     }
 }
 

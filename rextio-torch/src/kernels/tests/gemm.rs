@@ -332,10 +332,26 @@ fn product_lengths_are_checked() {
     );
 }
 
+/// Whether `linear` (which may serve `w` from the thread's pack cache) gives bitwise the product
+/// of `w` packed afresh.
+fn cached_matches_fresh(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+) -> bool {
+    let mut out = vec![0.0; m * n];
+    linear(x, m, k, w, n, bias, &mut out).unwrap();
+    let mut fresh = vec![0.0; m * n];
+    let pw = PackedWeight::new(w, n, k).unwrap();
+    linear_packed(x, m, &pw, bias, Epilogue::None, &mut fresh).unwrap();
+    out.len() == fresh.len() && out.iter().zip(&fresh).all(|(&a, &b)| same(a, b))
+}
+
 #[test]
 fn a_weight_changed_in_place_is_never_served_from_a_stale_pack() {
-    let same =
-        |a: &[f32], b: &[f32]| a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| same(x, y));
     // From `DOT_MAX_M` rows `linear` keeps each weight packed per thread, by address. Writing
     // the same buffer (as `w.data.copy_(...)` or a NumPy view would, with no version bump), or
     // reusing the address for a weight of another shape, must give the new weight's product.
@@ -353,33 +369,16 @@ fn a_weight_changed_in_place_is_never_served_from_a_stale_pack() {
                     w.copy_from_slice(&values(n * k, 20 + round));
                 }
             }
-            let mut out = vec![0.0; m * n];
-            linear(&x, m, k, &w, n, Some(&bias), &mut out).unwrap();
-            let mut fresh = vec![0.0; m * n];
-            linear_packed(
-                &x,
-                m,
-                &PackedWeight::new(&w, n, k).unwrap(),
-                Some(&bias),
-                Epilogue::None,
-                &mut fresh,
-            )
-            .unwrap();
             assert!(
-                same(&out, &fresh),
+                cached_matches_fresh(&x, m, k, &w, n, Some(&bias)),
                 "{isa:?} round {round}: a stale pack was used"
             );
         }
         // The same buffer read as a weight of another shape.
         let (k2, n2) = (k * 2, n / 2);
         let x2 = values(m * k2, 14);
-        let mut out = vec![0.0; m * n2];
-        linear(&x2, m, k2, &w, n2, None, &mut out).unwrap();
-        let mut fresh = vec![0.0; m * n2];
-        let pw = PackedWeight::new(&w, n2, k2).unwrap();
-        linear_packed(&x2, m, &pw, None, Epilogue::None, &mut fresh).unwrap();
         assert!(
-            same(&out, &fresh),
+            cached_matches_fresh(&x2, m, k2, &w, n2, None),
             "{isa:?}: a pack of another shape was used"
         );
         // NaN bits are compared exactly too (NaN != NaN as floats).
@@ -387,12 +386,8 @@ fn a_weight_changed_in_place_is_never_served_from_a_stale_pack() {
         let mut out = vec![0.0; m * n];
         linear(&x, m, k, &w, n, None, &mut out).unwrap();
         w[0] = 1.0;
-        linear(&x, m, k, &w, n, None, &mut out).unwrap();
-        let mut fresh = vec![0.0; m * n];
-        let pw = PackedWeight::new(&w, n, k).unwrap();
-        linear_packed(&x, m, &pw, None, Epilogue::None, &mut fresh).unwrap();
         assert!(
-            same(&out, &fresh),
+            cached_matches_fresh(&x, m, k, &w, n, None),
             "{isa:?}: a NaN weight's pack was reused"
         );
     });
