@@ -459,6 +459,11 @@ pub(super) fn method_items(
     for p in &ir.params[1..] {
         let raw = param_ident(&p.name).map_err(fail)?;
         let id = local_ident(&p.name);
+        // Every input arrives as a Python object; one the compiled types refuse runs the
+        // original (Python would take it), with the reason.
+        params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+        originals.push(quote!(#raw.clone()));
+        let prefix = str_lit(&format!("input: `{}`: ", p.name));
         match &p.ty {
             ValueType::Plugin(k) => {
                 let Some(t) = lx.registry.plugin_type(k) else {
@@ -467,10 +472,7 @@ pub(super) fn method_items(
                 let extract: syn::Path =
                     parse("boundary extractor", &t.extract_fn).map_err(fail)?;
                 let pname = str_lit(&p.name);
-                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
-                originals.push(quote!(#raw.clone()));
                 let no = fallback(quote!(__rx_why));
-                let prefix = str_lit(&format!("input: `{}`: ", p.name));
                 let bad = fallback(quote!(::std::format!("{}{}", #prefix, __rx_e)));
                 // An input outside the compiled types (another rank or dtype, None) runs the
                 // original: eager's answer, or eager's own error.
@@ -485,11 +487,7 @@ pub(super) fn method_items(
                 });
             }
             other => {
-                // A scalar of another type runs the original too (Python would take it).
                 let ty = lx.rust_type(other)?;
-                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
-                originals.push(quote!(#raw.clone()));
-                let prefix = str_lit(&format!("input: `{}`: ", p.name));
                 let bad = fallback(quote!(
                     ::std::format!("{}{}", #prefix, ::pyo3::PyErr::from(__rx_e))
                 ));

@@ -777,6 +777,9 @@ pub fn lower_function(
         let refused = quote!(::rextio_plugin_api::runtime::boundary::argument_error(
             __rx_e, #raw, #qualname, #pname, #position
         ));
+        // Every argument arrives as a Python object and is converted below.
+        params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+        originals.push(quote!(#raw.clone()));
         match &p.ty {
             ValueType::Plugin(k) => {
                 let Some(t) = registry.plugin_type(k) else {
@@ -784,8 +787,6 @@ pub fn lower_function(
                 };
                 let extract: syn::Path =
                     parse("boundary extractor", &t.extract_fn).map_err(fail)?;
-                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
-                originals.push(quote!(#raw.clone()));
                 if let Some(admit) = admit_fn(registry, k.namespace())? {
                     admits.push(quote!(#admit(&#id).is_some()));
                     // Inside an original module method, an input the native contract refuses
@@ -818,7 +819,6 @@ pub fn lower_function(
                 // Scalars are converted here rather than by PyO3's signature, so that their
                 // errors say where and what as tensors' do.
                 let ty = lx.rust_type(other)?;
-                params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
                 converts.push(quote! {
                     let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
                         ::std::result::Result::Ok(__rx_v) => __rx_v,
@@ -827,7 +827,6 @@ pub fn lower_function(
                         }
                     };
                 });
-                originals.push(quote!(#raw.clone()));
             }
         }
     }
