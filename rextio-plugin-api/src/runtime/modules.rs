@@ -94,68 +94,14 @@ pub fn lookup<'py>(
 /// Whether `dict[key]` is present and truthy (a hook dictionary with entries): a dict's size
 /// is read directly, anything else through `bool()`.
 pub fn non_empty_entry(dict: &Bound<'_, PyDict>, key: &Bound<'_, PyString>) -> PyResult<bool> {
-    let py = dict.py();
-    // SAFETY: as in `lookup`; the borrowed result is only read while `dict` holds it.
-    let raw = unsafe { pyo3::ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr()) };
-    if raw.is_null() {
-        return match PyErr::take(py) {
-            Some(e) => Err(e),
-            None => Ok(false),
-        };
+    match lookup(dict, key)? {
+        None => Ok(false),
+        Some(v) if v.is_none() => Ok(false),
+        Some(v) => match v.cast::<PyDict>() {
+            Ok(d) => Ok(!d.is_empty()),
+            Err(_) => v.is_truthy(),
+        },
     }
-    // SAFETY: `raw` is a valid object (borrowed from `dict`).
-    unsafe {
-        if raw == pyo3::ffi::Py_None() {
-            return Ok(false);
-        }
-        if pyo3::ffi::PyDict_Check(raw) != 0 {
-            return Ok(pyo3::ffi::PyDict_Size(raw) > 0);
-        }
-    }
-    // SAFETY: a borrowed, non-null reference; taking our own for the generic truth test.
-    let v = unsafe { Bound::from_borrowed_ptr(py, raw) };
-    v.is_truthy()
-}
-
-/// Attribute `name` of a module object as the framework stores it: the instance `__dict__`,
-/// then each of `stores` (instance dictionaries such as `_parameters`), in order. `None` when
-/// it is in none of them. Names are interned strings (`pyo3::intern!`), so lookups reuse
-/// their hashes.
-pub fn attr<'py>(
-    obj: &Bound<'py, PyAny>,
-    name: &Bound<'py, PyString>,
-    stores: &[&Bound<'py, PyString>],
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let Some(dict) = instance_dict(obj) else {
-        return Ok(None);
-    };
-    if let Some(v) = dict.get_item(name)? {
-        return Ok(Some(v));
-    }
-    for store in stores {
-        if let Some(d) = dict.get_item(*store)? {
-            if let Ok(d) = d.cast_into::<PyDict>() {
-                if let Some(v) = d.get_item(name)? {
-                    return Ok(Some(v));
-                }
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// The elements of a container module, in order: the values of its `store` dictionary.
-pub fn children<'py>(
-    obj: &Bound<'py, PyAny>,
-    store: &Bound<'py, PyString>,
-) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
-    let Some(d) = attr(obj, store, &[])? else {
-        return Ok(None);
-    };
-    let Ok(d) = d.cast_into::<PyDict>() else {
-        return Ok(None);
-    };
-    Ok(Some(d.iter().map(|(_, v)| v).collect()))
 }
 
 /// The most attribute stores a [`ModView`] holds.
