@@ -306,7 +306,11 @@ pub fn certify(
     }
     let mut pins = BTreeMap::new();
     pins.insert("pyo3".to_owned(), crate::emit::pyo3_pin());
-    if let Some(dep) = plugin.runtime_crate() {
+    for dep in plugin
+        .runtime_crate()
+        .into_iter()
+        .chain(plugin.runtime_support_crates())
+    {
         let pin = match &dep.source {
             rextio_plugin_api::CrateSource::Registry(v) => v.clone(),
             rextio_plugin_api::CrateSource::Path(p) => format!("path {p}"),

@@ -461,7 +461,12 @@ impl Project {
                     }
                 }
             }
-            if let Some(dep) = reg.plugin.runtime_crate() {
+            let support = if reg.negotiated.runtime_support_crates {
+                reg.plugin.runtime_support_crates()
+            } else {
+                Vec::new()
+            };
+            for dep in reg.plugin.runtime_crate().into_iter().chain(support) {
                 if !deps.iter().any(|d| d.name == dep.name) {
                     deps.push(dep);
                 }

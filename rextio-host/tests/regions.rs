@@ -77,7 +77,7 @@ fn a_pipeline_with_a_loop_becomes_three_kinds_of_regions() {
 #[test]
 fn values_read_later_or_twice_are_outputs_and_unsupported_claims_decline() {
     let src = format!(
-        "{HEADER}def g(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    a = F.linear(x, w)\n    b = a.relu()\n    c = b * a\n    return c + b\n\n\ndef h(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    y = x.relu()\n    z = F.silu(y)\n    return z\n"
+        "{HEADER}def g(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    a = F.linear(x, w)\n    b = a.relu()\n    c = b * a\n    return c + b\n\n\ndef h(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    y = x.relu()\n    z = torch.maximum(y, x)\n    return z\n"
     );
     let rs = generate(&src);
     // g: one region of four nodes ending in the return; nothing but the result leaves it.
@@ -86,8 +86,9 @@ fn values_read_later_or_twice_are_outputs_and_unsupported_claims_decline() {
     assert_eq!(g.matches("static __RX_PROGRAM").count(), 1, "{g}");
     assert!(g.contains("runtime::fused::<"), "{g}");
     assert!(!g.contains("l_a = __rx_out"), "{g}");
-    // h: silu has no fused form, so the whole run stays per site.
+    // h: torch.maximum has no fused form (eager's answer on a tie of zeros depends on the
+    // element's position), so the whole run stays per site.
     let h = &rs[rs.find("Native body of `m.h`").unwrap()..];
     assert!(!h.contains("static __RX_PROGRAM"), "{h}");
-    assert!(h.contains("::rextio_torch::runtime::silu("), "{h}");
+    assert!(h.contains("::rextio_torch::runtime::maximum("), "{h}");
 }

@@ -181,6 +181,12 @@ pub trait Plugin: Send + Sync {
     ) -> Result<LoweredExpr, LowerError>;
     /// The runtime crate generated code depends on.
     fn runtime_crate(&self) -> Option<CrateDependency>;
+    /// Crates the runtime crate depends on by a `../<name>` path, which the host must write
+    /// beside it (embedded sources, as the runtime crate's own), and which generated code may
+    /// name too (API >= 1.12).
+    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
+        Vec::new()
+    }
     /// A guard held around the whole body of a native function (API >= 1.7).
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         None

@@ -138,7 +138,11 @@ pub fn validate_plugin(plugin: &dyn Plugin) -> Result<(), ValidationError> {
             });
         }
     }
-    if let Some(dep) = plugin.runtime_crate() {
+    for dep in plugin
+        .runtime_crate()
+        .into_iter()
+        .chain(plugin.runtime_support_crates())
+    {
         let ok = match &dep.source {
             CrateSource::Registry(v) => v
                 .strip_prefix('=')

@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 11, 0);
+pub const API_VERSION: Version = Version::new(1, 12, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 1, 0);
@@ -24,6 +24,8 @@ pub const REGION_LOWERING_SINCE_MINOR: u64 = 9;
 pub const DETACHED_BODY_SINCE_MINOR: u64 = 10;
 /// Minor version of the plugin API that introduced `module_support` and `module_kind`.
 pub const MODULE_CLASSES_SINCE_MINOR: u64 = 11;
+/// Minor version of the plugin API that introduced `runtime_support_crates`.
+pub const RUNTIME_SUPPORT_CRATES_SINCE_MINOR: u64 = 12;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -89,6 +91,8 @@ pub struct Negotiated {
     pub detached_body: bool,
     /// Whether `module_support` and `module_kind` may be consulted.
     pub module_classes: bool,
+    /// Whether `runtime_support_crates` may be consulted.
+    pub runtime_support_crates: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -134,6 +138,7 @@ pub fn negotiate(
         region_lowering: version.minor >= REGION_LOWERING_SINCE_MINOR,
         detached_body: version.minor >= DETACHED_BODY_SINCE_MINOR,
         module_classes: version.minor >= MODULE_CLASSES_SINCE_MINOR,
+        runtime_support_crates: version.minor >= RUNTIME_SUPPORT_CRATES_SINCE_MINOR,
         declared: version,
     })
 }
@@ -148,13 +153,16 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.11.0", &host()).unwrap();
+        let n = negotiate("p", "1.12.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
         assert!(n.region_lowering && n.detached_body && n.module_classes);
+        assert!(n.runtime_support_crates);
     }
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.11.0", &host()).unwrap();
+        assert!(n.module_classes && !n.runtime_support_crates);
         let n = negotiate("p", "1.10.0", &host()).unwrap();
         assert!(n.detached_body && !n.module_classes);
         let n = negotiate("p", "1.9.0", &host()).unwrap();
@@ -173,10 +181,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.12.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.13.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.12.0") && msg.contains("1.11.0"), "{msg}");
+        assert!(msg.contains("1.13.0") && msg.contains("1.12.0"), "{msg}");
     }
 
     #[test]

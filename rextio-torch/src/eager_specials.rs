@@ -30,7 +30,7 @@
 //! MKL/BLAS for products, whose answers differ between hosts only in rounding, within the
 //! tolerance, never in special values).
 
-use crate::kernels as k;
+use rextio_fusion::kernels as k;
 
 /// The inputs whose answers differ between eager's paths.
 pub const DISPUTED: [f32; 5] = [-0.0, -9.76, -20.0, -1e30, f32::INFINITY];

@@ -12,16 +12,18 @@ pub mod codes;
 pub mod decorators;
 pub mod eager_specials;
 pub mod entry;
-pub mod fusion;
-pub mod kernels;
 mod lower;
 pub mod modules;
 pub mod platforms;
+pub mod region;
 pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod shape;
 pub mod types;
+
+/// The fusion crate, as generated code names it (`::rextio_torch::fusion::Program`).
+pub use rextio_fusion as fusion;
 
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
@@ -163,7 +165,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.11.0"
+        "1.12.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -265,12 +267,15 @@ impl Plugin for TorchPlugin {
             ),
         }]
     }
+    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
+        vec![fusion_crate()]
+    }
     fn lower_region(
         &self,
         region: &rextio_plugin_api::Region,
         cx: &rextio_plugin_api::RegionContext,
     ) -> Result<Option<rextio_plugin_api::LoweredRegion>, LowerError> {
-        fusion::lower_region(region, cx)
+        region::lower_region(region, cx)
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {
@@ -350,6 +355,20 @@ mod tests {
 #[cfg(rextio_embedded_sources)]
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+}
+
+/// The fusion crate, which this crate's runtime depends on, as generated crates get it.
+fn fusion_crate() -> CrateDependency {
+    CrateDependency {
+        name: "rextio-fusion".into(),
+        source: match rextio_fusion::embedded_sources() {
+            Some(files) => CrateSource::embedded(files),
+            None => CrateSource::Path(rextio_fusion::SOURCE_DIR.into()),
+        },
+        features: vec![],
+        build_env: vec![],
+        forbidden_env: vec![],
+    }
 }
 
 /// Where generated crates get this crate: its embedded sources when built from the workspace.

@@ -252,12 +252,20 @@ fn fused_regions_match_eager_on_every_path() {
         "wide",
         "normed",
         "normed_plain",
+        "gated",
     ] {
         assert_eq!(
             built.route(&format!("fusedk.kernels.{f}")),
             "native-plugin:rextio-torch",
             "{f}"
         );
+    }
+    // `gated`'s region is one fused program: silu as the product's epilogue, square and the
+    // materialised transpose are instructions of the fusion crate, not per-op fallbacks.
+    let lib =
+        std::fs::read_to_string(built.dir.path().join(".rextio/build/crate/src/lib.rs")).unwrap();
+    for op in ["UnaryF::Silu", "UnaryF::Square", "Ins::Transpose"] {
+        assert!(lib.contains(op), "{op} is not in a fused program");
     }
     for path in ["auto", "fused", "per-op"] {
         let out = built.run_python("check_fused.py", &[("REXTIO_TORCH_PATH", path)]);
@@ -276,8 +284,8 @@ fn fused_regions_match_eager_on_every_path() {
     let _ = writeln!(
         std::io::stderr(),
         "fused e2e: kernels ran on {} (this CPU has: {})",
-        rextio_torch::kernels::isa().name(),
-        rextio_torch::kernels::available_isas()
+        rextio_torch::fusion::kernels::isa().name(),
+        rextio_torch::fusion::kernels::available_isas()
             .map(|i| i.name())
             .collect::<Vec<_>>()
             .join(", ")

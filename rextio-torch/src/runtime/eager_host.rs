@@ -3,7 +3,7 @@
 
 use super::shim;
 use crate::eager_specials::{edges_of, probe_values};
-use crate::kernels as k;
+use rextio_fusion::kernels as k;
 use std::sync::OnceLock;
 
 /// Copies of the probe values in oneDNN's probe: every value lands at several vector lanes,

@@ -2,9 +2,9 @@
 //! boundary checks and the fused path needs from a tensor argument, without allocating; one
 //! allocates a CPU output without going through the dispatcher.
 
-use crate::fusion::Shape;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::{ffi, PyErr};
+use rextio_fusion::Shape;
 use std::ffi::{c_char, c_void, CStr};
 use tch::Tensor;
 

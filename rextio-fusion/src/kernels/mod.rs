@@ -1,4 +1,4 @@
-//! Fused float32 CPU kernels for small tensors, in pure Rust (no libtorch).
+//! Fused float32 CPU kernels for small tensors, in pure Rust (no framework library).
 //!
 //! Every tensor is a row-major contiguous `f32` slice whose dimensions are passed at run time as
 //! `usize`s. Each function checks that the slices have exactly the lengths the dimensions call
@@ -38,11 +38,13 @@
 //! - column reductions (over dim 0): [`softmax_cols`], [`log_softmax_cols`], [`argmax_cols`],
 //!   [`sum_cols`], [`mean_cols`], [`amax_cols`], [`amin_cols`];
 //! - fused: [`softmax_argmax_rows`];
+//! - layout: [`transpose`];
 //! - vectorised math with documented error bounds: [`exp`], [`log`], [`tanh`], [`sigmoid`],
 //!   [`erf`] (and the [`Unary`] ops built on them).
 
 mod elementwise;
 mod gemm;
+mod layout;
 mod math;
 mod reduce;
 mod simd;
@@ -52,6 +54,7 @@ mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
 pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
+pub use layout::transpose;
 pub use math::{erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,

@@ -1,0 +1,694 @@
+//! Running a [`Program`] on a backend's tensors: view every tensor input's float32 buffer,
+//! [`plan`] the call from the input shapes, allocate the outputs once through the backend, and
+//! run the kernels over the planned buffers.
+//!
+//! What is the backend's own goes through [`Host`]: how it views its tensors' memory, how it
+//! allocates outputs, the GELU edges its eager answers on this host, how it runs kernels (with
+//! or without Python's GIL) and how an internal error reaches the user. Anything outside the
+//! fused path's reach (an input that is not a float32 contiguous CPU buffer, a shape the plan
+//! declines, a size above the backend's [`Limits`]) returns `Ok(None)` before anything is
+//! written, and the backend runs its per-op path instead.
+
+use crate::ir::{operands, Input, Ins, Program, ProgramView, ReduceF, UnaryF, V};
+use crate::kernels as k;
+use crate::plan::{broadcast, plan, Dt, Plan, Role, Shape, Store};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Which path a backend takes, as its environment variable says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathMode {
+    /// Fused when the backend's [`Limits`] allow it.
+    Auto,
+    /// Fused whenever the program can express the call.
+    Fused,
+    /// Never fused.
+    PerOp,
+}
+
+impl PathMode {
+    /// The mode environment variable `var` asks for (`auto` when unset or empty), or the message
+    /// of the error to raise (prefixed with `who`, the backend).
+    pub fn from_env(var: &str, who: &str) -> Result<PathMode, String> {
+        match std::env::var(var) {
+            Err(std::env::VarError::NotPresent) => Ok(PathMode::Auto),
+            Ok(v) => match v.trim() {
+                "" | "auto" => Ok(PathMode::Auto),
+                "fused" => Ok(PathMode::Fused),
+                "per-op" => Ok(PathMode::PerOp),
+                other => Err(format!(
+                    "{who}: {var} must be `auto`, `fused` or `per-op`, not `{other}`"
+                )),
+            },
+            Err(e) => Err(format!("{who}: {var}: {e}")),
+        }
+    }
+}
+
+/// Sizes above which a backend's `auto` mode keeps a call on its per-op path (where its own
+/// BLAS and threads win).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Multiply-adds of the call's matrix products.
+    pub max_macs: usize,
+    /// Elements of the call's largest value.
+    pub max_numel: usize,
+}
+
+/// The GELU edges of one call (see [`k::GeluEdges`]): for a GELU of one element and of more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edges {
+    /// GELUs of one element.
+    pub gelu_one: k::GeluEdges,
+    /// GELUs of more than one element.
+    pub gelu_many: k::GeluEdges,
+}
+
+impl Edges {
+    /// The edges for a GELU of `n` elements.
+    pub fn gelu(self, n: usize) -> k::GeluEdges {
+        if n > 1 {
+            self.gelu_many
+        } else {
+            self.gelu_one
+        }
+    }
+}
+
+/// What the fused path needs from a backend.
+pub trait Host {
+    /// The backend's tensor in generated code.
+    type Tensor;
+    /// The backend's error (a Python exception).
+    type Error;
+
+    /// The shape and base pointer of `t`'s float32 contiguous CPU buffer, or `None` when `t` is
+    /// not such a tensor (the call then declines). `writable`: the call may overwrite it.
+    fn view(
+        &self,
+        t: &Self::Tensor,
+        writable: bool,
+    ) -> Result<Option<(Shape, *mut f32)>, Self::Error>;
+
+    /// Another handle on `t` (an output that is an owned input overwritten in place).
+    fn share(&self, t: &Self::Tensor) -> Self::Tensor;
+
+    /// A fresh contiguous CPU tensor of `shape` and `dt`, and the base pointer of its buffer.
+    fn alloc(&self, shape: Shape, dt: Dt) -> Result<(Self::Tensor, *mut u8), Self::Error>;
+
+    /// The GELU edges eager answers with on this host now, for GELUs of one element (when
+    /// `one`) and of more (when `many`); `None` declines the call.
+    fn edges(&self, one: bool, many: bool) -> Option<Edges>;
+
+    /// Run `kernels` (`work`: multiply-adds plus elements), with or without the GIL.
+    fn run_kernels<T: Send>(&self, work: usize, kernels: impl FnOnce() -> T + Send) -> T;
+
+    /// An internal error (a bug in the fused path), as the backend raises it.
+    fn internal(&self, what: &str) -> Self::Error;
+}
+
+/// An internal error of the executor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecError(pub String);
+
+fn internal(what: &str) -> ExecError {
+    ExecError(what.to_owned())
+}
+
+/// Base pointers of values: float32 or int64 buffers.
+#[derive(Debug, Clone, Copy)]
+pub enum Buf {
+    /// A scalar or unused input.
+    None,
+    /// A float32 buffer.
+    F32(*mut f32),
+    /// An int64 buffer.
+    I64(*mut i64),
+}
+
+/// Plans this thread made, by program and input shapes: a call whose shapes repeat (the common
+/// case in serving) plans nothing.
+struct PlanCache {
+    entries: Vec<(usize, Vec<Option<Shape>>, Rc<Plan>)>,
+    next: usize,
+}
+
+/// At most this many plans are kept per thread (oldest replaced first).
+const PLAN_CACHE_SIZE: usize = 64;
+
+impl PlanCache {
+    fn get(
+        &mut self,
+        prog: usize,
+        p: ProgramView<'_>,
+        shapes: &[Option<Shape>],
+    ) -> Option<Rc<Plan>> {
+        if let Some((_, _, plan)) = self
+            .entries
+            .iter()
+            .find(|(k, s, _)| *k == prog && s.as_slice() == shapes)
+        {
+            return Some(Rc::clone(plan));
+        }
+        let plan = Rc::new(plan(p, shapes)?);
+        let entry = (prog, shapes.to_vec(), Rc::clone(&plan));
+        if self.entries.len() < PLAN_CACHE_SIZE {
+            self.entries.push(entry);
+        } else {
+            let slot = self.next % PLAN_CACHE_SIZE;
+            self.entries[slot] = entry;
+            self.next = slot + 1;
+        }
+        Some(plan)
+    }
+}
+
+/// Buffers a call reuses from the previous call on its thread.
+#[derive(Default)]
+struct Scratch {
+    shapes: Vec<Option<Shape>>,
+    bufs: Vec<Buf>,
+    out_bufs: Vec<Buf>,
+    temps: Vec<Vec<f32>>,
+}
+
+thread_local! {
+    static PLANS: RefCell<PlanCache> = const {
+        RefCell::new(PlanCache {
+            entries: Vec::new(),
+            next: 0,
+        })
+    };
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Run `prog` fused on `tensors` and `scalars` (the program's tensor and scalar inputs by slot),
+/// or `Ok(None)` when the backend's per-op path must run instead. `limits`: `None` fuses every
+/// call the program can express (a forced `fused` mode).
+pub fn run<H: Host, const N: usize>(
+    host: &H,
+    prog: &'static Program,
+    tensors: &[&H::Tensor],
+    scalars: &[f64],
+    limits: Option<Limits>,
+) -> Result<Option<[H::Tensor; N]>, H::Error> {
+    let p = prog.view();
+    if p.outputs.len() != N {
+        return Ok(None);
+    }
+    if let Some(done) = activation_in_place::<H, N>(host, p, limits, tensors)? {
+        return Ok(Some(done));
+    }
+    // A nested call on this thread (none exists today) would find the scratch busy: it then
+    // takes the per-op path rather than sharing buffers.
+    SCRATCH.with(|scratch| {
+        let Ok(mut scratch) = scratch.try_borrow_mut() else {
+            return Ok(None);
+        };
+        run_with(host, &mut scratch, prog, p, limits, tensors, scalars)
+    })
+}
+
+/// The commonest region in a loop body, one activation overwriting an owned value in place
+/// (`h = h.relu()`), without a plan or scratch buffers: `Ok(None)` when `p` is not that program
+/// (the general path then runs, and declines what it declines).
+fn activation_in_place<H: Host, const N: usize>(
+    host: &H,
+    p: ProgramView<'_>,
+    limits: Option<Limits>,
+    tensors: &[&H::Tensor],
+) -> Result<Option<[H::Tensor; N]>, H::Error> {
+    let ([Input::Tensor { slot, owned: true }], [Ins::Unary { f, t: 0 }], [1], 1) =
+        (p.inputs, p.ins, p.outputs, N)
+    else {
+        return Ok(None);
+    };
+    let Some(t) = tensors.get(usize::from(*slot)) else {
+        return Ok(None);
+    };
+    let Some((shape, ptr)) = host.view(t, true)? else {
+        return Ok(None);
+    };
+    let n = shape.numel();
+    if limits.is_some_and(|l| n > l.max_numel) {
+        return Ok(None);
+    }
+    let gelu = *f == UnaryF::Gelu;
+    let Some(edges) = edges_for(host, gelu && n == 1, gelu && n > 1) else {
+        return Ok(None);
+    };
+    let f = f.kernel(edges.gelu(n));
+    let addr = ptr as usize;
+    let run = move || {
+        // SAFETY: `view` checked a float32 contiguous buffer of `n` elements owned by the
+        // region (an owned temporary nothing else observes), alive for the whole call.
+        let dst = unsafe { std::slice::from_raw_parts_mut(addr as *mut f32, n) };
+        k::unary_inplace(f, dst);
+    };
+    // The general path counts the value twice (operand and result) as its work.
+    host.run_kernels(n.saturating_mul(2), run);
+    Ok(Some(std::array::from_fn(|_| host.share(t))))
+}
+
+/// The edges a call needs: unused placeholders when it has no GELU.
+fn edges_for<H: Host>(host: &H, one: bool, many: bool) -> Option<Edges> {
+    if one || many {
+        host.edges(one, many)
+    } else {
+        let unused = k::GeluEdges::PRODUCT_FORM;
+        Some(Edges {
+            gelu_one: unused,
+            gelu_many: unused,
+        })
+    }
+}
+
+fn run_with<H: Host, const N: usize>(
+    host: &H,
+    scratch: &mut Scratch,
+    prog: &'static Program,
+    p: ProgramView<'static>,
+    limits: Option<Limits>,
+    tensors: &[&H::Tensor],
+    scalars: &[f64],
+) -> Result<Option<[H::Tensor; N]>, H::Error> {
+    let n_in = p.inputs.len();
+    let Scratch {
+        shapes,
+        bufs,
+        out_bufs,
+        temps,
+    } = scratch;
+    shapes.clear();
+    bufs.clear();
+    bufs.resize(n_in + p.ins.len(), Buf::None);
+    for (i, input) in p.inputs.iter().enumerate() {
+        match *input {
+            Input::Tensor { slot, owned } => {
+                let Some(t) = tensors.get(usize::from(slot)) else {
+                    return Ok(None);
+                };
+                let Some((shape, ptr)) = host.view(t, owned)? else {
+                    return Ok(None);
+                };
+                shapes.push(Some(shape));
+                bufs[i] = Buf::F32(ptr);
+            }
+            Input::Scalar { slot } => {
+                if usize::from(slot) >= scalars.len() {
+                    return Ok(None);
+                }
+                shapes.push(None);
+            }
+            Input::Unused => shapes.push(None),
+        }
+    }
+    let key = std::ptr::from_ref(prog) as usize;
+    let Some(plan) = PLANS.with(|c| {
+        c.try_borrow_mut()
+            .ok()
+            .and_then(|mut c| c.get(key, p, shapes))
+    }) else {
+        return Ok(None);
+    };
+    let plan: &Plan = &plan;
+    let sizes_ok = layer_norm_sizes_match(p, plan, scalars).map_err(|e| host.internal(&e.0))?;
+    if plan.any_empty || !sizes_ok {
+        return Ok(None);
+    }
+    if let Some(l) = limits {
+        if plan.macs > l.max_macs || plan.max_numel > l.max_numel {
+            return Ok(None);
+        }
+    }
+    let (one, many) = gelus(p, plan);
+    let Some(edges) = edges_for(host, one, many) else {
+        return Ok(None);
+    };
+    // Outputs: fresh tensors, or the owned input they overwrite in place.
+    let mut outs: [Option<H::Tensor>; N] = std::array::from_fn(|_| None);
+    out_bufs.clear();
+    for ((o, &v), out) in p.outputs.iter().enumerate().zip(outs.iter_mut()) {
+        match plan.output_alias.get(o).copied().flatten() {
+            Some(iv) => {
+                let Some(Input::Tensor { slot, .. }) = p.inputs.get(usize::from(iv)) else {
+                    return Err(host.internal("an output aliases a non-tensor input"));
+                };
+                let Some(t) = tensors.get(usize::from(*slot)) else {
+                    return Err(host.internal("an output aliases a missing input"));
+                };
+                *out = Some(host.share(t));
+                out_bufs.push(bufs[usize::from(iv)]);
+            }
+            None => {
+                let (shape, dt) = plan.shapes[usize::from(v)];
+                let (t, ptr) = host.alloc(shape, dt)?;
+                if ptr.is_null() {
+                    return Err(host.internal("an output tensor has no storage"));
+                }
+                out_bufs.push(match dt {
+                    Dt::F32 => Buf::F32(ptr.cast()),
+                    Dt::I64 => Buf::I64(ptr.cast()),
+                });
+                *out = Some(t);
+            }
+        }
+    }
+    if temps.len() < plan.temps.len() {
+        temps.resize_with(plan.temps.len(), Vec::new);
+    }
+    for (t, &n) in temps.iter_mut().zip(&plan.temps) {
+        if t.len() < n {
+            t.resize(n, 0.0);
+        }
+    }
+    for (v, st) in plan.store.iter().enumerate().skip(n_in) {
+        bufs[v] = match *st {
+            Store::Temp(t) => match temps.get_mut(t) {
+                Some(b) => Buf::F32(b.as_mut_ptr()),
+                None => return Err(host.internal("a temporary is missing")),
+            },
+            Store::Output(o) => match out_bufs.get(o) {
+                Some(&b) => b,
+                None => return Err(host.internal("an output buffer is missing")),
+            },
+            Store::Input(iv) => bufs[usize::from(iv)],
+            Store::Scalar => Buf::None,
+        };
+    }
+    // SAFETY: every buffer pointer above is valid for its value's element count for the rest
+    // of this call: inputs are live borrowed tensors (contiguous, float32, checked by `view`),
+    // outputs are tensors owned by `outs`, temporaries are this thread's scratch buffers (at
+    // least as long as the plan asks, not resized while the job runs), and none of them is
+    // resized. The plan gives an instruction a destination distinct from its operands unless it
+    // is marked in place, and in-place instructions only touch their destination slice.
+    let job = Job {
+        p,
+        plan,
+        bufs,
+        scalars,
+        edges,
+    };
+    host.run_kernels(plan.work, move || job.run())
+        .map_err(|e| host.internal(&e.0))?;
+    let mut done = Vec::with_capacity(N);
+    for o in outs {
+        match o {
+            Some(t) => done.push(t),
+            None => return Err(host.internal("an output was not produced")),
+        }
+    }
+    match <[H::Tensor; N]>::try_from(done) {
+        Ok(outs) => Ok(Some(outs)),
+        Err(_) => Err(host.internal("the outputs do not match the program")),
+    }
+}
+
+/// One planned call, runnable without the GIL.
+struct Job<'a> {
+    p: ProgramView<'a>,
+    plan: &'a Plan,
+    bufs: &'a [Buf],
+    scalars: &'a [f64],
+    edges: Edges,
+}
+
+// SAFETY: the buffers a job points into belong to this call (borrowed input tensors, the output
+// tensors and temporaries it owns) and are only touched by the job while it runs; it reads no
+// Python object.
+unsafe impl Send for Job<'_> {}
+
+impl Job<'_> {
+    fn run(self) -> Result<(), ExecError> {
+        // SAFETY: see the call site in `run_with`: every buffer is valid for its value's shape
+        // and the plan only shares buffers along in-place chains.
+        unsafe { execute(self.p, self.plan, self.bufs, self.scalars, self.edges) }
+    }
+}
+
+/// Whether `plan` has GELUs of one element, and of more.
+fn gelus(p: ProgramView<'_>, plan: &Plan) -> (bool, bool) {
+    let (mut one, mut many) = (false, false);
+    for (j, i) in p.ins.iter().enumerate() {
+        if let Ins::Unary {
+            f: UnaryF::Gelu, ..
+        } = i
+        {
+            let n = plan.shapes[p.inputs.len() + j].0.numel();
+            one |= n == 1;
+            many |= n > 1;
+        }
+    }
+    (one, many)
+}
+
+/// The value of scalar input `v`.
+fn scalar_of(p: ProgramView<'_>, scalars: &[f64], v: V) -> Result<f64, ExecError> {
+    let Some(Input::Scalar { slot }) = p.inputs.get(usize::from(v)).copied() else {
+        return Err(internal("a scalar operand is not a scalar input"));
+    };
+    scalars
+        .get(usize::from(slot))
+        .copied()
+        .ok_or_else(|| internal("a scalar operand is missing"))
+}
+
+/// Whether every layer norm's normalised size is its input's last dim; otherwise the per-op
+/// path runs and raises eager's error.
+fn layer_norm_sizes_match(
+    p: ProgramView<'_>,
+    plan: &Plan,
+    scalars: &[f64],
+) -> Result<bool, ExecError> {
+    for i in p.ins {
+        if let Ins::LayerNorm { x, n, .. } = *i {
+            let last = plan.shapes[usize::from(x)].0.matrix().1;
+            if scalar_of(p, scalars, n)? != last as f64 {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// # Safety
+/// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
+/// distinct buffers do not overlap, and buffers are only shared along the plan's in-place
+/// chains.
+unsafe fn execute(
+    p: ProgramView<'_>,
+    plan: &Plan,
+    bufs: &[Buf],
+    scalars: &[f64],
+    edges: Edges,
+) -> Result<(), ExecError> {
+    let shape = |v: V| plan.shapes[usize::from(v)].0;
+    let src = |v: V| -> Result<&[f32], ExecError> {
+        match bufs[usize::from(v)] {
+            // SAFETY: see the function's contract.
+            Buf::F32(p) => Ok(unsafe { std::slice::from_raw_parts(p, shape(v).numel()) }),
+            _ => Err(internal("an operand has no float32 buffer")),
+        }
+    };
+    let n_in = p.inputs.len();
+    // Whether value `v` is read by nothing after instruction `j` and is not an output.
+    let dead_after = |v: usize, j: usize| {
+        !p.outputs.iter().any(|&o| usize::from(o) == v)
+            && p.ins[j + 1..]
+                .iter()
+                .all(|i| !operands(i).any(|u| usize::from(u) == v))
+    };
+    let mut skip = false;
+    for (j, i) in p.ins.iter().enumerate() {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        let v = n_in + j;
+        let (out_shape, _) = plan.shapes[v];
+        let n = out_shape.numel();
+        let in_place = plan.in_place.get(j).copied().unwrap_or(false);
+        // softmax over rows whose only reader is an argmax over the same rows: labels only.
+        if let (
+            Ins::Softmax {
+                t,
+                dim: 1,
+                log: false,
+            },
+            Some(&Ins::Argmax { t: pt, dim: 1, .. }),
+        ) = (*i, p.ins.get(j + 1))
+        {
+            if usize::from(pt) == v && dead_after(v, j + 1) && shape(t).rank == 2 {
+                let Buf::I64(d) = bufs[v + 1] else {
+                    return Err(internal("argmax has no int64 destination"));
+                };
+                let (m, c) = shape(t).matrix();
+                // SAFETY: see the function's contract.
+                let dst = unsafe { std::slice::from_raw_parts_mut(d, m) };
+                k_err(k::softmax_argmax_rows(src(t)?, m, c, dst))?;
+                skip = true;
+                continue;
+            }
+        }
+        if let Ins::Argmax { t, dim, .. } = *i {
+            let Buf::I64(d) = bufs[v] else {
+                return Err(internal("argmax has no int64 destination"));
+            };
+            // SAFETY: see the function's contract.
+            let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
+            let (m, c) = shape(t).matrix();
+            k_err(if dim == 1 {
+                k::argmax_rows(src(t)?, m, c, dst)
+            } else {
+                k::argmax_cols(src(t)?, m, c, dst)
+            })?;
+            continue;
+        }
+        let Buf::F32(d) = bufs[v] else {
+            return Err(internal("a result has no float32 destination"));
+        };
+        // SAFETY: see the function's contract.
+        let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
+        match *i {
+            Ins::Linear { x, w, b } => {
+                let (m, kk) = shape(x).matrix();
+                let nn = shape(w).dims[0];
+                let bias = match b {
+                    Some(b) => Some(src(b)?),
+                    None => None,
+                };
+                // An activation applied in place to this result right after: fuse it into the
+                // store.
+                let epilogue = match p.ins.get(j + 1) {
+                    Some(&Ins::Unary { f, t })
+                        if usize::from(t) == v && plan.in_place.get(j + 1) == Some(&true) =>
+                    {
+                        f.epilogue(edges.gelu(n))
+                    }
+                    _ => None,
+                };
+                match epilogue {
+                    Some(e) => {
+                        k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
+                        skip = true;
+                    }
+                    None => k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?,
+                }
+            }
+            Ins::Matmul { a, b } => {
+                let (m, kk) = shape(a).matrix();
+                let nn = shape(b).dims[1];
+                k_err(k::matmul(src(a)?, m, kk, src(b)?, nn, dst))?;
+            }
+            Ins::Transpose { t } => {
+                let (m, c) = shape(t).matrix();
+                k_err(k::transpose(src(t)?, m, c, dst))?;
+            }
+            Ins::Unary { f, t } => {
+                let f = f.kernel(edges.gelu(n));
+                if in_place {
+                    k::unary_inplace(f, dst);
+                } else {
+                    k_err(k::unary(f, src(t)?, dst))?;
+                }
+            }
+            Ins::Binary { f, a, b } => {
+                let Some((_, ra, rb)) = broadcast(shape(a), shape(b)) else {
+                    return Err(internal("an elementwise operand no longer broadcasts"));
+                };
+                let (m, c) = out_shape.matrix();
+                let rhs = operand(rb, src(b)?)?;
+                if in_place {
+                    k_err(k::binary_inplace(f, m, c, dst, rhs))?;
+                } else {
+                    let lhs = operand(ra, src(a)?)?;
+                    k_err(k::binary(f, m, c, lhs, rhs, dst))?;
+                }
+            }
+            Ins::Scalar { f, t, s, rev } => {
+                // The scalar is cast to the tensor's dtype before the operation, as eager does.
+                let sv = k::Operand::Scalar(scalar_of(p, scalars, s)? as f32);
+                let (m, c) = out_shape.matrix();
+                match (in_place, rev) {
+                    (true, false) => k_err(k::binary_inplace(f, m, c, dst, sv))?,
+                    (false, false) => {
+                        k_err(k::binary(f, m, c, k::Operand::Full(src(t)?), sv, dst))?
+                    }
+                    (true, true) => {
+                        return Err(internal("`scalar op tensor` is never planned in place"))
+                    }
+                    (false, true) => k_err(k::binary(f, m, c, sv, k::Operand::Full(src(t)?), dst))?,
+                }
+            }
+            Ins::Softmax { t, dim, log } => {
+                let s = shape(t);
+                let (m, c) = s.matrix();
+                let by_rows = s.rank == 1 || dim == 1;
+                k_err(match (by_rows, log) {
+                    (true, false) => k::softmax_rows(src(t)?, m, c, dst),
+                    (true, true) => k::log_softmax_rows(src(t)?, m, c, dst),
+                    (false, false) => k::softmax_cols(src(t)?, m, c, dst),
+                    (false, true) => k::log_softmax_cols(src(t)?, m, c, dst),
+                })?;
+            }
+            Ins::Reduce { f, t, dim, .. } => {
+                let (m, c) = shape(t).matrix();
+                k_err(reduce(f, dim == 1, src(t)?, m, c, dst))?;
+            }
+            Ins::LayerNorm { x, w, b, eps, .. } => {
+                let (m, c) = shape(x).matrix();
+                let eps = match eps {
+                    Some(e) => scalar_of(p, scalars, e)?,
+                    None => 1e-5,
+                };
+                let w = match w {
+                    Some(w) => Some(src(w)?),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(src(b)?),
+                    None => None,
+                };
+                // eps in the input's accumulation type (float for float32), as ATen casts it.
+                k_err(k::layer_norm_rows(src(x)?, m, c, w, b, eps as f32, dst))?;
+            }
+            Ins::Argmax { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+fn operand(role: Role, x: &[f32]) -> Result<k::Operand<'_>, ExecError> {
+    Ok(match role {
+        Role::Full => k::Operand::Full(x),
+        Role::Row => k::Operand::Row(x),
+        Role::Col => k::Operand::Col(x),
+        Role::Single => match x.first() {
+            Some(&v) => k::Operand::Scalar(v),
+            None => return Err(internal("a broadcast operand is empty")),
+        },
+    })
+}
+
+fn reduce(
+    f: ReduceF,
+    rows: bool,
+    x: &[f32],
+    m: usize,
+    c: usize,
+    dst: &mut [f32],
+) -> Result<(), k::KernelError> {
+    match (f, rows) {
+        (ReduceF::Sum, true) => k::sum_rows(x, m, c, dst),
+        (ReduceF::Mean, true) => k::mean_rows(x, m, c, dst),
+        (ReduceF::Amax, true) => k::amax_rows(x, m, c, dst),
+        (ReduceF::Amin, true) => k::amin_rows(x, m, c, dst),
+        (ReduceF::Sum, false) => k::sum_cols(x, m, c, dst),
+        (ReduceF::Mean, false) => k::mean_cols(x, m, c, dst),
+        (ReduceF::Amax, false) => k::amax_cols(x, m, c, dst),
+        (ReduceF::Amin, false) => k::amin_cols(x, m, c, dst),
+    }
+}
+
+fn k_err(r: Result<(), k::KernelError>) -> Result<(), ExecError> {
+    r.map_err(|e| internal(&format!("kernel rejected its operands: {e}")))
+}

@@ -1,0 +1,360 @@
+//! The region IR: a straight-line [`Program`] over float32 (and int64) values of rank 0 to 2.
+//!
+//! A backend translates a region of its claims into a [`ProgramBuf`], renders it as a `static`
+//! [`Program`] in the generated crate ([`render`]), and at run time hands it to
+//! [`crate::exec::run`] with its tensors. The instructions name their functions with one
+//! vocabulary, the kernels': [`UnaryF`] (converted to [`kernels::Unary`] exhaustively in both
+//! directions, so an op the kernels gain is an op the IR can name), [`kernels::Binary`] itself,
+//! and [`ReduceF`].
+
+use crate::kernels::{self, Epilogue, GeluEdges};
+
+/// A value of a program: inputs first, then one per instruction.
+pub type V = u16;
+
+/// Elementwise functions of one operand: [`kernels::Unary`] without the run-time parameters
+/// (the GELU edges, which the host measures; see [`crate::exec::Edges`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryF {
+    /// [`kernels::Unary::Relu`].
+    Relu,
+    /// [`kernels::Unary::Tanh`].
+    Tanh,
+    /// [`kernels::Unary::Sigmoid`].
+    Sigmoid,
+    /// [`kernels::Unary::Exp`].
+    Exp,
+    /// [`kernels::Unary::Log`].
+    Log,
+    /// [`kernels::Unary::Neg`].
+    Neg,
+    /// [`kernels::Unary::Abs`].
+    Abs,
+    /// [`kernels::Unary::Sqrt`].
+    Sqrt,
+    /// [`kernels::Unary::Square`].
+    Square,
+    /// [`kernels::Unary::Erf`].
+    Erf,
+    /// [`kernels::Unary::Gelu`].
+    Gelu,
+    /// [`kernels::Unary::Silu`].
+    Silu,
+}
+
+impl UnaryF {
+    /// Every function.
+    pub const ALL: [UnaryF; 12] = [
+        UnaryF::Relu,
+        UnaryF::Tanh,
+        UnaryF::Sigmoid,
+        UnaryF::Exp,
+        UnaryF::Log,
+        UnaryF::Neg,
+        UnaryF::Abs,
+        UnaryF::Sqrt,
+        UnaryF::Square,
+        UnaryF::Erf,
+        UnaryF::Gelu,
+        UnaryF::Silu,
+    ];
+
+    /// The kernel op, with `gelu` as GELU's edges.
+    pub fn kernel(self, gelu: GeluEdges) -> kernels::Unary {
+        match self {
+            UnaryF::Relu => kernels::Unary::Relu,
+            UnaryF::Tanh => kernels::Unary::Tanh,
+            UnaryF::Sigmoid => kernels::Unary::Sigmoid,
+            UnaryF::Exp => kernels::Unary::Exp,
+            UnaryF::Log => kernels::Unary::Log,
+            UnaryF::Neg => kernels::Unary::Neg,
+            UnaryF::Abs => kernels::Unary::Abs,
+            UnaryF::Sqrt => kernels::Unary::Sqrt,
+            UnaryF::Square => kernels::Unary::Square,
+            UnaryF::Erf => kernels::Unary::Erf,
+            UnaryF::Gelu => kernels::Unary::Gelu(gelu),
+            UnaryF::Silu => kernels::Unary::Silu,
+        }
+    }
+
+    /// The IR function of a kernel op.
+    pub fn of_kernel(u: kernels::Unary) -> UnaryF {
+        match u {
+            kernels::Unary::Relu => UnaryF::Relu,
+            kernels::Unary::Tanh => UnaryF::Tanh,
+            kernels::Unary::Sigmoid => UnaryF::Sigmoid,
+            kernels::Unary::Exp => UnaryF::Exp,
+            kernels::Unary::Log => UnaryF::Log,
+            kernels::Unary::Neg => UnaryF::Neg,
+            kernels::Unary::Abs => UnaryF::Abs,
+            kernels::Unary::Sqrt => UnaryF::Sqrt,
+            kernels::Unary::Square => UnaryF::Square,
+            kernels::Unary::Erf => UnaryF::Erf,
+            kernels::Unary::Gelu(_) => UnaryF::Gelu,
+            kernels::Unary::Silu => UnaryF::Silu,
+        }
+    }
+
+    /// The matrix-product epilogue that applies this function, when the kernels have one.
+    pub fn epilogue(self, gelu: GeluEdges) -> Option<Epilogue> {
+        let k = self.kernel(gelu);
+        Epilogue::ALL
+            .into_iter()
+            .map(|e| match e {
+                Epilogue::Gelu(_) => Epilogue::Gelu(gelu),
+                e => e,
+            })
+            .find(|e| e.unary() == Some(k))
+    }
+}
+
+/// Reductions over one dim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceF {
+    /// Sum.
+    Sum,
+    /// Mean.
+    Mean,
+    /// Maximum (NaN if any element is NaN).
+    Amax,
+    /// Minimum (NaN if any element is NaN).
+    Amin,
+}
+
+/// One instruction; its result is the next value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ins {
+    /// `x · wᵀ (+ b)`: `x` rank 1 or 2, `w` `[out, in]`, `b` `[out]` (torch's `F.linear`).
+    Linear {
+        /// Input (rank 1 or 2).
+        x: V,
+        /// Weight (rank 2).
+        w: V,
+        /// Optional bias (rank 1).
+        b: Option<V>,
+    },
+    /// `a @ b` on two matrices.
+    Matmul {
+        /// Left.
+        a: V,
+        /// Right.
+        b: V,
+    },
+    /// The transpose of a matrix.
+    Transpose {
+        /// Operand (rank 2).
+        t: V,
+    },
+    /// Elementwise function.
+    Unary {
+        /// Which.
+        f: UnaryF,
+        /// Operand.
+        t: V,
+    },
+    /// Tensor-tensor elementwise with broadcasting over ranks <= 2 (see
+    /// [`crate::plan::broadcast`]).
+    Binary {
+        /// Which.
+        f: kernels::Binary,
+        /// Left.
+        a: V,
+        /// Right.
+        b: V,
+    },
+    /// Tensor-scalar elementwise (`rev`: the scalar is the left operand). The scalar is cast to
+    /// float32 before the operation.
+    Scalar {
+        /// Which.
+        f: kernels::Binary,
+        /// Tensor operand.
+        t: V,
+        /// Scalar operand (a scalar input).
+        s: V,
+        /// Scalar on the left (`s - t`, `s / t`).
+        rev: bool,
+    },
+    /// Softmax or log-softmax over a normalised dim.
+    Softmax {
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Log-softmax.
+        log: bool,
+    },
+    /// A reduction of a matrix over a normalised dim.
+    Reduce {
+        /// Which.
+        f: ReduceF,
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Keep the reduced dim with size 1.
+        keepdim: bool,
+    },
+    /// Layer norm over the last dim (torch's `F.layer_norm(x, (n,), w?, b?, eps)`).
+    LayerNorm {
+        /// Operand (rank 1 or 2).
+        x: V,
+        /// The normalised size (a scalar input, checked against the last dim at run time).
+        n: V,
+        /// Optional weight (rank 1).
+        w: Option<V>,
+        /// Optional bias (rank 1).
+        b: Option<V>,
+        /// `eps` as a scalar input; `None`: the default `1e-5`.
+        eps: Option<V>,
+    },
+    /// Argmax of a matrix over a normalised dim (int64 result; ties: the first index).
+    Argmax {
+        /// Operand.
+        t: V,
+        /// Dim (non-negative).
+        dim: u8,
+        /// Keep the reduced dim with size 1.
+        keepdim: bool,
+    },
+}
+
+/// How a program input is passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// `tensors[slot]`; `owned`: may be written in place (nothing else observes it).
+    Tensor {
+        /// Index into the tensor arguments.
+        slot: u16,
+        /// Exclusively owned by the region.
+        owned: bool,
+    },
+    /// `scalars[slot]`.
+    Scalar {
+        /// Index into the scalar arguments.
+        slot: u16,
+    },
+    /// Not read by any instruction (a literal the claim fixed statically, such as a dim).
+    Unused,
+}
+
+/// A fused region, as generated crates hold it (`static`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    /// Inputs, values `0..inputs.len()`.
+    pub inputs: &'static [Input],
+    /// Instructions, value `inputs.len() + i` each.
+    pub ins: &'static [Ins],
+    /// The values the region yields, in order.
+    pub outputs: &'static [V],
+}
+
+/// An owned program, as a backend builds it before rendering it as Rust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramBuf {
+    /// See [`Program::inputs`].
+    pub inputs: Vec<Input>,
+    /// See [`Program::ins`].
+    pub ins: Vec<Ins>,
+    /// See [`Program::outputs`].
+    pub outputs: Vec<V>,
+}
+
+/// A borrowed program.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramView<'a> {
+    /// Inputs.
+    pub inputs: &'a [Input],
+    /// Instructions.
+    pub ins: &'a [Ins],
+    /// Outputs.
+    pub outputs: &'a [V],
+}
+
+impl Program {
+    /// This program as a view.
+    pub fn view(&self) -> ProgramView<'static> {
+        ProgramView {
+            inputs: self.inputs,
+            ins: self.ins,
+            outputs: self.outputs,
+        }
+    }
+}
+
+impl ProgramBuf {
+    /// This program as a view.
+    pub fn view(&self) -> ProgramView<'_> {
+        ProgramView {
+            inputs: &self.inputs,
+            ins: &self.ins,
+            outputs: &self.outputs,
+        }
+    }
+}
+
+/// The operand values an instruction reads (no allocation: it runs on every fused call).
+pub fn operands(ins: &Ins) -> impl Iterator<Item = V> {
+    let slots = match *ins {
+        Ins::LayerNorm { x, n, w, b, eps } => [Some(x), Some(n), w, b, eps],
+        Ins::Linear { x, w, b } => [Some(x), Some(w), b, None, None],
+        Ins::Matmul { a, b } | Ins::Binary { a, b, .. } => [Some(a), Some(b), None, None, None],
+        Ins::Scalar { t, s, .. } => [Some(t), Some(s), None, None, None],
+        Ins::Unary { t, .. }
+        | Ins::Transpose { t }
+        | Ins::Softmax { t, .. }
+        | Ins::Reduce { t, .. }
+        | Ins::Argmax { t, .. } => [Some(t), None, None, None, None],
+    };
+    slots.into_iter().flatten()
+}
+
+/// Rust source of `prog` as a `Program` value, every path under `krate` (the path by which the
+/// generated crate reaches this crate, e.g. `::rextio_torch::fusion`).
+pub fn render(prog: &ProgramBuf, krate: &str) -> String {
+    let p = krate;
+    let opt = |b: Option<V>| match b {
+        Some(v) => format!("::std::option::Option::Some({v})"),
+        None => "::std::option::Option::None".to_owned(),
+    };
+    let ins = |i: &Ins| match *i {
+        Ins::Linear { x, w, b } => format!("{p}::Ins::Linear {{ x: {x}, w: {w}, b: {} }}", opt(b)),
+        Ins::Matmul { a, b } => format!("{p}::Ins::Matmul {{ a: {a}, b: {b} }}"),
+        Ins::Transpose { t } => format!("{p}::Ins::Transpose {{ t: {t} }}"),
+        Ins::Unary { f, t } => format!("{p}::Ins::Unary {{ f: {p}::UnaryF::{f:?}, t: {t} }}"),
+        Ins::Binary { f, a, b } => {
+            format!("{p}::Ins::Binary {{ f: {p}::kernels::Binary::{f:?}, a: {a}, b: {b} }}")
+        }
+        Ins::Scalar { f, t, s, rev } => format!(
+            "{p}::Ins::Scalar {{ f: {p}::kernels::Binary::{f:?}, t: {t}, s: {s}, rev: {rev} }}"
+        ),
+        Ins::Softmax { t, dim, log } => {
+            format!("{p}::Ins::Softmax {{ t: {t}, dim: {dim}, log: {log} }}")
+        }
+        Ins::Reduce { f, t, dim, keepdim } => format!(
+            "{p}::Ins::Reduce {{ f: {p}::ReduceF::{f:?}, t: {t}, dim: {dim}, keepdim: {keepdim} }}"
+        ),
+        Ins::Argmax { t, dim, keepdim } => {
+            format!("{p}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim} }}")
+        }
+        Ins::LayerNorm { x, n, w, b, eps } => format!(
+            "{p}::Ins::LayerNorm {{ x: {x}, n: {n}, w: {}, b: {}, eps: {} }}",
+            opt(w),
+            opt(b),
+            opt(eps)
+        ),
+    };
+    let input = |i: &Input| match *i {
+        Input::Tensor { slot, owned } => {
+            format!("{p}::Input::Tensor {{ slot: {slot}, owned: {owned} }}")
+        }
+        Input::Scalar { slot } => format!("{p}::Input::Scalar {{ slot: {slot} }}"),
+        Input::Unused => format!("{p}::Input::Unused"),
+    };
+    let list = |xs: Vec<String>| xs.join(", ");
+    format!(
+        "{p}::Program {{ inputs: &[{}], ins: &[{}], outputs: &[{}] }}",
+        list(prog.inputs.iter().map(input).collect()),
+        list(prog.ins.iter().map(ins).collect()),
+        list(prog.outputs.iter().map(|v| v.to_string()).collect()),
+    )
+}

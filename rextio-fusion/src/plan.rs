@@ -1,0 +1,424 @@
+//! Planning one call of a [`Program`](crate::ir::Program) from its actual input shapes: the
+//! shape and element type of every value, which buffer each value lives in (internal
+//! temporaries, output tensors, or an owned input written in place), and the work the call
+//! does. [`plan`] declines (`None`) whenever a shape, a broadcast or a size is outside what the
+//! kernels handle; the backend then runs its per-op path, with its library's own errors.
+
+use crate::ir::{operands, Input, Ins, ProgramView, V};
+
+/// A runtime shape of rank 0, 1 or 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Rank.
+    pub rank: u8,
+    /// Sizes (`dims[..rank]`).
+    pub dims: [usize; 2],
+}
+
+impl Shape {
+    /// A shape from sizes (rank <= 2).
+    pub fn of(sizes: &[usize]) -> Option<Shape> {
+        match *sizes {
+            [] => Some(Shape {
+                rank: 0,
+                dims: [1, 1],
+            }),
+            [n] => Some(Shape {
+                rank: 1,
+                dims: [n, 1],
+            }),
+            [m, n] => Some(Shape {
+                rank: 2,
+                dims: [m, n],
+            }),
+            _ => None,
+        }
+    }
+
+    /// The sizes.
+    pub fn sizes(&self) -> &[usize] {
+        &self.dims[..usize::from(self.rank)]
+    }
+
+    /// Element count.
+    pub fn numel(&self) -> usize {
+        self.sizes().iter().product()
+    }
+
+    /// (rows, cols) seen as a matrix whose last dim is the row (rank 1: one row).
+    pub fn matrix(&self) -> (usize, usize) {
+        match self.rank {
+            2 => (self.dims[0], self.dims[1]),
+            1 => (1, self.dims[0]),
+            _ => (1, 1),
+        }
+    }
+}
+
+/// Element type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dt {
+    /// float32.
+    F32,
+    /// int64.
+    I64,
+}
+
+/// Where a value lives during a fused call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// A scalar input (no buffer).
+    Scalar,
+    /// The buffer of tensor input `value`.
+    Input(V),
+    /// Internal temporary buffer `i`.
+    Temp(usize),
+    /// Output tensor `i` (allocated once, in the output's shape).
+    Output(usize),
+}
+
+/// A complete plan for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Shape and element type of every value (scalars: rank 0 F32).
+    pub shapes: Vec<(Shape, Dt)>,
+    /// Storage of every value.
+    pub store: Vec<Store>,
+    /// Element counts of the temporaries.
+    pub temps: Vec<usize>,
+    /// Per instruction: the result overwrites its first operand's buffer.
+    pub in_place: Vec<bool>,
+    /// Per output: its storage, when it is the buffer of an owned input rather than a fresh
+    /// tensor (`None`: allocate).
+    pub output_alias: Vec<Option<V>>,
+    /// Multiply-adds of the matrix products (for the size guard).
+    pub macs: usize,
+    /// The largest element count of any value (for the size guard).
+    pub max_numel: usize,
+    /// Some value has no elements.
+    pub any_empty: bool,
+    /// Multiply-adds plus elements of every value: the call's work (for releasing the GIL).
+    pub work: usize,
+}
+
+/// How an operand of an elementwise op spans the `rows × cols` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Every element (same shape as the result).
+    Full,
+    /// One row repeated (`[n]` or `[1, n]`).
+    Row,
+    /// One column repeated (`[m, 1]`).
+    Col,
+    /// One element repeated.
+    Single,
+}
+
+/// Broadcast two shapes of rank <= 2 as torch does: the result's shape and each operand's role.
+pub fn broadcast(a: Shape, b: Shape) -> Option<(Shape, Role, Role)> {
+    let pad = |s: Shape| match s.rank {
+        2 => (s.dims[0], s.dims[1]),
+        1 => (1, s.dims[0]),
+        _ => (1, 1),
+    };
+    let ((a0, a1), (b0, b1)) = (pad(a), pad(b));
+    let dim = |x: usize, y: usize| match (x, y) {
+        _ if x == y => Some(x),
+        (1, _) => Some(y),
+        (_, 1) => Some(x),
+        _ => None,
+    };
+    let (r0, r1) = (dim(a0, b0)?, dim(a1, b1)?);
+    let rank = a.rank.max(b.rank);
+    let result = match rank {
+        2 => Shape::of(&[r0, r1])?,
+        1 => Shape::of(&[r1])?,
+        _ => return None,
+    };
+    let role = |(x0, x1): (usize, usize)| {
+        if (x0, x1) == (r0, r1) {
+            Role::Full
+        } else if (x0, x1) == (1, 1) {
+            Role::Single
+        } else if x0 == 1 {
+            Role::Row
+        } else {
+            Role::Col
+        }
+    };
+    Some((result, role((a0, a1)), role((b0, b1))))
+}
+
+/// Infer shapes and assign storage; `None` declines the call (the per-site path then runs).
+/// `input_shapes[v]` is the shape of tensor input `v` (`None` for scalar or unused inputs).
+pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> {
+    let n_in = p.inputs.len();
+    if input_shapes.len() != n_in {
+        return None;
+    }
+    let n = n_in + p.ins.len();
+    let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n);
+    let scalar_shape = Shape {
+        rank: 0,
+        dims: [1, 1],
+    };
+    for (i, input) in p.inputs.iter().enumerate() {
+        match (input, input_shapes[i]) {
+            (Input::Tensor { .. }, Some(s)) => shapes.push((s, Dt::F32)),
+            (Input::Tensor { .. }, None) => return None,
+            _ => shapes.push((scalar_shape, Dt::F32)),
+        }
+    }
+    let tensor = |shapes: &Vec<(Shape, Dt)>, v: V| -> Option<Shape> {
+        match shapes.get(usize::from(v)) {
+            Some((s, Dt::F32))
+                if usize::from(v) >= n_in
+                    || matches!(p.inputs[usize::from(v)], Input::Tensor { .. }) =>
+            {
+                Some(*s)
+            }
+            _ => None,
+        }
+    };
+    let mut macs = 0usize;
+    for ins in p.ins {
+        let out = match *ins {
+            Ins::Linear { x, w, b } => {
+                let (xs, ws) = (tensor(&shapes, x)?, tensor(&shapes, w)?);
+                if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
+                    return None;
+                }
+                let (m, k) = xs.matrix();
+                let (nn, wk) = (ws.dims[0], ws.dims[1]);
+                if wk != k {
+                    return None;
+                }
+                if let Some(b) = b {
+                    let bs = tensor(&shapes, b)?;
+                    if bs.rank != 1 || bs.dims[0] != nn {
+                        return None;
+                    }
+                }
+                macs = macs.saturating_add(m.saturating_mul(k).saturating_mul(nn));
+                if xs.rank == 2 {
+                    (Shape::of(&[m, nn])?, Dt::F32)
+                } else {
+                    (Shape::of(&[nn])?, Dt::F32)
+                }
+            }
+            Ins::Matmul { a, b } => {
+                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
+                if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
+                    return None;
+                }
+                macs = macs.saturating_add(
+                    as_.dims[0]
+                        .saturating_mul(as_.dims[1])
+                        .saturating_mul(bs.dims[1]),
+                );
+                (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
+            }
+            Ins::Transpose { t } => {
+                let s = tensor(&shapes, t)?;
+                if s.rank != 2 {
+                    return None;
+                }
+                (Shape::of(&[s.dims[1], s.dims[0]])?, Dt::F32)
+            }
+            Ins::Unary { t, .. } => (tensor(&shapes, t)?, Dt::F32),
+            Ins::Binary { a, b, .. } => {
+                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
+                (broadcast(as_, bs)?.0, Dt::F32)
+            }
+            Ins::Scalar { t, s, .. } => {
+                if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
+                    return None;
+                }
+                (tensor(&shapes, t)?, Dt::F32)
+            }
+            Ins::Softmax { t, dim, .. } => {
+                let s = tensor(&shapes, t)?;
+                if s.rank == 0 || dim >= s.rank {
+                    return None;
+                }
+                (s, Dt::F32)
+            }
+            Ins::LayerNorm { x, n, w, b, eps } => {
+                let s = tensor(&shapes, x)?;
+                if !(1..=2).contains(&s.rank) {
+                    return None;
+                }
+                let last = s.matrix().1;
+                for v in [Some(n), eps].into_iter().flatten() {
+                    if !matches!(p.inputs.get(usize::from(v)), Some(Input::Scalar { .. })) {
+                        return None;
+                    }
+                }
+                for v in [w, b].into_iter().flatten() {
+                    let ws = tensor(&shapes, v)?;
+                    if ws.rank != 1 || ws.dims[0] != last {
+                        return None;
+                    }
+                }
+                (s, Dt::F32)
+            }
+            Ins::Reduce {
+                t, dim, keepdim, ..
+            }
+            | Ins::Argmax { t, dim, keepdim } => {
+                let s = tensor(&shapes, t)?;
+                // Reductions to a 0-dim tensor stay on libtorch.
+                if s.rank != 2 || dim >= 2 {
+                    return None;
+                }
+                let (m, nn) = (s.dims[0], s.dims[1]);
+                let kept = if dim == 1 { m } else { nn };
+                let shape = match (keepdim, dim) {
+                    (true, 1) => Shape::of(&[m, 1]),
+                    (true, _) => Shape::of(&[1, nn]),
+                    (false, _) => Shape::of(&[kept]),
+                }?;
+                let dt = if matches!(ins, Ins::Argmax { .. }) {
+                    Dt::I64
+                } else {
+                    Dt::F32
+                };
+                // Empty reductions raise (argmax, amax) or need libtorch's conventions.
+                if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
+                    return None;
+                }
+                (shape, dt)
+            }
+        };
+        shapes.push(out);
+    }
+    // Last read of every value (outputs are read at the end).
+    let mut last = vec![None::<usize>; n];
+    for (j, ins) in p.ins.iter().enumerate() {
+        for v in operands(ins) {
+            last[usize::from(v)] = Some(j);
+        }
+    }
+    let mut is_output = vec![false; n];
+    for &o in p.outputs {
+        let o = usize::from(o);
+        if o >= n {
+            return None;
+        }
+        is_output[o] = true;
+    }
+    let mut store: Vec<Store> = Vec::with_capacity(n);
+    for (i, input) in p.inputs.iter().enumerate() {
+        store.push(match input {
+            Input::Tensor { .. } => Store::Input(i as V),
+            _ => Store::Scalar,
+        });
+    }
+    let mut temps: Vec<usize> = Vec::new();
+    let mut in_place = Vec::with_capacity(p.ins.len());
+    let mut output_alias: Vec<Option<V>> = vec![None; p.outputs.len()];
+    // Which buffers may be overwritten: temporaries, and owned inputs.
+    let writable = |st: Store| match st {
+        Store::Temp(_) => true,
+        Store::Input(v) => matches!(
+            p.inputs.get(usize::from(v)),
+            Some(Input::Tensor { owned: true, .. })
+        ),
+        _ => false,
+    };
+    let mut temp_free: Vec<usize> = Vec::new();
+    // The value each temporary currently holds.
+    let mut holder: Vec<usize> = Vec::new();
+    for (j, ins) in p.ins.iter().enumerate() {
+        let v = n_in + j;
+        let (shape, dt) = shapes[v];
+        // In place over the first operand when this is its last read, it is not an output, it
+        // has the result's shape, and no other operand shares its buffer.
+        let first = match *ins {
+            Ins::Unary { t, .. } | Ins::Scalar { t, rev: false, .. } => Some(t),
+            Ins::Binary { a, b, .. } => {
+                Some(a).filter(|&a| store[usize::from(a)] != store[usize::from(b)])
+            }
+            _ => None,
+        };
+        let reuse = first.map(usize::from).filter(|&u| {
+            last[u] == Some(j)
+                && !is_output[u]
+                && shapes[u] == (shape, dt)
+                && writable(store[u])
+                // A temporary cannot become an output tensor.
+                && !(is_output[v] && matches!(store[u], Store::Temp(_)))
+        });
+        let st = match reuse {
+            Some(u) => {
+                let st = store[u];
+                match st {
+                    Store::Temp(t) => holder[t] = v,
+                    Store::Input(iv) if is_output[v] => {
+                        if let Some(k) = p.outputs.iter().position(|&o| usize::from(o) == v) {
+                            output_alias[k] = Some(iv);
+                        }
+                    }
+                    _ => {}
+                }
+                st
+            }
+            None if is_output[v] => output_store(p.outputs, v)?,
+            None => {
+                let len = shape.numel();
+                let t = match temp_free.iter().position(|&t| temps[t] == len) {
+                    Some(pos) => temp_free.swap_remove(pos),
+                    None => {
+                        temps.push(len);
+                        holder.push(v);
+                        temps.len() - 1
+                    }
+                };
+                holder[t] = v;
+                Store::Temp(t)
+            }
+        };
+        in_place.push(reuse.is_some());
+        store.push(st);
+        // A temporary whose value died here (and was not overwritten in place) is free.
+        for u in operands(ins) {
+            let u = usize::from(u);
+            if let Store::Temp(t) = store[u] {
+                if last[u] == Some(j) && holder[t] == u && !temp_free.contains(&t) {
+                    temp_free.push(t);
+                }
+            }
+        }
+    }
+    // The same value listed twice as an output would alias two result tensors: decline.
+    for (i, o) in p.outputs.iter().enumerate() {
+        if p.outputs[..i].contains(o) {
+            return None;
+        }
+        if usize::from(*o) < n_in {
+            return None;
+        }
+    }
+    let elements = shapes.iter().map(|(s, _)| s.numel());
+    let max_numel = elements.clone().max().unwrap_or(0);
+    let any_empty = elements.clone().any(|n| n == 0);
+    let work = macs.saturating_add(elements.fold(0usize, usize::saturating_add));
+    Some(Plan {
+        shapes,
+        store,
+        temps,
+        in_place,
+        output_alias,
+        macs,
+        max_numel,
+        any_empty,
+        work,
+    })
+}
+
+fn output_store(outputs: &[V], v: usize) -> Option<Store> {
+    outputs
+        .iter()
+        .position(|&o| usize::from(o) == v)
+        .map(Store::Output)
+}

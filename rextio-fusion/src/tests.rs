@@ -1,0 +1,503 @@
+//! Planner tests: shapes, buffers, in-place chains and what declines.
+
+use crate::ir::*;
+use crate::kernels::Binary;
+use crate::plan::*;
+
+fn t(slot: u16, owned: bool) -> Input {
+    Input::Tensor { slot, owned }
+}
+
+fn sh(sizes: &[usize]) -> Option<Shape> {
+    Shape::of(sizes)
+}
+
+fn view<'a>(inputs: &'a [Input], ins: &'a [Ins], outputs: &'a [V]) -> ProgramView<'a> {
+    ProgramView {
+        inputs,
+        ins,
+        outputs,
+    }
+}
+
+/// The scoring prologue: `(x - mean) / s` then `linear`: the two elementwise steps share
+/// one temporary (the second in place), the linear writes the output tensor.
+#[test]
+fn a_chain_shares_one_temporary_and_writes_the_output_directly() {
+    let inputs = [
+        t(0, false),
+        t(1, false),
+        Input::Scalar { slot: 0 },
+        t(2, false),
+        t(3, false),
+    ];
+    let ins = [
+        Ins::Binary {
+            f: Binary::Sub,
+            a: 0,
+            b: 1,
+        },
+        Ins::Scalar {
+            f: Binary::Div,
+            t: 5,
+            s: 2,
+            rev: false,
+        },
+        Ins::Linear {
+            x: 6,
+            w: 3,
+            b: Some(4),
+        },
+    ];
+    let shapes = [sh(&[4, 32]), sh(&[32]), None, sh(&[16, 32]), sh(&[16])];
+    let p = plan(view(&inputs, &ins, &[7]), &shapes).unwrap();
+    assert_eq!(p.shapes[7].0.sizes(), &[4, 16]);
+    assert_eq!(p.store[5], Store::Temp(0));
+    assert_eq!(p.store[6], Store::Temp(0));
+    assert_eq!(p.in_place, vec![false, true, false]);
+    assert_eq!(p.store[7], Store::Output(0));
+    assert_eq!(p.temps, vec![128]);
+    assert_eq!(p.macs, 4 * 32 * 16);
+    assert_eq!(p.output_alias, vec![None]);
+}
+
+#[test]
+fn an_owned_input_is_overwritten_in_place_and_becomes_the_output() {
+    let inputs = [t(0, true)];
+    let ins = [Ins::Unary {
+        f: UnaryF::Relu,
+        t: 0,
+    }];
+    let p = plan(view(&inputs, &ins, &[1]), &[sh(&[2, 3])]).unwrap();
+    assert_eq!(p.in_place, vec![true]);
+    assert_eq!(p.store[1], Store::Input(0));
+    assert_eq!(p.output_alias, vec![Some(0)]);
+    // A borrowed input is never written.
+    let inputs = [t(0, false)];
+    let p = plan(view(&inputs, &ins, &[1]), &[sh(&[2, 3])]).unwrap();
+    assert_eq!(p.in_place, vec![false]);
+    assert_eq!(p.store[1], Store::Output(0));
+    assert_eq!(p.output_alias, vec![None]);
+}
+
+#[test]
+fn layer_norm_keeps_its_input_shape_and_needs_affine_vectors_of_the_last_dim() {
+    // x, n, weight, bias, eps
+    let inputs = [
+        t(0, false),
+        Input::Scalar { slot: 0 },
+        t(1, false),
+        t(2, false),
+        Input::Scalar { slot: 1 },
+    ];
+    let ins = [Ins::LayerNorm {
+        x: 0,
+        n: 1,
+        w: Some(2),
+        b: Some(3),
+        eps: Some(4),
+    }];
+    let shapes = [sh(&[5, 48]), None, sh(&[48]), sh(&[48]), None];
+    let p = plan(view(&inputs, &ins, &[5]), &shapes).unwrap();
+    assert_eq!(p.shapes[5].0.sizes(), &[5, 48]);
+    assert_eq!(p.store[5], Store::Output(0));
+    // A weight of another size is libtorch's error to raise: declined.
+    let bad = [sh(&[5, 48]), None, sh(&[47]), sh(&[48]), None];
+    assert!(plan(view(&inputs, &ins, &[5]), &bad).is_none());
+    // The normalised size must be a scalar input.
+    let not_scalar = [
+        t(0, false),
+        t(3, false),
+        t(1, false),
+        t(2, false),
+        Input::Scalar { slot: 1 },
+    ];
+    let shapes = [sh(&[5, 48]), sh(&[1]), sh(&[48]), sh(&[48]), None];
+    assert!(plan(view(&not_scalar, &ins, &[5]), &shapes).is_none());
+    assert_eq!(operands(&ins[0]).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn values_read_again_or_returned_are_never_overwritten() {
+    // a = relu(x); b = a * a; c = tanh(a): a is read again by c, so b (whose two operands
+    // share one buffer anyway) is computed out of place; c, a's last reader, may take over
+    // the owned buffer and become the output that aliases x.
+    let inputs = [t(0, true)];
+    let ins = [
+        Ins::Unary {
+            f: UnaryF::Relu,
+            t: 0,
+        },
+        Ins::Binary {
+            f: Binary::Mul,
+            a: 1,
+            b: 1,
+        },
+        Ins::Unary {
+            f: UnaryF::Tanh,
+            t: 1,
+        },
+    ];
+    let p = plan(view(&inputs, &ins, &[2, 3]), &[sh(&[3])]).unwrap();
+    assert_eq!(p.in_place, vec![true, false, true]);
+    assert_eq!(p.store[1], Store::Input(0));
+    assert_eq!(p.store[2], Store::Output(0));
+    assert_eq!(p.store[3], Store::Input(0));
+    assert_eq!(p.output_alias, vec![None, Some(0)]);
+    // An output is never the in-place target of a later instruction.
+    let ins = [
+        Ins::Unary {
+            f: UnaryF::Relu,
+            t: 0,
+        },
+        Ins::Unary {
+            f: UnaryF::Exp,
+            t: 1,
+        },
+    ];
+    let inputs = [t(0, false)];
+    let p = plan(view(&inputs, &ins, &[1, 2]), &[sh(&[3])]).unwrap();
+    assert_eq!(p.in_place, vec![false, false]);
+}
+
+#[test]
+fn dead_temporaries_are_reused_but_never_by_their_own_reader() {
+    // t1 = x + 1; t2 = linear(t1, w); t3 = t2 - 1 (in place); out = linear(t3, w)
+    let inputs = [t(0, false), Input::Scalar { slot: 0 }, t(1, false)];
+    let ins = [
+        Ins::Scalar {
+            f: Binary::Add,
+            t: 0,
+            s: 1,
+            rev: false,
+        },
+        Ins::Linear {
+            x: 3,
+            w: 2,
+            b: None,
+        },
+        Ins::Scalar {
+            f: Binary::Sub,
+            t: 4,
+            s: 1,
+            rev: false,
+        },
+        Ins::Linear {
+            x: 5,
+            w: 2,
+            b: None,
+        },
+    ];
+    let p = plan(view(&inputs, &ins, &[6]), &[sh(&[2, 4]), None, sh(&[4, 4])]).unwrap();
+    // The linear cannot write the buffer it reads; the in-place step keeps t2's buffer.
+    assert_ne!(p.store[3], p.store[4]);
+    assert_eq!(p.store[4], p.store[5]);
+    assert_eq!(p.temps.len(), 2);
+}
+
+#[test]
+fn shapes_outside_the_kernels_decline() {
+    let inputs = [t(0, false), t(1, false)];
+    let sub = [Ins::Binary {
+        f: Binary::Sub,
+        a: 0,
+        b: 1,
+    }];
+    // Same shape, and a row vector on the right: fine.
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 3])]).is_some());
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[3])]).is_some());
+    // A vector minus a matrix, a column broadcast, a single element: broadcast as torch.
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[3]), sh(&[2, 3])]).is_some());
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 1])]).is_some());
+    assert_eq!(
+        broadcast(sh(&[2, 1]).unwrap(), sh(&[1, 3]).unwrap()),
+        Some((sh(&[2, 3]).unwrap(), Role::Col, Role::Row))
+    );
+    assert_eq!(
+        broadcast(sh(&[1]).unwrap(), sh(&[4]).unwrap()),
+        Some((sh(&[4]).unwrap(), Role::Single, Role::Full))
+    );
+    // Mismatched sizes: libtorch raises its own error.
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[4])]).is_none());
+    assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[3, 3])]).is_none());
+    let add = [Ins::Binary {
+        f: Binary::Add,
+        a: 0,
+        b: 1,
+    }];
+    let p = plan(view(&inputs, &add, &[2]), &[sh(&[3]), sh(&[2, 3])]).unwrap();
+    assert_eq!(p.shapes[2].0.sizes(), &[2, 3]);
+    // Linear with a wrong inner size, a 1-D weight: libtorch raises its own error.
+    let lin = [Ins::Linear {
+        x: 0,
+        w: 1,
+        b: None,
+    }];
+    assert!(plan(view(&inputs, &lin, &[2]), &[sh(&[2, 3]), sh(&[4, 2])]).is_none());
+    assert!(plan(view(&inputs, &lin, &[2]), &[sh(&[2, 3]), sh(&[3])]).is_none());
+    let p = plan(view(&inputs, &lin, &[2]), &[sh(&[3]), sh(&[5, 3])]).unwrap();
+    assert_eq!(p.shapes[2].0.sizes(), &[5]);
+    // Reductions over an empty dim, or to a 0-dim tensor: libtorch.
+    let one = [t(0, false)];
+    let amax = [Ins::Reduce {
+        f: ReduceF::Amax,
+        t: 0,
+        dim: 1,
+        keepdim: false,
+    }];
+    assert!(plan(view(&one, &amax, &[1]), &[sh(&[2, 0])]).is_none());
+    assert!(plan(view(&one, &amax, &[1]), &[sh(&[4])]).is_none());
+    let keep = [Ins::Argmax {
+        t: 0,
+        dim: 0,
+        keepdim: true,
+    }];
+    let p = plan(view(&one, &keep, &[1]), &[sh(&[2, 5])]).unwrap();
+    assert_eq!(p.shapes[1], (Shape::of(&[1, 5]).unwrap(), Dt::I64));
+    // A missing tensor shape, a wrong input count.
+    assert!(plan(view(&one, &keep, &[1]), &[None]).is_none());
+    assert!(plan(view(&one, &keep, &[1]), &[]).is_none());
+}
+
+#[test]
+fn every_kernel_op_has_an_ir_function_and_back() {
+    use crate::kernels::{GeluEdges, Unary};
+    for u in Unary::ALL {
+        let f = UnaryF::of_kernel(u);
+        assert_eq!(f.kernel(GeluEdges::PRODUCT_FORM), u, "{u:?}");
+    }
+    for f in UnaryF::ALL {
+        assert_eq!(UnaryF::of_kernel(f.kernel(GeluEdges::PRODUCT_FORM)), f);
+    }
+    assert_eq!(UnaryF::ALL.len(), Unary::ALL.len());
+}
+
+#[test]
+fn activations_with_an_epilogue_fuse_into_the_product_and_the_rest_do_not() {
+    use crate::kernels::{Epilogue, GeluEdges};
+    let e = GeluEdges::PRODUCT_FORM;
+    assert_eq!(UnaryF::Relu.epilogue(e), Some(Epilogue::Relu));
+    assert_eq!(UnaryF::Silu.epilogue(e), Some(Epilogue::Silu));
+    assert_eq!(UnaryF::Gelu.epilogue(e), Some(Epilogue::Gelu(e)));
+    for f in [UnaryF::Exp, UnaryF::Abs, UnaryF::Square, UnaryF::Erf] {
+        assert_eq!(f.epilogue(e), None, "{f:?}");
+    }
+}
+
+#[test]
+fn transpose_plans_the_swapped_shape_and_needs_a_matrix() {
+    let inputs = [t(0, true)];
+    let ins = [Ins::Transpose { t: 0 }];
+    let p = plan(view(&inputs, &ins, &[1]), &[sh(&[3, 5])]).unwrap();
+    assert_eq!(p.shapes[1].0.sizes(), &[5, 3]);
+    // Never in place, even over an owned operand: every element moves.
+    assert_eq!(p.in_place, vec![false]);
+    assert_eq!(p.store[1], Store::Output(0));
+    assert!(plan(view(&inputs, &ins, &[1]), &[sh(&[5])]).is_none());
+}
+
+#[test]
+fn transpose_moves_every_element_bit_for_bit() {
+    for (m, n) in [(1, 1), (1, 7), (7, 1), (33, 65), (64, 32), (3, 100)] {
+        let x: Vec<f32> = (0..m * n)
+            .map(|i| match i % 5 {
+                0 => -0.0,
+                1 => f32::NAN,
+                _ => i as f32 * 0.5,
+            })
+            .collect();
+        let mut out = vec![1.0f32; m * n];
+        crate::kernels::transpose(&x, m, n, &mut out).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(out[j * m + i].to_bits(), x[i * n + j].to_bits(), "{m}x{n}");
+            }
+        }
+    }
+    let mut out = vec![0.0f32; 5];
+    assert!(crate::kernels::transpose(&[0.0; 6], 2, 3, &mut out).is_err());
+}
+
+/// A host whose tensors are plain vectors: the executor's contract without a framework.
+mod vec_host {
+    use crate::exec::{Edges, Host};
+    use crate::kernels::GeluEdges;
+    use crate::plan::{Dt, Shape};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A float32 or int64 tensor.
+    #[derive(Clone, Debug)]
+    pub struct T {
+        pub shape: Vec<usize>,
+        pub f: Rc<RefCell<Vec<f32>>>,
+        pub i: Rc<RefCell<Vec<i64>>>,
+        pub float: bool,
+    }
+
+    impl T {
+        pub fn f32(shape: &[usize], data: Vec<f32>) -> T {
+            T {
+                shape: shape.to_vec(),
+                f: Rc::new(RefCell::new(data)),
+                i: Rc::new(RefCell::new(Vec::new())),
+                float: true,
+            }
+        }
+        pub fn data(&self) -> Vec<f32> {
+            self.f.borrow().clone()
+        }
+    }
+
+    pub struct VecHost {
+        pub allocs: RefCell<usize>,
+    }
+
+    impl Host for VecHost {
+        type Tensor = T;
+        type Error = String;
+        fn view(&self, t: &T, _writable: bool) -> Result<Option<(Shape, *mut f32)>, String> {
+            if !t.float {
+                return Ok(None);
+            }
+            Ok(Shape::of(&t.shape).map(|s| (s, t.f.borrow_mut().as_mut_ptr())))
+        }
+        fn share(&self, t: &T) -> T {
+            t.clone()
+        }
+        fn alloc(&self, shape: Shape, dt: Dt) -> Result<(T, *mut u8), String> {
+            *self.allocs.borrow_mut() += 1;
+            let n = shape.numel();
+            let t = T {
+                shape: shape.sizes().to_vec(),
+                f: Rc::new(RefCell::new(vec![
+                    f32::NAN;
+                    if dt == Dt::F32 { n } else { 0 }
+                ])),
+                i: Rc::new(RefCell::new(vec![-1; if dt == Dt::I64 { n } else { 0 }])),
+                float: dt == Dt::F32,
+            };
+            let ptr = match dt {
+                Dt::F32 => t.f.borrow_mut().as_mut_ptr().cast(),
+                Dt::I64 => t.i.borrow_mut().as_mut_ptr().cast(),
+            };
+            Ok((t, ptr))
+        }
+        fn edges(&self, _one: bool, _many: bool) -> Option<Edges> {
+            Some(Edges {
+                gelu_one: GeluEdges::PRODUCT_FORM,
+                gelu_many: GeluEdges::PRODUCT_FORM,
+            })
+        }
+        fn run_kernels<R: Send>(&self, _work: usize, kernels: impl FnOnce() -> R + Send) -> R {
+            kernels()
+        }
+        fn internal(&self, what: &str) -> String {
+            what.to_owned()
+        }
+    }
+}
+
+/// `argmax(maximum(relu(x @ w + b)ᵀ, c), dim=0)` and the intermediate, against plain loops.
+#[test]
+fn a_program_runs_end_to_end_on_a_host_of_vectors() {
+    use vec_host::{VecHost, T};
+    static PROGRAM: Program = Program {
+        inputs: &[
+            Input::Tensor {
+                slot: 0,
+                owned: false,
+            },
+            Input::Tensor {
+                slot: 1,
+                owned: false,
+            },
+            Input::Tensor {
+                slot: 2,
+                owned: false,
+            },
+            Input::Tensor {
+                slot: 3,
+                owned: false,
+            },
+        ],
+        ins: &[
+            Ins::Matmul { a: 0, b: 1 },
+            Ins::Binary {
+                f: Binary::Add,
+                a: 4,
+                b: 2,
+            },
+            Ins::Unary {
+                f: UnaryF::Relu,
+                t: 5,
+            },
+            Ins::Transpose { t: 6 },
+            Ins::Binary {
+                f: Binary::Max,
+                a: 7,
+                b: 3,
+            },
+            Ins::Argmax {
+                t: 8,
+                dim: 0,
+                keepdim: false,
+            },
+        ],
+        outputs: &[8, 9],
+    };
+    let (m, k, n) = (3, 4, 5);
+    let xv: Vec<f32> = (0..m * k).map(|i| (i as f32 - 5.0) * 0.25).collect();
+    let wv: Vec<f32> = (0..k * n)
+        .map(|i| ((i * 7) % 11) as f32 * 0.1 - 0.5)
+        .collect();
+    let bv: Vec<f32> = (0..n).map(|j| j as f32 * 0.1 - 0.2).collect();
+    let cv: Vec<f32> = (0..m).map(|i| i as f32 * 0.05).collect();
+    let (x, w, b, c) = (
+        T::f32(&[m, k], xv.clone()),
+        T::f32(&[k, n], wv.clone()),
+        T::f32(&[n], bv.clone()),
+        T::f32(&[m], cv.clone()),
+    );
+    let host = VecHost {
+        allocs: Default::default(),
+    };
+    let [y, idx] = crate::exec::run::<VecHost, 2>(&host, &PROGRAM, &[&x, &w, &b, &c], &[], None)
+        .unwrap()
+        .unwrap();
+    // Reference: plain loops, in f64.
+    let mut h = vec![0.0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..k)
+                .map(|q| f64::from(xv[i * k + q]) * f64::from(wv[q * n + j]))
+                .sum();
+            h[i * n + j] = (s + f64::from(bv[j])).max(0.0);
+        }
+    }
+    assert_eq!(y.shape, vec![n, m]);
+    let yd = y.data();
+    for j in 0..n {
+        for i in 0..m {
+            let want = h[i * n + j].max(f64::from(cv[i]));
+            assert!((f64::from(yd[j * m + i]) - want).abs() < 1e-5, "{j},{i}");
+        }
+    }
+    assert_eq!(idx.shape, vec![m]);
+    let got = idx.i.borrow().clone();
+    for i in 0..m {
+        let col: Vec<f32> = (0..n).map(|j| yd[j * m + i]).collect();
+        let best = (0..n).fold(0, |a, j| if col[j] > col[a] { j } else { a });
+        assert_eq!(got[i], best as i64, "{i}");
+    }
+    assert_eq!(*host.allocs.borrow(), 2);
+    // Inputs are never written.
+    assert_eq!(x.data(), xv);
+    assert_eq!(b.data(), bv);
+    // A shape the plan declines writes nothing and allocates nothing.
+    let bad = T::f32(&[n + 1], vec![0.0; n + 1]);
+    let declined =
+        crate::exec::run::<VecHost, 2>(&host, &PROGRAM, &[&x, &w, &bad, &c], &[], None).unwrap();
+    assert!(declined.is_none());
+    assert_eq!(*host.allocs.borrow(), 2);
+}

@@ -1,0 +1,468 @@
+//! torch's mapping onto the fusion crate: a straight-line region of claims becomes one
+//! [`rextio_fusion::Program`] that the runtime runs with the fusion crate's kernels, instead of
+//! one libtorch call (and one allocation) per site.
+//!
+//! [`lower_region`] translates the region's claims, re-planned from their sites, into
+//! instructions, or declines the whole region when one of them has no fused form. Every mapping
+//! here is one whose kernel has torch's float32 semantics (the kernels are written to eager
+//! PyTorch's answers, specials included). At run time the fusion crate plans each call from its
+//! shapes and declines what the kernels cannot do; the per-site path then runs, with libtorch's
+//! exact errors.
+
+use crate::claim::{self, Arg, Op, Src};
+use crate::entry::Rt;
+use rextio_fusion::kernels::Binary;
+use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
+use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
+
+/// The path by which generated code reaches the fusion crate.
+const FUSION: &str = "::rextio_torch::fusion";
+
+const F32_TYPES: [&str; 2] = [crate::types::F32_CPU_1D, crate::types::F32_CPU_2D];
+
+fn is_f32_cpu(ty: &ValueType) -> bool {
+    matches!(ty, ValueType::Plugin(k) if F32_TYPES.contains(&k.0.as_str()))
+}
+
+fn unary(f: Rt) -> Option<UnaryF> {
+    Some(match f {
+        Rt::Relu => UnaryF::Relu,
+        Rt::Sigmoid => UnaryF::Sigmoid,
+        Rt::Tanh => UnaryF::Tanh,
+        Rt::Abs => UnaryF::Abs,
+        Rt::Neg | Rt::Negative => UnaryF::Neg,
+        Rt::Exp => UnaryF::Exp,
+        Rt::Log => UnaryF::Log,
+        Rt::Sqrt => UnaryF::Sqrt,
+        Rt::Square => UnaryF::Square,
+        Rt::GeluNone => UnaryF::Gelu,
+        Rt::Silu => UnaryF::Silu,
+        _ => return None,
+    })
+}
+
+fn binary(f: Rt) -> Option<Binary> {
+    Some(match f {
+        Rt::Add => Binary::Add,
+        Rt::Sub => Binary::Sub,
+        Rt::Mul => Binary::Mul,
+        Rt::Div => Binary::Div,
+        _ => return None,
+    })
+}
+
+fn scalar(f: Rt) -> Option<(Binary, bool)> {
+    Some(match f {
+        Rt::AddScalar => (Binary::Add, false),
+        Rt::SubScalar => (Binary::Sub, false),
+        Rt::RsubScalar => (Binary::Sub, true),
+        Rt::MulScalar => (Binary::Mul, false),
+        Rt::DivScalar => (Binary::Div, false),
+        Rt::RdivScalar => (Binary::Div, true),
+        _ => return None,
+    })
+}
+
+fn reduce(f: Rt) -> Option<ReduceF> {
+    Some(match f {
+        Rt::SumDim => ReduceF::Sum,
+        Rt::MeanDim => ReduceF::Mean,
+        Rt::AmaxDim => ReduceF::Amax,
+        Rt::AminDim => ReduceF::Amin,
+        _ => return None,
+    })
+}
+
+/// Translate a region into a program; `Ok(None)` when some claim has no fused form.
+pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
+    let n_in = region.inputs.len();
+    if n_in + region.nodes.len() > usize::from(V::MAX) {
+        return Ok(None);
+    }
+    let value = |r: RegionRef| -> V {
+        // In range: checked against V::MAX above.
+        match r {
+            RegionRef::Input(i) => i as V,
+            RegionRef::Node(j) => (n_in + j) as V,
+        }
+    };
+    let mut ins = Vec::with_capacity(region.nodes.len());
+    let mut tensor_in = vec![false; n_in];
+    let mut scalar_in = vec![false; n_in];
+    for (j, node) in region.nodes.iter().enumerate() {
+        let c = &node.claimed;
+        let drift = |why: &str| LowerError::new(c.rule_id.clone(), why.to_owned());
+        let plan =
+            claim::plan(&c.site).map_err(|_| drift("the site no longer matches any rule"))?;
+        if plan.rule_id != c.rule_id || plan.result != c.result_type {
+            return Err(drift(
+                "the site now plans to a different rule or result type",
+            ));
+        }
+        let pick = |s: Src| -> Result<RegionRef, LowerError> {
+            let r = match s {
+                Src::Recv => node.receiver,
+                Src::Arg(i) => node.args.get(i).copied(),
+                Src::Kw(i) => node.keywords.get(i).map(|(_, r)| *r),
+            };
+            let r = r.ok_or_else(|| drift("an operand of the plan is missing"))?;
+            if let RegionRef::Node(k) = r {
+                if k >= j {
+                    return Err(drift("an operand refers to a later node"));
+                }
+            }
+            if let RegionRef::Input(i) = r {
+                if i >= n_in {
+                    return Err(drift("an operand refers to a missing input"));
+                }
+            }
+            Ok(r)
+        };
+        // Tensor operands must be float32 CPU values; scalar operands inputs of scalar type.
+        let mut tensor = |s: Src| -> Result<Option<V>, LowerError> {
+            let r = pick(s)?;
+            let ty = match r {
+                RegionRef::Input(i) => &region.inputs[i].ty,
+                RegionRef::Node(k) => &region.nodes[k].claimed.result_type,
+            };
+            if !is_f32_cpu(ty) {
+                return Ok(None);
+            }
+            if let RegionRef::Input(i) = r {
+                tensor_in[i] = true;
+            }
+            Ok(Some(value(r)))
+        };
+        macro_rules! t {
+            ($s:expr) => {
+                match tensor($s)? {
+                    Some(v) => v,
+                    None => return Ok(None),
+                }
+            };
+        }
+        if !is_f32_cpu(&c.result_type) && !matches!(plan.op, Op::Argmax { .. }) {
+            return Ok(None);
+        }
+        let i = match plan.op {
+            Op::Linear { x, w, b } => Ins::Linear {
+                x: t!(x),
+                w: t!(w),
+                b: match b {
+                    Some(b) => Some(t!(b)),
+                    None => None,
+                },
+            },
+            Op::Matmul { a, b } => Ins::Matmul { a: t!(a), b: t!(b) },
+            Op::Unary { f, t } => match unary(f) {
+                Some(f) => Ins::Unary { f, t: t!(t) },
+                None => return Ok(None),
+            },
+            Op::Binary { f, a, b } => match binary(f) {
+                Some(f) => Ins::Binary {
+                    f,
+                    a: t!(a),
+                    b: t!(b),
+                },
+                None => return Ok(None),
+            },
+            Op::Scalar { f, t, s } => {
+                let Some((f, rev)) = scalar(f) else {
+                    return Ok(None);
+                };
+                let t = t!(t);
+                let RegionRef::Input(si) = pick(s)? else {
+                    return Ok(None);
+                };
+                if !matches!(region.inputs[si].ty, ValueType::Int | ValueType::Float) {
+                    return Ok(None);
+                }
+                scalar_in[si] = true;
+                Ins::Scalar {
+                    f,
+                    t,
+                    s: si as V,
+                    rev,
+                }
+            }
+            Op::Softmax { t, dim } => match u8::try_from(dim) {
+                Ok(dim) => Ins::Softmax {
+                    t: t!(t),
+                    dim,
+                    log: false,
+                },
+                Err(_) => return Ok(None),
+            },
+            Op::Call {
+                f: Rt::LogSoftmax,
+                ref args,
+            } => match args.as_slice() {
+                [Arg::Tensor(t), Arg::Int(d)] => match u8::try_from(*d) {
+                    Ok(dim) => Ins::Softmax {
+                        t: t!(*t),
+                        dim,
+                        log: true,
+                    },
+                    Err(_) => return Ok(None),
+                },
+                _ => return Ok(None),
+            },
+            Op::Reduce { f, t, dim, keepdim } => match (reduce(f), u8::try_from(dim)) {
+                (Some(f), Ok(dim)) => Ins::Reduce {
+                    f,
+                    t: t!(t),
+                    dim,
+                    keepdim,
+                },
+                _ => return Ok(None),
+            },
+            Op::Argmax { t, dim, keepdim } => match u8::try_from(dim) {
+                Ok(dim) => Ins::Argmax {
+                    t: t!(t),
+                    dim,
+                    keepdim,
+                },
+                Err(_) => return Ok(None),
+            },
+            Op::Call {
+                f: Rt::LayerNorm,
+                ref args,
+            } => {
+                let [Arg::Tensor(x), Arg::TupleFirst(ns), Arg::OptTensor(w), Arg::OptTensor(b), eps] =
+                    args.as_slice()
+                else {
+                    return Ok(None);
+                };
+                let x = t!(*x);
+                // The normalised size and eps reach the program as scalar inputs.
+                let mut scalar_input =
+                    |s: Src, ok: &dyn Fn(&ValueType) -> bool| -> Result<Option<V>, LowerError> {
+                        let RegionRef::Input(si) = pick(s)? else {
+                            return Ok(None);
+                        };
+                        if !ok(&region.inputs[si].ty) {
+                            return Ok(None);
+                        }
+                        scalar_in[si] = true;
+                        Ok(Some(si as V))
+                    };
+                let Some(n) = scalar_input(*ns, &|t| t == &ValueType::Tuple(vec![ValueType::Int]))?
+                else {
+                    return Ok(None);
+                };
+                let eps = match eps {
+                    Arg::Float(e) if *e == 1e-5 => None,
+                    Arg::Scalar(s) => {
+                        match scalar_input(*s, &|t| matches!(t, ValueType::Float | ValueType::Int))?
+                        {
+                            Some(v) => Some(v),
+                            None => return Ok(None),
+                        }
+                    }
+                    _ => return Ok(None),
+                };
+                let w = match w {
+                    Some(w) => Some(t!(*w)),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(t!(*b)),
+                    None => None,
+                };
+                Ins::LayerNorm { x, n, w, b, eps }
+            }
+            // `torch.maximum` / `torch.minimum` stay per-op: on a tie of zeros eager answers the
+            // second operand in its vectorised body and the first in its scalar tail, so which
+            // zero comes back depends on the element's position and the host's vector width.
+            Op::Call {
+                f: Rt::Transpose,
+                ref args,
+            } => match args.as_slice() {
+                // A rank-2 swap; a transpose onto itself is a copy the per-site path makes.
+                [Arg::Tensor(t), Arg::Int(0), Arg::Int(1)]
+                | [Arg::Tensor(t), Arg::Int(1), Arg::Int(0)] => Ins::Transpose { t: t!(*t) },
+                _ => return Ok(None),
+            },
+            Op::Call { .. } => return Ok(None),
+        };
+        ins.push(i);
+    }
+    let mut inputs = Vec::with_capacity(n_in);
+    let (mut ts, mut ss) = (0u16, 0u16);
+    for (i, input) in region.inputs.iter().enumerate() {
+        inputs.push(if tensor_in[i] {
+            ts += 1;
+            Input::Tensor {
+                slot: ts - 1,
+                owned: input.operand.owned_temp,
+            }
+        } else if scalar_in[i] {
+            ss += 1;
+            Input::Scalar { slot: ss - 1 }
+        } else {
+            Input::Unused
+        });
+    }
+    let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
+    Ok(Some(ProgramBuf {
+        inputs,
+        ins,
+        outputs,
+    }))
+}
+
+/// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
+pub fn lower_region(
+    region: &Region,
+    cx: &RegionContext,
+) -> Result<Option<LoweredRegion>, LowerError> {
+    if cx.target != "cpu" || region.outputs.is_empty() {
+        return Ok(None);
+    }
+    let Some(prog) = build(region)? else {
+        return Ok(None);
+    };
+    // A program that would not fuse anything beyond what one libtorch call does is still worth
+    // it: the fused path skips the dispatcher and, for owned operands, the allocation.
+    let mut tensors = Vec::new();
+    let mut scalars = Vec::new();
+    for (input, r) in prog.inputs.iter().zip(&region.inputs) {
+        match input {
+            Input::Tensor { .. } => tensors.push(format!("&({})", r.operand.expr)),
+            // Int and float scalars alike reach the program as f64.
+            Input::Scalar { .. } if matches!(r.ty, ValueType::Tuple(_)) => {
+                // A one-element int tuple (layer_norm's normalized_shape): its element.
+                scalars.push(format!("((({}).0) as f64)", r.operand.expr))
+            }
+            Input::Scalar { .. } => scalars.push(format!("(({}) as f64)", r.operand.expr)),
+            Input::Unused => {}
+        }
+    }
+    let n = prog.outputs.len();
+    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
+    let list = |xs: Vec<String>| xs.join(", ");
+    let expr = format!(
+        "{{ static __RX_PROGRAM: {FUSION}::Program = {}; \
+         ::rextio_torch::runtime::fused::<{n}>(&__RX_PROGRAM, &[{}], &[{}])?\
+         .map(|[{}]| ({},)) }}",
+        rextio_fusion::render(&prog, FUSION),
+        list(tensors),
+        list(scalars),
+        names.join(", "),
+        names.join(", "),
+    );
+    Ok(Some(LoweredRegion {
+        expr,
+        uses: Vec::new(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region_of(src: &str) -> Region {
+        // Build a region from claims of the real claim table.
+        use crate::claim::tests::{binop, t1, t2};
+        use rextio_plugin_api::{
+            ClaimOutcome, ClaimedSite, LoweredOperand, RegionInput, RegionNode,
+        };
+        let claimed = |site: rextio_plugin_api::ClaimSite| {
+            let ClaimOutcome::Claimed {
+                rule_id,
+                result_type,
+            } = claim::claim(&site)
+            else {
+                panic!("not claimed: {site:?}")
+            };
+            ClaimedSite {
+                site,
+                plugin_id: crate::PLUGIN_ID.into(),
+                rule_id,
+                result_type,
+            }
+        };
+        let input = |ty: ValueType, owned: bool| RegionInput {
+            operand: LoweredOperand {
+                expr: "l_v".into(),
+                owned_temp: owned,
+            },
+            ty,
+        };
+        let ty = |o: &rextio_plugin_api::Operand| o.ty.clone().unwrap_or(ValueType::Int);
+        match src {
+            // x - mean (2-D minus 1-D)
+            "sub" => Region {
+                qualname: "m.f".into(),
+                inputs: vec![input(ty(&t2()), false), input(ty(&t1()), false)],
+                nodes: vec![RegionNode {
+                    claimed: claimed(binop("-", t2(), t1())),
+                    receiver: None,
+                    args: vec![RegionRef::Input(0), RegionRef::Input(1)],
+                    keywords: vec![],
+                }],
+                outputs: vec![0],
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_region_renders_as_a_static_program_with_a_fallback_option() {
+        let region = region_of("sub");
+        let cx = RegionContext {
+            target: "cpu".into(),
+            device_authorization: None,
+        };
+        let lowered = lower_region(&region, &cx).unwrap().unwrap();
+        assert!(
+            lowered.expr.contains("static __RX_PROGRAM"),
+            "{}",
+            lowered.expr
+        );
+        assert!(
+            lowered
+                .expr
+                .contains("fused::<1>(&__RX_PROGRAM, &[&(l_v), &(l_v)], &[])?"),
+            "{}",
+            lowered.expr
+        );
+        assert!(syn_like_balanced(&lowered.expr));
+        // Another target: declined, never CPU code.
+        let cx = RegionContext {
+            target: crate::CUDA_CAPABILITY.into(),
+            device_authorization: None,
+        };
+        assert_eq!(lower_region(&region, &cx).unwrap(), None);
+        // A drifted claim fails closed.
+        let mut drifted = region.clone();
+        drifted.nodes[0].claimed.rule_id = "rextio-torch/tensor-add-f32-cpu-same-rank".into();
+        assert!(lower_region(
+            &drifted,
+            &RegionContext {
+                target: "cpu".into(),
+                device_authorization: None
+            }
+        )
+        .is_err());
+        // An operand pointing past the inputs fails closed too.
+        let mut bad = region;
+        bad.nodes[0].args[1] = RegionRef::Input(7);
+        assert!(build(&bad).is_err());
+    }
+
+    fn syn_like_balanced(s: &str) -> bool {
+        let mut depth = 0i32;
+        for c in s.chars() {
+            match c {
+                '{' | '(' | '[' => depth += 1,
+                '}' | ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return false;
+            }
+        }
+        depth == 0
+    }
+}
