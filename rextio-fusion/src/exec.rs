@@ -93,6 +93,14 @@ pub trait Host {
     /// Another handle on `t` (an output that is an owned input overwritten in place).
     fn share(&self, t: &Self::Tensor) -> Self::Tensor;
 
+    /// Whether `t`'s buffer may be overwritten where the program marks it owned (the host's
+    /// analysis proved no other value reads it). A backend whose framework may share a buffer
+    /// between tensors answers `false` unless it knows the buffer is this tensor's alone; the
+    /// call then treats the input as borrowed.
+    fn may_overwrite(&self, _t: &Self::Tensor) -> bool {
+        true
+    }
+
     /// A fresh contiguous CPU tensor of `shape` and `dt`, and the base pointer of its buffer.
     fn alloc(&self, shape: Shape, dt: Dt) -> Result<(Self::Tensor, *mut u8), Self::Error>;
 
@@ -129,9 +137,12 @@ pub enum Buf {
 /// Plans this thread made, by program and input shapes: a call whose shapes repeat (the common
 /// case in serving) plans nothing.
 struct PlanCache {
-    entries: Vec<(usize, Vec<Option<Shape>>, Rc<Plan>)>,
+    entries: Vec<CachedPlan>,
     next: usize,
 }
+
+/// (program address, owned inputs treated as borrowed, input shapes) and the plan.
+type CachedPlan = (usize, u64, Vec<Option<Shape>>, Rc<Plan>);
 
 /// At most this many plans are kept per thread (oldest replaced first).
 const PLAN_CACHE_SIZE: usize = 64;
@@ -140,18 +151,19 @@ impl PlanCache {
     fn get(
         &mut self,
         prog: usize,
+        demoted: u64,
         p: ProgramView<'_>,
         shapes: &[Option<Shape>],
     ) -> Option<Rc<Plan>> {
-        if let Some((_, _, plan)) = self
+        if let Some((_, _, _, plan)) = self
             .entries
             .iter()
-            .find(|(k, s, _)| *k == prog && s.as_slice() == shapes)
+            .find(|(k, d, s, _)| *k == prog && *d == demoted && s.as_slice() == shapes)
         {
             return Some(Rc::clone(plan));
         }
         let plan = Rc::new(plan(p, shapes)?);
-        let entry = (prog, shapes.to_vec(), Rc::clone(&plan));
+        let entry = (prog, demoted, shapes.to_vec(), Rc::clone(&plan));
         if self.entries.len() < PLAN_CACHE_SIZE {
             self.entries.push(entry);
         } else {
@@ -166,6 +178,8 @@ impl PlanCache {
 /// Buffers a call reuses from the previous call on its thread.
 #[derive(Default)]
 struct Scratch {
+    /// The program's inputs with some owned ones treated as borrowed.
+    inputs: Vec<Input>,
     shapes: Vec<Option<Shape>>,
     bufs: Vec<Buf>,
     out_bufs: Vec<Buf>,
@@ -226,6 +240,9 @@ fn activation_in_place<H: Host, const N: usize>(
     let Some(t) = tensors.get(usize::from(*slot)) else {
         return Ok(None);
     };
+    if !host.may_overwrite(t) {
+        return Ok(None);
+    }
     let Some((shape, ptr)) = host.view(t, true)? else {
         return Ok(None);
     };
@@ -273,12 +290,47 @@ fn run_with<H: Host, const N: usize>(
     scalars: &[f64],
 ) -> Result<Option<[H::Tensor; N]>, H::Error> {
     let n_in = p.inputs.len();
+    // Owned inputs this call must not write: those the host does not let it overwrite, and
+    // all of them in a call that may decline after its run (an operand outside a `finite_only`
+    // op's domain), which must leave nothing behind.
+    let finite = needs_finite(p);
+    let mut demoted = 0u64;
+    for (i, input) in p.inputs.iter().enumerate() {
+        if let Input::Tensor { slot, owned: true } = *input {
+            let Some(t) = tensors.get(usize::from(slot)) else {
+                return Ok(None);
+            };
+            if finite || !host.may_overwrite(t) {
+                if i >= 64 {
+                    return Ok(None);
+                }
+                demoted |= 1 << i;
+            }
+        }
+    }
     let Scratch {
+        inputs,
         shapes,
         bufs,
         out_bufs,
         temps,
     } = scratch;
+    let p = if demoted == 0 {
+        p
+    } else {
+        inputs.clear();
+        inputs.extend(p.inputs.iter().enumerate().map(|(i, &input)| match input {
+            Input::Tensor { slot, .. } if demoted & (1 << i) != 0 => {
+                Input::Tensor { slot, owned: false }
+            }
+            other => other,
+        }));
+        ProgramView {
+            inputs,
+            ins: p.ins,
+            outputs: p.outputs,
+        }
+    };
     shapes.clear();
     bufs.clear();
     bufs.resize(n_in + p.ins.len(), Buf::None);
@@ -307,7 +359,7 @@ fn run_with<H: Host, const N: usize>(
     let Some(plan) = PLANS.with(|c| {
         c.try_borrow_mut()
             .ok()
-            .and_then(|mut c| c.get(key, p, shapes))
+            .and_then(|mut c| c.get(key, demoted, p, shapes))
     }) else {
         return Ok(None);
     };
@@ -389,8 +441,14 @@ fn run_with<H: Host, const N: usize>(
         scalars,
         edges,
     };
-    host.run_kernels(plan.work, move || job.run())
+    let ran = host
+        .run_kernels(plan.work, move || job.run())
         .map_err(|e| host.internal(&e.0))?;
+    if !ran {
+        // An operand outside a `finite_only` op's domain: the outputs are dropped unseen and
+        // the backend's per-op path answers with its own semantics.
+        return Ok(None);
+    }
     let mut done = Vec::with_capacity(N);
     for o in outs {
         match o {
@@ -419,11 +477,32 @@ struct Job<'a> {
 unsafe impl Send for Job<'_> {}
 
 impl Job<'_> {
-    fn run(self) -> Result<(), ExecError> {
+    fn run(self) -> Result<bool, ExecError> {
         // SAFETY: see the call site in `run_with`: every buffer is valid for its value's shape
         // and the plan only shares buffers along in-place chains.
         unsafe { execute(self.p, self.plan, self.bufs, self.scalars, self.edges) }
     }
+}
+
+/// Whether some instruction of `p` holds only on finite operands.
+fn needs_finite(p: ProgramView<'_>) -> bool {
+    p.ins.iter().any(|i| {
+        matches!(
+            i,
+            Ins::Softmax {
+                finite_only: true,
+                ..
+            } | Ins::Argmax {
+                finite_only: true,
+                ..
+            }
+        )
+    })
+}
+
+/// Whether every element is finite.
+fn all_finite(x: &[f32]) -> bool {
+    x.iter().all(|v| v.is_finite())
 }
 
 /// Whether `plan` has GELUs of one element, and of more.
@@ -471,6 +550,9 @@ fn layer_norm_sizes_match(
     Ok(true)
 }
 
+/// Runs the plan; `Ok(false)` when an operand of a `finite_only` instruction is not finite (the
+/// call then declines; nothing it wrote is seen).
+///
 /// # Safety
 /// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
 /// distinct buffers do not overlap, and buffers are only shared along the plan's in-place
@@ -481,7 +563,7 @@ unsafe fn execute(
     bufs: &[Buf],
     scalars: &[f64],
     edges: Edges,
-) -> Result<(), ExecError> {
+) -> Result<bool, ExecError> {
     let shape = |v: V| plan.shapes[usize::from(v)].0;
     let src = |v: V| -> Result<&[f32], ExecError> {
         match bufs[usize::from(v)] {
@@ -513,11 +595,20 @@ unsafe fn execute(
                 t,
                 dim: 1,
                 log: false,
+                finite_only,
             },
-            Some(&Ins::Argmax { t: pt, dim: 1, .. }),
+            Some(&Ins::Argmax {
+                t: pt,
+                dim: 1,
+                finite_only: argmax_finite,
+                ..
+            }),
         ) = (*i, p.ins.get(j + 1))
         {
             if usize::from(pt) == v && dead_after(v, j + 1) && shape(t).rank == 2 {
+                if (finite_only || argmax_finite) && !all_finite(src(t)?) {
+                    return Ok(false);
+                }
                 let Buf::I64(d) = bufs[v + 1] else {
                     return Err(internal("argmax has no int64 destination"));
                 };
@@ -529,7 +620,16 @@ unsafe fn execute(
                 continue;
             }
         }
-        if let Ins::Argmax { t, dim, .. } = *i {
+        if let Ins::Argmax {
+            t,
+            dim,
+            finite_only,
+            ..
+        } = *i
+        {
+            if finite_only && !all_finite(src(t)?) {
+                return Ok(false);
+            }
             let Buf::I64(d) = bufs[v] else {
                 return Err(internal("argmax has no int64 destination"));
             };
@@ -619,7 +719,15 @@ unsafe fn execute(
                     (false, true) => k_err(k::binary(f, m, c, sv, k::Operand::Full(src(t)?), dst))?,
                 }
             }
-            Ins::Softmax { t, dim, log } => {
+            Ins::Softmax {
+                t,
+                dim,
+                log,
+                finite_only,
+            } => {
+                if finite_only && !all_finite(src(t)?) {
+                    return Ok(false);
+                }
                 let s = shape(t);
                 let (m, c) = s.matrix();
                 let by_rows = s.rank == 1 || dim == 1;
@@ -654,7 +762,7 @@ unsafe fn execute(
             Ins::Argmax { .. } => {}
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 fn operand(role: Role, x: &[f32]) -> Result<k::Operand<'_>, ExecError> {

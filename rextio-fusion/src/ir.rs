@@ -18,6 +18,8 @@ pub type V = u16;
 pub enum UnaryF {
     /// [`kernels::Unary::Relu`].
     Relu,
+    /// [`kernels::Unary::ReluPlusZero`].
+    ReluPlusZero,
     /// [`kernels::Unary::Tanh`].
     Tanh,
     /// [`kernels::Unary::Sigmoid`].
@@ -44,8 +46,9 @@ pub enum UnaryF {
 
 impl UnaryF {
     /// Every function.
-    pub const ALL: [UnaryF; 12] = [
+    pub const ALL: [UnaryF; 13] = [
         UnaryF::Relu,
+        UnaryF::ReluPlusZero,
         UnaryF::Tanh,
         UnaryF::Sigmoid,
         UnaryF::Exp,
@@ -63,6 +66,7 @@ impl UnaryF {
     pub fn kernel(self, gelu: GeluEdges) -> kernels::Unary {
         match self {
             UnaryF::Relu => kernels::Unary::Relu,
+            UnaryF::ReluPlusZero => kernels::Unary::ReluPlusZero,
             UnaryF::Tanh => kernels::Unary::Tanh,
             UnaryF::Sigmoid => kernels::Unary::Sigmoid,
             UnaryF::Exp => kernels::Unary::Exp,
@@ -81,6 +85,7 @@ impl UnaryF {
     pub fn of_kernel(u: kernels::Unary) -> UnaryF {
         match u {
             kernels::Unary::Relu => UnaryF::Relu,
+            kernels::Unary::ReluPlusZero => UnaryF::ReluPlusZero,
             kernels::Unary::Tanh => UnaryF::Tanh,
             kernels::Unary::Sigmoid => UnaryF::Sigmoid,
             kernels::Unary::Exp => UnaryF::Exp,
@@ -182,6 +187,9 @@ pub enum Ins {
         dim: u8,
         /// Log-softmax.
         log: bool,
+        /// The backend's softmax is the kernel's only on finite operands: a row holding NaN or
+        /// ±inf makes the call decline after the run (see [`crate::exec::run`]).
+        finite_only: bool,
     },
     /// A reduction of a matrix over a normalised dim.
     Reduce {
@@ -207,7 +215,8 @@ pub enum Ins {
         /// `eps` as a scalar input; `None`: the default `1e-5`.
         eps: Option<V>,
     },
-    /// Argmax of a matrix over a normalised dim (int64 result; ties: the first index).
+    /// Argmax of a matrix over a normalised dim (int64 result; ties: the first index; NaN is
+    /// the largest value, as torch answers).
     Argmax {
         /// Operand.
         t: V,
@@ -215,6 +224,9 @@ pub enum Ins {
         dim: u8,
         /// Keep the reduced dim with size 1.
         keepdim: bool,
+        /// The backend's argmax is the kernel's only on finite operands: a NaN or ±inf makes
+        /// the call decline after the run.
+        finite_only: bool,
     },
 }
 
@@ -316,7 +328,8 @@ pub fn render(prog: &ProgramBuf, krate: &str) -> String {
         Some(v) => format!("::std::option::Option::Some({v})"),
         None => "::std::option::Option::None".to_owned(),
     };
-    let ins = |i: &Ins| match *i {
+    let ins = |i: &Ins| {
+        match *i {
         Ins::Linear { x, w, b } => format!("{p}::Ins::Linear {{ x: {x}, w: {w}, b: {} }}", opt(b)),
         Ins::Matmul { a, b } => format!("{p}::Ins::Matmul {{ a: {a}, b: {b} }}"),
         Ins::Transpose { t } => format!("{p}::Ins::Transpose {{ t: {t} }}"),
@@ -327,21 +340,32 @@ pub fn render(prog: &ProgramBuf, krate: &str) -> String {
         Ins::Scalar { f, t, s, rev } => format!(
             "{p}::Ins::Scalar {{ f: {p}::kernels::Binary::{f:?}, t: {t}, s: {s}, rev: {rev} }}"
         ),
-        Ins::Softmax { t, dim, log } => {
-            format!("{p}::Ins::Softmax {{ t: {t}, dim: {dim}, log: {log} }}")
-        }
+        Ins::Softmax {
+            t,
+            dim,
+            log,
+            finite_only,
+        } => format!(
+            "{p}::Ins::Softmax {{ t: {t}, dim: {dim}, log: {log}, finite_only: {finite_only} }}"
+        ),
         Ins::Reduce { f, t, dim, keepdim } => format!(
             "{p}::Ins::Reduce {{ f: {p}::ReduceF::{f:?}, t: {t}, dim: {dim}, keepdim: {keepdim} }}"
         ),
-        Ins::Argmax { t, dim, keepdim } => {
-            format!("{p}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim} }}")
-        }
+        Ins::Argmax {
+            t,
+            dim,
+            keepdim,
+            finite_only,
+        } => format!(
+            "{p}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim}, finite_only: {finite_only} }}"
+        ),
         Ins::LayerNorm { x, n, w, b, eps } => format!(
             "{p}::Ins::LayerNorm {{ x: {x}, n: {n}, w: {}, b: {}, eps: {} }}",
             opt(w),
             opt(b),
             opt(eps)
         ),
+    }
     };
     let input = |i: &Input| match *i {
         Input::Tensor { slot, owned } => {

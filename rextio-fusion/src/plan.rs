@@ -265,7 +265,9 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
             Ins::Reduce {
                 t, dim, keepdim, ..
             }
-            | Ins::Argmax { t, dim, keepdim } => {
+            | Ins::Argmax {
+                t, dim, keepdim, ..
+            } => {
                 let s = tensor(&shapes, t)?;
                 // Reductions to a 0-dim tensor stay on libtorch.
                 if s.rank != 2 || dim >= 2 {

@@ -251,6 +251,7 @@ fn shapes_outside_the_kernels_decline() {
         t: 0,
         dim: 0,
         keepdim: true,
+        finite_only: false,
     }];
     let p = plan(view(&one, &keep, &[1]), &[sh(&[2, 5])]).unwrap();
     assert_eq!(p.shapes[1], (Shape::of(&[1, 5]).unwrap(), Dt::I64));
@@ -351,6 +352,8 @@ mod vec_host {
 
     pub struct VecHost {
         pub allocs: RefCell<usize>,
+        /// What `may_overwrite` answers.
+        pub overwrite: bool,
     }
 
     impl Host for VecHost {
@@ -364,6 +367,9 @@ mod vec_host {
         }
         fn share(&self, t: &T) -> T {
             t.clone()
+        }
+        fn may_overwrite(&self, _t: &T) -> bool {
+            self.overwrite
         }
         fn alloc(&self, shape: Shape, dt: Dt) -> Result<(T, *mut u8), String> {
             *self.allocs.borrow_mut() += 1;
@@ -442,6 +448,7 @@ fn a_program_runs_end_to_end_on_a_host_of_vectors() {
                 t: 8,
                 dim: 0,
                 keepdim: false,
+                finite_only: false,
             },
         ],
         outputs: &[8, 9],
@@ -461,6 +468,7 @@ fn a_program_runs_end_to_end_on_a_host_of_vectors() {
     );
     let host = VecHost {
         allocs: Default::default(),
+        overwrite: true,
     };
     let [y, idx] = crate::exec::run::<VecHost, 2>(&host, &PROGRAM, &[&x, &w, &b, &c], &[], None)
         .unwrap()
@@ -500,4 +508,161 @@ fn a_program_runs_end_to_end_on_a_host_of_vectors() {
         crate::exec::run::<VecHost, 2>(&host, &PROGRAM, &[&x, &w, &bad, &c], &[], None).unwrap();
     assert!(declined.is_none());
     assert_eq!(*host.allocs.borrow(), 2);
+}
+
+/// TensorFlow's kernels read denormals as zero and flush denormal results; under
+/// `with_denormals_flushed` every kernel does too (on every ISA), and the mode is restored.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[test]
+fn flushed_denormals_read_as_zero_in_every_kernel_on_every_isa() {
+    use crate::kernels::{self, Unary};
+    let tiny = f32::from_bits(1); // the smallest denormal
+    for isa in kernels::available_isas() {
+        kernels::with_isa(isa, || {
+            let xs = [tiny, -tiny, 1e-39, -1e-39, 2.0];
+            let mut ys = [0.0f32; 5];
+            let run = |op: Unary, ys: &mut [f32; 5]| {
+                kernels::with_denormals_flushed(|| kernels::unary(op, &xs, ys).unwrap());
+            };
+            run(Unary::Log, &mut ys);
+            assert!(
+                ys[..4].iter().all(|y| *y == f32::NEG_INFINITY),
+                "{isa:?} log {ys:?}"
+            );
+            run(Unary::Sqrt, &mut ys);
+            assert!(ys[..4].iter().all(|y| *y == 0.0), "{isa:?} sqrt {ys:?}");
+            run(Unary::Square, &mut ys);
+            assert_eq!(ys[..4], [0.0; 4], "{isa:?}");
+            // A product that underflows to a denormal is flushed.
+            let mut out = [1.0f32];
+            kernels::with_denormals_flushed(|| {
+                kernels::binary(
+                    Binary::Mul,
+                    1,
+                    1,
+                    kernels::Operand::Full(&[1e-30]),
+                    kernels::Operand::Scalar(1e-10),
+                    &mut out,
+                )
+                .unwrap()
+            });
+            assert_eq!(out[0], 0.0, "{isa:?}");
+            // Outside, denormals are values again.
+            kernels::unary(Unary::Log, &xs, &mut ys).unwrap();
+            assert!(ys[0].is_finite() && ys[0] < -100.0, "{isa:?} {ys:?}");
+        })
+        .unwrap();
+    }
+}
+
+/// A `finite_only` softmax runs on finite rows and declines after the run on any other, with no
+/// output seen; a program holding one never writes an owned input.
+#[test]
+fn finite_only_ops_decline_after_the_run_on_specials() {
+    use std::rc::Rc;
+    use vec_host::{VecHost, T};
+    static SOFTMAX: Program = Program {
+        inputs: &[Input::Tensor {
+            slot: 0,
+            owned: false,
+        }],
+        ins: &[
+            Ins::Softmax {
+                t: 0,
+                dim: 1,
+                log: false,
+                finite_only: true,
+            },
+            Ins::Argmax {
+                t: 1,
+                dim: 1,
+                keepdim: false,
+                finite_only: true,
+            },
+        ],
+        outputs: &[2],
+    };
+    static OWNED: Program = Program {
+        inputs: &[Input::Tensor {
+            slot: 0,
+            owned: true,
+        }],
+        ins: &[Ins::Softmax {
+            t: 0,
+            dim: 1,
+            log: false,
+            finite_only: true,
+        }],
+        outputs: &[1],
+    };
+    let host = VecHost {
+        allocs: Default::default(),
+        overwrite: true,
+    };
+    let x = T::f32(&[2, 3], vec![1.0, 3.0, 2.0, 0.5, -1.0, 0.25]);
+    let [idx] = crate::exec::run::<VecHost, 1>(&host, &SOFTMAX, &[&x], &[], None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(*idx.i.borrow(), vec![1, 0]);
+    for special in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let y = T::f32(&[2, 3], vec![1.0, 3.0, 2.0, 0.5, special, 0.25]);
+        let r = crate::exec::run::<VecHost, 1>(&host, &SOFTMAX, &[&y], &[], None).unwrap();
+        assert!(r.is_none(), "{special}");
+    }
+    // An owned input of such a call is read, never written: the result is a fresh tensor.
+    let before = *host.allocs.borrow();
+    let [p] = crate::exec::run::<VecHost, 1>(&host, &OWNED, &[&x], &[], None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(*host.allocs.borrow(), before + 1);
+    assert!(!Rc::ptr_eq(&p.f, &x.f));
+    assert_eq!(x.data(), vec![1.0, 3.0, 2.0, 0.5, -1.0, 0.25]);
+    let y = T::f32(&[2, 3], vec![1.0, f32::NAN, 2.0, 0.5, -1.0, 0.25]);
+    assert!(
+        crate::exec::run::<VecHost, 1>(&host, &OWNED, &[&y], &[], None)
+            .unwrap()
+            .is_none()
+    );
+    assert!(y.data()[1].is_nan() && y.data()[0] == 1.0);
+}
+
+/// An owned input is overwritten in place only where the host allows it; otherwise the same
+/// program reads it and writes a fresh output (and each choice has its own cached plan).
+#[test]
+fn owned_inputs_are_written_only_where_the_host_allows() {
+    use std::rc::Rc;
+    use vec_host::{VecHost, T};
+    static CHAIN: Program = Program {
+        inputs: &[Input::Tensor {
+            slot: 0,
+            owned: true,
+        }],
+        ins: &[
+            Ins::Unary {
+                f: UnaryF::Neg,
+                t: 0,
+            },
+            Ins::Unary {
+                f: UnaryF::Exp,
+                t: 1,
+            },
+        ],
+        outputs: &[2],
+    };
+    for overwrite in [true, false, true] {
+        let host = VecHost {
+            allocs: Default::default(),
+            overwrite,
+        };
+        let x = T::f32(&[2], vec![0.0, 1.0]);
+        let [y] = crate::exec::run::<VecHost, 1>(&host, &CHAIN, &[&x], &[], None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(y.data(), vec![1.0, (-1.0f32).exp()], "{overwrite}");
+        assert_eq!(Rc::ptr_eq(&y.f, &x.f), overwrite);
+        assert_eq!(*host.allocs.borrow(), usize::from(!overwrite));
+        if !overwrite {
+            assert_eq!(x.data(), vec![0.0, 1.0]);
+        }
+    }
 }

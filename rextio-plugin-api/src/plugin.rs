@@ -67,6 +67,24 @@ pub struct CrateDependency {
     pub forbidden_env: Vec<String>,
 }
 
+impl CrateDependency {
+    /// A library crate with no features or build environment, from its embedded sources when it
+    /// has them (built from a workspace), else from `dir` (an embedded copy, which is only ever
+    /// built, never handed on).
+    pub fn library(name: &str, embedded: Option<&[(&str, &str)]>, dir: &str) -> Self {
+        CrateDependency {
+            name: name.to_owned(),
+            source: match embedded {
+                Some(files) => CrateSource::embedded(files),
+                None => CrateSource::Path(dir.to_owned()),
+            },
+            features: Vec::new(),
+            build_env: Vec::new(),
+            forbidden_env: Vec::new(),
+        }
+    }
+}
+
 /// How far a plugin supports a platform (serialized lowercase, as `rextio capabilities` prints it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -11,10 +11,14 @@ pub mod claim;
 pub mod codes;
 mod lower;
 pub mod platforms;
+pub mod region;
 pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod types;
+
+/// The fusion crate, as generated code names it (`::rextio_tensorflow::fusion::Program`).
+pub use rextio_fusion as fusion;
 
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
@@ -92,7 +96,7 @@ impl Plugin for TensorflowPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.8.0"
+        "1.12.0"
     }
     fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
         // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
@@ -186,6 +190,20 @@ impl Plugin for TensorflowPlugin {
             build_env: vec![],
             forbidden_env: vec![],
         })
+    }
+    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
+        vec![CrateDependency::library(
+            "rextio-fusion",
+            rextio_fusion::embedded_sources(),
+            rextio_fusion::SOURCE_DIR,
+        )]
+    }
+    fn lower_region(
+        &self,
+        region: &rextio_plugin_api::Region,
+        cx: &rextio_plugin_api::RegionContext,
+    ) -> Result<Option<rextio_plugin_api::LoweredRegion>, LowerError> {
+        region::lower_region(region, cx)
     }
 }
 

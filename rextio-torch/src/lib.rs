@@ -268,7 +268,11 @@ impl Plugin for TorchPlugin {
         }]
     }
     fn runtime_support_crates(&self) -> Vec<CrateDependency> {
-        vec![fusion_crate()]
+        vec![CrateDependency::library(
+            "rextio-fusion",
+            rextio_fusion::embedded_sources(),
+            rextio_fusion::SOURCE_DIR,
+        )]
     }
     fn lower_region(
         &self,
@@ -355,20 +359,6 @@ mod tests {
 #[cfg(rextio_embedded_sources)]
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
-}
-
-/// The fusion crate, which this crate's runtime depends on, as generated crates get it.
-fn fusion_crate() -> CrateDependency {
-    CrateDependency {
-        name: "rextio-fusion".into(),
-        source: match rextio_fusion::embedded_sources() {
-            Some(files) => CrateSource::embedded(files),
-            None => CrateSource::Path(rextio_fusion::SOURCE_DIR.into()),
-        },
-        features: vec![],
-        build_env: vec![],
-        forbidden_env: vec![],
-    }
 }
 
 /// Where generated crates get this crate: its embedded sources when built from the workspace.

@@ -13,7 +13,7 @@ from rxcheck import is_native, load_eager, raises  # noqa: E402
 from tfmodel import net  # noqa: E402
 
 eager = load_eager("tfmodel.net")
-NATIVE = ["encode", "score", "label", "stats", "flipped", "vector"]
+NATIVE = ["encode", "score", "label", "stats", "flipped", "vector", "activate", "rectify", "head"]
 PYTHON = ["typed_argmax", "transposed_matmul", "softmax_axis0", "method_style"]
 for name in NATIVE:
     assert is_native(getattr(net, name)), f"{name} is not native"
@@ -63,6 +63,28 @@ for batch in (1, 5, 64):
         same(net.flipped(x, y), eager.flipped(x, y), f"flipped b={batch}")
     v, u = t(batch), t(batch)
     same(net.vector(v, u), eager.vector(v, u), f"vector b={batch}")
+
+# Specials straight into the elementwise ops: NaN, ±inf, signed zeros, denormals (TensorFlow reads
+# and writes them as zero) and values whose results underflow; in the vector body and the tail.
+EDGE = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, -1e-45, 1e-39, -3e-39, 1e-20, -88.0, 88.0, 100.0, -100.0, 0.5, -2.0]
+for n in (1, 3, 16, 40):
+    a = np.resize(np.array(EDGE, np.float32), (n, 16))
+    b = np.roll(a, 5, axis=1) * np.float32(0.5)
+    x, y = tf.constant(a), tf.constant(b)
+    same(net.activate(x, y), eager.activate(x, y), f"activate n={n}")
+    same(net.activate(y, x), eager.activate(y, x), f"activate swapped n={n}")
+    same(net.rectify(x, y), eager.rectify(x, y), f"rectify n={n}")
+    # Softmax and argmax: finite rows, then rows holding NaN or ±inf (TensorFlow's own rules).
+    f = tf.constant(rng.standard_normal((n, 6)).astype(np.float32))
+    for got, want, k in zip(net.head(f), eager.head(f), "pi"):
+        same(got, want, f"head[{k}] n={n}")
+    for got, want, k in zip(net.head(x), eager.head(x), "pi"):
+        same(got, want, f"head[{k}] specials n={n}")
+    # Rows mixing finite values with one NaN, +inf or -inf.
+    m = rng.standard_normal((n, 6)).astype(np.float32)
+    m[0, 1], m[-1, 2], m[n // 2, 3] = np.nan, np.inf, -np.inf
+    for got, want, k in zip(net.head(tf.constant(m)), eager.head(tf.constant(m)), "pi"):
+        same(got, want, f"head[{k}] mixed n={n}")
 
 # Inputs are unchanged, outputs outlive them, repeated calls agree.
 x, w, b = t(3, 12), t(12, 12), t(12)

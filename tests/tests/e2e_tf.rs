@@ -7,7 +7,9 @@ use rextio_tests::build;
 #[test]
 fn tensorflow_model_routes_as_seed_003_says_and_matches_eager() {
     let built = build("tf_model");
-    for f in ["encode", "score", "label", "stats", "flipped", "vector"] {
+    for f in [
+        "encode", "score", "label", "stats", "flipped", "vector", "activate", "rectify", "head",
+    ] {
         assert_eq!(
             built.route(&format!("tfmodel.net.{f}")),
             "native-plugin:rextio-tensorflow",
@@ -24,8 +26,41 @@ fn tensorflow_model_routes_as_seed_003_says_and_matches_eager() {
         assert_eq!(built.route(&q), "fallback-python", "{f}");
         assert_eq!(built.codes(&q), vec![code.to_owned()], "{f}");
     }
-    let out = built.run_python("check_tf_model.py", &[]);
-    assert!(out.contains("tf_model ok"), "{out}");
+    // Straight-line runs are fused programs of the fusion crate, with the per-op TFE path as
+    // their fallback; every path matches eager.
+    let lib =
+        std::fs::read_to_string(built.dir.path().join(".rextio/build/crate/src/lib.rs")).unwrap();
+    for want in [
+        "::rextio_tensorflow::runtime::fused::<",
+        "UnaryF::ReluPlusZero",
+        "finite_only: true",
+        "Ins::Matmul",
+        "Ins::Transpose",
+    ] {
+        assert!(lib.contains(want), "{want} is not in the generated crate");
+    }
+    for path in ["auto", "fused", "per-op"] {
+        let out = built.run_python("check_tf_model.py", &[("REXTIO_TF_PATH", path)]);
+        assert!(out.contains("tf_model ok"), "{path}: {out}");
+    }
+    // A misspelt path is an error naming the variable, not a silent default.
+    let run = std::process::Command::new(rextio_tests::python())
+        .args([
+            "-c",
+            "import tensorflow as tf; from tfmodel import net; x = tf.ones([2, 3]); net.activate(x, x)",
+        ])
+        .env("PYTHONPATH", &built.out.python_dir)
+        .env("REXTIO_NATIVE_MODE", "native")
+        .env("REXTIO_TF_PATH", "fastest")
+        .current_dir(rextio_tests::workspace_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success()
+            && stderr.contains("REXTIO_TF_PATH must be `auto`, `fused` or `per-op`"),
+        "{stderr}"
+    );
     // The wheel declares what the plugin needs at run time.
     let wheel = built.out.wheel.clone().unwrap();
     let file = std::fs::File::open(&wheel).unwrap();

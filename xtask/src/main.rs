@@ -162,25 +162,34 @@ fn demo(root: &Path) -> Result<()> {
 }
 
 fn certify(root: &Path) -> Result<()> {
-    // rextio-torch has two CPU paths (fused kernels and per-op libtorch) chosen per call: its
-    // kit must pass on each of them, forced, before the default run records the evidence.
-    for path in ["fused", "per-op"] {
-        eprintln!("xtask: rextio certify rextio-torch with REXTIO_TORCH_PATH={path}");
-        let mut cmd = rextio_command(root);
-        cmd.args(["certify", "rextio-torch", "--python"])
-            .arg(env::venv_python(root))
-            .arg("--out")
-            .arg(root.join("target").join(format!("certify-{path}")))
-            .env("REXTIO_TORCH_PATH", path);
-        env::run(&mut cmd, "")?;
+    // Each backend has two CPU paths (the fusion crate's kernels and its framework op by op)
+    // chosen per call: its kit must pass on each of them, forced, before the default run
+    // records the evidence.
+    const PATHS: [(&str, &str); 2] = [
+        ("rextio-torch", "REXTIO_TORCH_PATH"),
+        ("rextio-tensorflow", "REXTIO_TF_PATH"),
+    ];
+    for (plugin, var) in PATHS {
+        for path in ["fused", "per-op"] {
+            eprintln!("xtask: rextio certify {plugin} with {var}={path}");
+            let mut cmd = rextio_command(root);
+            cmd.args(["certify", plugin, "--python"])
+                .arg(env::venv_python(root))
+                .arg("--out")
+                .arg(root.join("target").join(format!("certify-{plugin}-{path}")))
+                .env(var, path);
+            env::run(&mut cmd, "")?;
+        }
     }
     eprintln!("xtask: rextio certify (every plugin with a certification kit)");
     let mut cmd = rextio_command(root);
     cmd.args(["certify", "--python"])
         .arg(env::venv_python(root))
         .arg("--out")
-        .arg(root.join("target").join("certify"))
-        .env_remove("REXTIO_TORCH_PATH");
+        .arg(root.join("target").join("certify"));
+    for (_, var) in PATHS {
+        cmd.env_remove(var);
+    }
     env::run(&mut cmd, "")
 }
 

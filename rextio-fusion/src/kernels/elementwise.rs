@@ -9,6 +9,9 @@ use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 pub enum Unary {
     /// `torch.relu` (`clamp_min(x, 0)`): `relu(-0) = -0`, `relu(NaN) = NaN`.
     Relu,
+    /// TensorFlow's `Relu`: as [`Unary::Relu`] except that every zero result is `+0`
+    /// (`relu(-0) = +0`).
+    ReluPlusZero,
     /// `torch.tanh`; see [`super::tanh`] for the error bound.
     Tanh,
     /// `torch.sigmoid`; see [`super::sigmoid`].
@@ -41,8 +44,9 @@ pub enum Unary {
 
 impl Unary {
     /// Every op (for tests and tables; GELU with torch's own kernel's edges).
-    pub const ALL: [Unary; 12] = [
+    pub const ALL: [Unary; 13] = [
         Unary::Relu,
+        Unary::ReluPlusZero,
         Unary::Tanh,
         Unary::Sigmoid,
         Unary::Exp,
@@ -71,6 +75,7 @@ impl Unary {
             Unary::Erf => 9,
             Unary::Silu => 10,
             Unary::Gelu(_) => 11,
+            Unary::ReluPlusZero => 12,
         }
     }
 }
@@ -115,6 +120,7 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
         const SQRT: u8 = Unary::Sqrt.code();
         const ERF: u8 = Unary::Erf.code();
         const SILU: u8 = Unary::Silu.code();
+        const RELU_PLUS_ZERO: u8 = Unary::ReluPlusZero.code();
         match OP {
             RELU => relu_v(s, v),
             TANH => tanh_v(s, v),
@@ -126,6 +132,8 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
             SQRT => s.sqrt(v),
             ERF => erf_v(s, v),
             SILU => silu_v(s, v),
+            // `-0 + +0 = +0`; every other result of relu is unchanged by adding zero.
+            RELU_PLUS_ZERO => s.add(relu_v(s, v), s.zero()),
             _ => s.mul(v, v), // Square
         }
     }
@@ -136,7 +144,7 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
 macro_rules! with_unary {
     ($op:expr, $f:ident => $body:expr) => {
         with_unary!(@arms $op, $f, $body;
-            Relu Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Silu)
+            Relu ReluPlusZero Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Silu)
     };
     (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
         match $op {

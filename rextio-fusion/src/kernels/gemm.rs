@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use super::elementwise::{map_op_inplace, Unary};
 use super::math::GeluEdges;
 use super::simd::Simd;
-use super::{check_len, checked_len, dispatch, Kernel, KernelError};
+use super::{check_len, checked_len, dispatch, dispatch_narrow, Kernel, KernelError};
 
 /// An activation applied to `linear`'s result (after the bias) while it is stored, with the
 /// semantics of the [`Unary`] op of the same name.
@@ -382,7 +382,7 @@ pub fn matmul(
         return Ok(());
     }
     let len = checked_len(k, PANEL)?;
-    with_scratch(len, |scratch| dispatch(Run { op, scratch }));
+    with_scratch(len, |scratch| dispatch_narrow(Run { op, scratch }, n));
     Ok(())
 }
 

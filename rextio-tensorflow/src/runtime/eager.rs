@@ -364,6 +364,22 @@ pub(crate) struct Handle {
     pub api: &'static Api,
     raw: *mut TfeTensorHandle,
     pub context: Rc<Context>,
+    /// The buffer is this handle's alone: the fused path allocated it, and since then only
+    /// fused programs (which never alias a buffer) have read it. A TFE op may return a view
+    /// sharing its input's buffer (Transpose of a `[1, n]` matrix, for one), and a handle given
+    /// to Python may be shared, so both clear it; only an exclusive buffer is written in place.
+    exclusive: Cell<bool>,
+    /// The fused path's view of the buffer (sizes of a rank-1 or rank-2 handle, base address,
+    /// byte size), once read: a local handle's buffer never changes.
+    view: Cell<Option<HostView>>,
+}
+
+/// Sizes (rank <= 2), base address and byte size of a handle's host buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HostView {
+    pub dims: [usize; 2],
+    pub addr: usize,
+    pub bytes: usize,
 }
 
 impl Handle {
@@ -379,7 +395,13 @@ impl Handle {
                 "{what} returned a null tensor handle"
             )));
         }
-        Ok(Self { api, raw, context })
+        Ok(Self {
+            api,
+            raw,
+            context,
+            exclusive: Cell::new(false),
+            view: Cell::new(None),
+        })
     }
 
     /// The raw handle, borrowed.
@@ -472,6 +494,101 @@ impl Drop for HostTensor {
     fn drop(&mut self) {
         // SAFETY: owned, deleted once.
         unsafe { (self.api.tf_delete_tensor)(self.raw) }
+    }
+}
+
+/// A new host tensor of `dtype` and `dims` (`bytes` long) as a handle, with the base pointer of
+/// the buffer the handle reads (uninitialised: the caller writes every byte before anyone
+/// reads it).
+pub(crate) fn new_host_tensor(
+    context: &Rc<Context>,
+    dtype: c_int,
+    dims: &[i64],
+    bytes: usize,
+) -> PyResult<(Handle, *mut u8)> {
+    let api = context.api;
+    let ndims = c_int::try_from(dims.len()).map_err(|_| runtime_error("too many dims"))?;
+    // SAFETY: `dims` holds `ndims` sizes whose product times the dtype's size is `bytes`.
+    let raw = unsafe { (api.tf_allocate_tensor)(dtype, dims.as_ptr(), ndims, bytes) };
+    if raw.is_null() {
+        return Err(runtime_error("TF_AllocateTensor returned null"));
+    }
+    let tensor = HostTensor { api, raw };
+    let status = Status::new(api)?;
+    // SAFETY: `tensor` is live; the handle takes its own reference to the buffer.
+    let h = unsafe { (api.tfe_new_tensor_handle)(tensor.raw, status.ptr()) };
+    let handle = Handle::own(api, h, Rc::clone(context), "TFE_NewTensorHandle");
+    status.check("TFE_NewTensorHandle")?;
+    let handle = handle?;
+    let (ptr, size) = handle.host_buffer(&status)?;
+    if size != bytes || (ptr.is_null() && bytes != 0) {
+        return Err(runtime_error(
+            "TFE_NewTensorHandle holds an unexpected buffer",
+        ));
+    }
+    // `tensor` is released when this returns: the handle holds the only reference.
+    handle.exclusive.set(true);
+    let mut d = [0usize; 2];
+    for (d, &s) in d.iter_mut().zip(dims) {
+        *d = usize::try_from(s).map_err(|_| runtime_error("a negative size"))?;
+    }
+    handle.view.set(Some(HostView {
+        dims: d,
+        addr: ptr as usize,
+        bytes,
+    }));
+    Ok((handle, ptr))
+}
+
+impl Handle {
+    /// Whether the buffer is this handle's alone (see [`Handle`]).
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive.get()
+    }
+
+    /// From now on the buffer may be shared (see [`Handle`]).
+    pub fn share_buffer(&self) {
+        self.exclusive.set(false);
+    }
+
+    /// The sizes, base address and byte size of this local handle (rank `rank`, at most 2),
+    /// read from TensorFlow once and then remembered.
+    pub fn host_view(&self, rank: c_int, status: &Status) -> PyResult<HostView> {
+        if let Some(v) = self.view.get() {
+            return Ok(v);
+        }
+        let dims = self.dims2(rank, status)?;
+        let (ptr, bytes) = self.host_buffer(status)?;
+        let v = HostView {
+            dims,
+            addr: ptr as usize,
+            bytes,
+        };
+        self.view.set(Some(v));
+        Ok(v)
+    }
+
+    /// The base pointer and byte size of this local handle's buffer.
+    pub fn host_buffer(&self, status: &Status) -> PyResult<(*mut u8, usize)> {
+        // SAFETY: `raw` is live; the status is a valid out-parameter.
+        let ptr = unsafe { (self.api.tfe_device_pointer)(self.raw, status.ptr()) };
+        status.check("TFE_TensorHandleDevicePointer")?;
+        // SAFETY: as above.
+        let size = unsafe { (self.api.tfe_device_memory_size)(self.raw, status.ptr()) };
+        status.check("TFE_TensorHandleDeviceMemorySize")?;
+        Ok((ptr.cast(), size))
+    }
+
+    /// The sizes of a handle of rank `rank` (at most 2).
+    pub fn dims2(&self, rank: c_int, status: &Status) -> PyResult<[usize; 2]> {
+        let mut dims = [0usize; 2];
+        for (i, d) in (0..rank.min(2)).zip(dims.iter_mut()) {
+            // SAFETY: `raw` is live and `i` < rank.
+            let v = unsafe { (self.api.tfe_dim)(self.raw, i, status.ptr()) };
+            status.check("TFE_TensorHandleDim")?;
+            *d = usize::try_from(v).map_err(|_| value_error("expected concrete dimensions"))?;
+        }
+        Ok(dims)
     }
 }
 

@@ -240,6 +240,9 @@ pub(crate) struct Api {
     pub tfe_dim: unsafe extern "C" fn(*mut TfeTensorHandle, c_int, *mut TfStatus) -> i64,
     pub tfe_backing_device:
         unsafe extern "C" fn(*mut TfeTensorHandle, *mut TfStatus) -> *const c_char,
+    pub tfe_device_pointer:
+        unsafe extern "C" fn(*mut TfeTensorHandle, *mut TfStatus) -> *mut c_void,
+    pub tfe_device_memory_size: unsafe extern "C" fn(*mut TfeTensorHandle, *mut TfStatus) -> size_t,
     pub tfe_new_op:
         unsafe extern "C" fn(*mut TfeContext, *const c_char, *mut TfStatus) -> *mut TfeOp,
     pub tfe_delete_op: unsafe extern "C" fn(*mut TfeOp),
@@ -399,6 +402,8 @@ fn bind(py: Python<'_>) -> Result<Api, BindError> {
             tfe_num_dims: cc.symbol("TFE_TensorHandleNumDims")?,
             tfe_dim: cc.symbol("TFE_TensorHandleDim")?,
             tfe_backing_device: cc.symbol("TFE_TensorHandleBackingDeviceName")?,
+            tfe_device_pointer: cc.symbol("TFE_TensorHandleDevicePointer")?,
+            tfe_device_memory_size: cc.symbol("TFE_TensorHandleDeviceMemorySize")?,
             tfe_new_op: cc.symbol("TFE_NewOp")?,
             tfe_delete_op: cc.symbol("TFE_DeleteOp")?,
             tfe_op_set_device: cc.symbol("TFE_OpSetDevice")?,

@@ -35,7 +35,10 @@ compile_error!(
 
 pub mod cuda;
 mod eager;
+mod fused;
 mod loader;
+
+pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
 
 use eager::{is_cpu0, runtime_error, value_error, Attr, Context, Facts, Handle, Op, Status};
 use loader::{TF_FLOAT, TF_INT32, TF_INT64};
@@ -193,6 +196,8 @@ pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTf
 /// Hand a tensor back to Python as an EagerTensor (no copy of the buffer). The handle given to
 /// `EagerTensorFromHandle` is owned by it from then on, also when it fails.
 pub fn materialize_tensor(py: Python<'_>, t: RxtTfTensor) -> PyResult<Py<PyAny>> {
+    // Python may keep the tensor and share it: never written in place again.
+    t.inner.share_buffer();
     let handle = match Rc::try_unwrap(t.inner) {
         Ok(h) => h,
         Err(shared) => shared.copy_sharing()?,
@@ -274,6 +279,8 @@ pub(crate) fn execute_on(
     let status = Status::new(context.api)?;
     let op = Op::new(context, name, context.placement(device), &status)?;
     for t in inputs {
+        // The op's result may be a view of this buffer.
+        t.inner.share_buffer();
         op.input(t.inner.ptr(), &status)?;
     }
     if let Some(Const(values, scalar)) = konst {

@@ -141,6 +141,39 @@ fn bench_linear() {
     });
 }
 
+/// `a @ b` with `b` as given (`[k, n]`, TensorFlow's weight layout) against `linear` on the
+/// transposed weight, at the same shapes.
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_matmul() {
+    each_isa(|isa| {
+        for (m, k, n) in [
+            (1, 32, 32),
+            (16, 32, 32),
+            (128, 32, 32),
+            (128, 32, 8),
+            (16, 128, 64),
+        ] {
+            let x = data(m * k);
+            let b = data(k * n);
+            let w = data(n * k);
+            let mut out = vec![0.0; m * n];
+            let (ns, _) = time(|| {
+                super::super::matmul(black_box(&x), m, k, black_box(&b), n, &mut out).unwrap();
+                black_box(&out);
+            });
+            let (ns_linear, _) = time(|| {
+                linear(black_box(&x), m, k, black_box(&w), n, None, &mut out).unwrap();
+                black_box(&out);
+            });
+            println!(
+                "{:>9} matmul ({m:>3},{k},{n}): {ns:>7.0} ns; linear {ns_linear:>7.0} ns",
+                isa.name()
+            );
+        }
+    });
+}
+
 #[test]
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn bench_math() {

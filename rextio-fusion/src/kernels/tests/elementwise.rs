@@ -60,6 +60,8 @@ fn unary_exact(op: Unary, x: f32) -> Option<f32> {
     match op {
         // clamp_min(x, 0): NaN and -0 pass.
         Unary::Relu => Some(if x.is_nan() || x >= 0.0 { x } else { 0.0 }),
+        // max(x, 0) with NaN passing and every zero +0.
+        Unary::ReluPlusZero => Some(if x.is_nan() || x > 0.0 { x } else { 0.0 }),
         Unary::Neg => Some(-x),
         Unary::Abs => Some(x.abs()),
         Unary::Sqrt => Some(x.sqrt()),

@@ -268,6 +268,22 @@ fn relu_edges_match_torch() {
 }
 
 #[test]
+fn relu_plus_zero_edges_match_tensorflow() {
+    // tf.nn.relu(tf.constant([-0.0, 0.0, nan, inf, -inf, -1.0])) on TensorFlow 2.21
+    check_edges(
+        Unary::ReluPlusZero,
+        &[
+            (-0.0, 0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, 0.0),
+            (-1.0, 0.0),
+        ],
+    );
+}
+
+#[test]
 fn tanh_edges_match_torch() {
     check_edges(
         Unary::Tanh,

@@ -1,0 +1,206 @@
+//! The fused path: run a region's [`Program`] with the fusion crate on the host memory of its
+//! EagerTensors, instead of one `TFE_Execute` per op.
+//!
+//! What is TensorFlow's own lives here, as [`rextio_fusion::Host`]:
+//! - inputs are read in place from each handle's buffer (`TFE_TensorHandleDevicePointer`; no
+//!   copy) when the handle is a float32 tensor of rank 1 or 2 on this process's local CPU
+//!   (`/job:localhost/replica:0/task:0/device:CPU:0`, by exact name) in the region's eager
+//!   context, its buffer as long as its shape says; anything else declines the call. An input
+//!   the host proved owned is overwritten in place only when its buffer is its handle's alone
+//!   (allocated by this path and read by nothing but fused programs since: TensorFlow may share
+//!   one buffer between handles, through view-like ops, forwarded inputs or NumPy); every other
+//!   input is only read;
+//! - outputs are allocated once as TF tensors (`TF_AllocateTensor`, `TFE_NewTensorHandle`)
+//!   and leave as EagerTensors through the usual boundary;
+//! - kernels run with denormals flushed to zero, as TensorFlow's CPU kernels run;
+//! - TensorFlow has no GELU rule, so GELU edges are never asked for;
+//! - the GIL is released around large work.
+//!
+//! `REXTIO_TF_PATH` forces a path: `fused` (every call the program can express), `per-op`
+//! (never fused) or `auto` (default: sizes up to the limits below).
+
+use super::eager::{new_host_tensor, Status};
+use super::loader::{TF_FLOAT, TF_INT64};
+use super::RxtTfTensor;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::{PyResult, Python};
+use rextio_fusion::{Dt, Edges, Limits, Program, Shape};
+
+pub use rextio_fusion::PathMode;
+use std::cell::OnceCell;
+use std::ffi::CStr;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+/// The environment variable that forces a path.
+pub const PATH_ENV: &str = "REXTIO_TF_PATH";
+
+/// Matrix products above this many multiply-adds stay on TFE in `auto` (its threaded Eigen and
+/// oneDNN kernels win there).
+pub const AUTO_MAX_MACS: usize = 1 << 21;
+/// Values above this many elements stay on TFE in `auto`.
+pub const AUTO_MAX_NUMEL: usize = 1 << 18;
+
+/// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
+/// kernels run (as rextio-torch's fused path does).
+pub const GIL_RELEASE_WORK: usize = 1 << 12;
+
+/// The one device the fused path reads and writes: this process's local CPU.
+const LOCAL_CPU0: &CStr = c"/job:localhost/replica:0/task:0/device:CPU:0";
+
+fn mode() -> PyResult<PathMode> {
+    static MODE: OnceLock<Result<PathMode, String>> = OnceLock::new();
+    MODE.get_or_init(|| PathMode::from_env(PATH_ENV, "rextio-tensorflow"))
+        .clone()
+        .map_err(PyValueError::new_err)
+}
+
+/// The path this process takes (`REXTIO_TF_PATH`).
+pub fn path_mode() -> PyResult<PathMode> {
+    mode()
+}
+
+/// Run `prog` fused on `tensors` (and `scalars`), or `Ok(None)` when the per-op path must run
+/// instead.
+pub fn fused<const N: usize>(
+    prog: &'static Program,
+    tensors: &[&RxtTfTensor],
+    scalars: &[f64],
+) -> PyResult<Option<[RxtTfTensor; N]>> {
+    let limits = match mode()? {
+        PathMode::PerOp => return Ok(None),
+        PathMode::Fused => None,
+        PathMode::Auto => Some(Limits {
+            max_macs: AUTO_MAX_MACS,
+            max_numel: AUTO_MAX_NUMEL,
+        }),
+    };
+    // Every tensor of the call shares the first one's eager context and device.
+    let Some(first) = tensors.first() else {
+        return Ok(None);
+    };
+    if first.facts.device.as_c_str() != LOCAL_CPU0 {
+        return Ok(None);
+    }
+    let host = Tf {
+        context: Rc::clone(&first.inner.context),
+        device: Rc::clone(&first.facts.device),
+        status: OnceCell::new(),
+    };
+    rextio_fusion::run::<Tf, N>(&host, prog, tensors, scalars, limits)
+}
+
+/// TensorFlow's eager runtime as the fusion crate's host, for one call.
+struct Tf {
+    context: Rc<super::eager::Context>,
+    device: Rc<std::ffi::CString>,
+    /// Made when a TensorFlow call first needs one (a call whose views are all known and that
+    /// allocates nothing makes none).
+    status: OnceCell<Status>,
+}
+
+impl Tf {
+    fn status(&self) -> PyResult<&Status> {
+        if let Some(s) = self.status.get() {
+            return Ok(s);
+        }
+        let s = Status::new(self.context.api)?;
+        Ok(self.status.get_or_init(|| s))
+    }
+}
+
+impl rextio_fusion::Host for Tf {
+    type Tensor = RxtTfTensor;
+    type Error = pyo3::PyErr;
+
+    fn view(&self, t: &RxtTfTensor, _writable: bool) -> PyResult<Option<(Shape, *mut f32)>> {
+        let f = &t.facts;
+        if f.dtype != TF_FLOAT
+            || !(1..=2).contains(&f.rank)
+            || f.device != self.device
+            || t.inner.context.raw != self.context.raw
+        {
+            return Ok(None);
+        }
+        let v = t.inner.host_view(f.rank, self.status()?)?;
+        let rank = usize::try_from(f.rank).unwrap_or(0);
+        let Some(shape) = Shape::of(&v.dims[..rank]) else {
+            return Ok(None);
+        };
+        let Some(want) = shape.numel().checked_mul(4) else {
+            return Ok(None);
+        };
+        let ptr = v.addr as *mut f32;
+        if v.bytes != want || ptr.is_null() || !ptr.is_aligned() {
+            return Ok(None);
+        }
+        Ok(Some((shape, ptr)))
+    }
+
+    fn share(&self, t: &RxtTfTensor) -> RxtTfTensor {
+        t.clone()
+    }
+
+    fn may_overwrite(&self, t: &RxtTfTensor) -> bool {
+        t.inner.is_exclusive()
+    }
+
+    fn alloc(&self, shape: Shape, dt: Dt) -> PyResult<(RxtTfTensor, *mut u8)> {
+        let mut dims = [0i64; 2];
+        for (d, &s) in dims.iter_mut().zip(shape.sizes()) {
+            *d = i64::try_from(s).map_err(|_| internal("a size overflows int64"))?;
+        }
+        let (dtype, width) = match dt {
+            Dt::F32 => (TF_FLOAT, 4),
+            Dt::I64 => (TF_INT64, 8),
+        };
+        let bytes = shape
+            .numel()
+            .checked_mul(width)
+            .ok_or_else(|| internal("an output's size overflows"))?;
+        let rank = usize::from(shape.rank);
+        let (handle, ptr) = new_host_tensor(&self.context, dtype, &dims[..rank], bytes)?;
+        let facts = handle.facts(self.status()?)?;
+        if facts.device != self.device
+            || facts.dtype != dtype
+            || usize::try_from(facts.rank).ok() != Some(rank)
+        {
+            return Err(internal(&format!(
+                "a new host tensor is a rank-{} {} on {}, not its inputs' device",
+                facts.rank,
+                super::dtype_name(facts.dtype),
+                facts.device.to_string_lossy()
+            )));
+        }
+        Ok((
+            RxtTfTensor {
+                inner: Rc::new(handle),
+                facts,
+            },
+            ptr,
+        ))
+    }
+
+    fn edges(&self, _one: bool, _many: bool) -> Option<Edges> {
+        None
+    }
+
+    fn run_kernels<T: Send>(&self, work: usize, kernels: impl FnOnce() -> T + Send) -> T {
+        let flushed = move || rextio_fusion::kernels::with_denormals_flushed(kernels);
+        if work < GIL_RELEASE_WORK {
+            flushed()
+        } else {
+            Python::attach(|py| py.detach(flushed))
+        }
+    }
+
+    fn internal(&self, what: &str) -> pyo3::PyErr {
+        internal(what)
+    }
+}
+
+fn internal(what: &str) -> pyo3::PyErr {
+    PyRuntimeError::new_err(format!(
+        "rextio-tensorflow: internal error in the fused path: {what}"
+    ))
+}
