@@ -580,15 +580,71 @@ unsafe fn execute(
                 .iter()
                 .all(|i| !operands(i).any(|u| usize::from(u) == v))
     };
-    let mut skip = false;
+    // Instructions already done by an earlier one (an epilogue, a fused bias, an argmax).
+    let mut skip = 0usize;
     for (j, i) in p.ins.iter().enumerate() {
-        if std::mem::take(&mut skip) {
+        if skip > 0 {
+            skip -= 1;
             continue;
         }
         let v = n_in + j;
         let (out_shape, _) = plan.shapes[v];
         let n = out_shape.numel();
         let in_place = plan.in_place.get(j).copied().unwrap_or(false);
+        // `a @ b` whose only reader adds a row vector to it (a bias), and maybe an activation
+        // applied in place to that sum right after: one product, its rows finished as stored,
+        // written straight to the sum's destination.
+        if let (
+            Ins::Matmul { a, b },
+            Some(&Ins::Binary {
+                f: k::Binary::Add,
+                a: pa,
+                b: bias,
+            }),
+        ) = (*i, p.ins.get(j + 1))
+        {
+            let (m, kk) = shape(a).matrix();
+            let nn = shape(b).dims[1];
+            let bs = shape(bias);
+            if usize::from(pa) == v
+                && usize::from(bias) != v
+                && dead_after(v, j + 1)
+                && bs.rank == 1
+                && bs.dims[0] == nn
+                && plan.shapes[v + 1].0 == out_shape
+                // The sum's buffer may be one an operand of the product just freed.
+                && [a, b, bias]
+                    .iter()
+                    .all(|&o| plan.store[usize::from(o)] != plan.store[v + 1])
+            {
+                let e = match p.ins.get(j + 2) {
+                    Some(&Ins::Unary { f, t })
+                        if usize::from(t) == v + 1 && plan.in_place.get(j + 2) == Some(&true) =>
+                    {
+                        f.epilogue(edges.gelu(n))
+                    }
+                    _ => None,
+                };
+                let Buf::F32(d) = bufs[v + 1] else {
+                    return Err(internal("a result has no float32 destination"));
+                };
+                // SAFETY: see the function's contract; the sum's buffer is distinct from the
+                // product's operands (or is the product's own, which nothing else reads).
+                let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
+                k_err(k::matmul_fused(
+                    src(a)?,
+                    m,
+                    kk,
+                    src(b)?,
+                    nn,
+                    Some(src(bias)?),
+                    e.unwrap_or(k::Epilogue::None),
+                    dst,
+                ))?;
+                skip = if e.is_some() { 2 } else { 1 };
+                continue;
+            }
+        }
         // softmax over rows whose only reader is an argmax over the same rows: labels only.
         if let (
             Ins::Softmax {
@@ -616,7 +672,7 @@ unsafe fn execute(
                 // SAFETY: see the function's contract.
                 let dst = unsafe { std::slice::from_raw_parts_mut(d, m) };
                 k_err(k::softmax_argmax_rows(src(t)?, m, c, dst))?;
-                skip = true;
+                skip = 1;
                 continue;
             }
         }
@@ -669,7 +725,7 @@ unsafe fn execute(
                 match epilogue {
                     Some(e) => {
                         k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
-                        skip = true;
+                        skip = 1;
                     }
                     None => k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?,
                 }

@@ -666,3 +666,86 @@ fn owned_inputs_are_written_only_where_the_host_allows() {
         }
     }
 }
+
+/// `|tanh(a @ b + bias)|` runs as one product whose rows are finished as stored (bias, then
+/// tanh as the epilogue), matching the instructions run one by one: bit for bit where the
+/// product runs on the active instruction set, within rounding where a narrow one (8 columns or
+/// fewer) runs its AVX2 blocks on an AVX-512 host.
+#[test]
+fn a_product_its_bias_and_activation_match_the_separate_kernels() {
+    use crate::kernels::{self, Epilogue};
+    use vec_host::{VecHost, T};
+    static DENSE: Program = Program {
+        inputs: &[
+            Input::Tensor {
+                slot: 0,
+                owned: false,
+            },
+            Input::Tensor {
+                slot: 1,
+                owned: false,
+            },
+            Input::Tensor {
+                slot: 2,
+                owned: false,
+            },
+        ],
+        ins: &[
+            Ins::Matmul { a: 0, b: 1 },
+            Ins::Binary {
+                f: Binary::Add,
+                a: 3,
+                b: 2,
+            },
+            Ins::Unary {
+                f: UnaryF::Tanh,
+                t: 4,
+            },
+            Ins::Unary {
+                f: UnaryF::Abs,
+                t: 5,
+            },
+        ],
+        outputs: &[6],
+    };
+    let host = VecHost {
+        allocs: Default::default(),
+        overwrite: true,
+    };
+    for (m, k, n) in [(1, 5, 3), (7, 16, 8), (33, 20, 40), (5, 9, 64)] {
+        let av: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 37) % 23) as f32 * 0.11 - 1.2)
+            .collect();
+        let bv: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 13) % 17) as f32 * 0.07 - 0.5)
+            .collect();
+        let cv: Vec<f32> = (0..n).map(|i| i as f32 * 0.3 - 1.0).collect();
+        let (a, b, c) = (
+            T::f32(&[m, k], av.clone()),
+            T::f32(&[k, n], bv.clone()),
+            T::f32(&[n], cv.clone()),
+        );
+        let [y] = crate::exec::run::<VecHost, 1>(&host, &DENSE, &[&a, &b, &c], &[], None)
+            .unwrap()
+            .unwrap();
+        let mut sum = vec![0.0f32; m * n];
+        kernels::matmul(&av, m, k, &bv, n, &mut sum).unwrap();
+        kernels::binary_inplace(Binary::Add, m, n, &mut sum, kernels::Operand::Row(&cv)).unwrap();
+        // The bias is added to the rounded product: the same as a separate add, bit for bit.
+        let mut with_bias = vec![0.0f32; m * n];
+        kernels::matmul_fused(&av, m, k, &bv, n, Some(&cv), Epilogue::None, &mut with_bias)
+            .unwrap();
+        assert_eq!(with_bias, sum, "{m}x{k}x{n}");
+        let mut want = sum;
+        kernels::unary_inplace(kernels::Unary::Tanh, &mut want);
+        kernels::unary_inplace(kernels::Unary::Abs, &mut want);
+        let got = y.data();
+        for (g, w) in got.iter().zip(&want) {
+            if n > 8 {
+                assert_eq!(g.to_bits(), w.to_bits(), "{m}x{k}x{n}");
+            } else {
+                assert!((g - w).abs() <= 2e-7, "{m}x{k}x{n}: {g} vs {w}");
+            }
+        }
+    }
+}

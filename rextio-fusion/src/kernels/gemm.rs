@@ -357,9 +357,30 @@ pub fn matmul(
     n: usize,
     out: &mut [f32],
 ) -> Result<(), KernelError> {
+    matmul_fused(a, m, k, b, n, None, Epilogue::None, out)
+}
+
+/// `out[m×n] = act(a[m×k] · b[k×n] (+ bias[n]))`, e.g. TensorFlow's
+/// `tf.nn.relu(tf.matmul(a, b) + bias)`: the product is rounded to float32, then the bias is
+/// added and the activation applied to each stored row (the same operations, in the same order,
+/// as three separate kernels). Errors when a slice's length does not match.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_fused(
+    a: &[f32],
+    m: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    epilogue: Epilogue,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
     check_len("a", a.len(), checked_len(m, k)?)?;
     check_len("b", b.len(), checked_len(k, n)?)?;
     check_len("out", out.len(), checked_len(m, n)?)?;
+    if let Some(bias) = bias {
+        check_len("bias", bias.len(), n)?;
+    }
     if m == 0 || n == 0 {
         return Ok(());
     }
@@ -369,8 +390,8 @@ pub fn matmul(
         k,
         b: B::RowMajor(b),
         n,
-        bias: None,
-        epilogue: Epilogue::None,
+        bias,
+        epilogue,
         out,
     };
     // Every flavour's panel width divides `PANEL`, so only a ragged `n` needs the scratch panel.
@@ -490,7 +511,7 @@ fn product<S: Simd, const MR: usize, const MR1: usize>(s: S, op: Op<'_>, scratch
             while j0 < n {
                 let cols = nr.min(n - j0);
                 if cols == nr {
-                    panel_rows::<S, MR, MR1>(s, a, m, k, &bm[j0..], n, j0, n, None, epilogue, out);
+                    panel_rows::<S, MR, MR1>(s, a, m, k, &bm[j0..], n, j0, n, bias, epilogue, out);
                 } else if scratch.len() >= k * nr {
                     let panel = &mut scratch[..k * nr];
                     for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
@@ -499,13 +520,19 @@ fn product<S: Simd, const MR: usize, const MR1: usize>(s: S, op: Op<'_>, scratch
                             *d = v;
                         }
                     }
-                    panel_rows::<S, MR, MR1>(s, a, m, k, panel, nr, j0, n, None, epilogue, out);
+                    panel_rows::<S, MR, MR1>(s, a, m, k, panel, nr, j0, n, bias, epilogue, out);
                 } else {
-                    // No scratch (not reached: `matmul` provides it): scalar columns.
+                    // No scratch (not reached: `matmul_fused` provides it): scalar columns.
                     for (i, row) in out.chunks_exact_mut(n).enumerate() {
-                        for (j, o) in row.iter_mut().enumerate().skip(j0) {
+                        for (j, o) in row.iter_mut().enumerate().skip(j0).take(cols) {
                             *o = (0..k).map(|p| a[i * k + p] * bm[p * n + j]).sum();
                         }
+                        finish_row(
+                            s,
+                            &mut row[j0..j0 + cols],
+                            bias.map(|b| &b[j0..j0 + cols]),
+                            epilogue,
+                        );
                     }
                 }
                 j0 += cols;

@@ -30,7 +30,7 @@
 //! # Contents
 //!
 //! - matrix products: [`linear`], [`linear_fused`] (with an [`Epilogue`]), [`linear_packed`]
-//!   (with a [`PackedWeight`] packed once), [`matmul`];
+//!   (with a [`PackedWeight`] packed once), [`matmul`], [`matmul_fused`] (bias and epilogue);
 //! - elementwise: [`unary`], [`unary_inplace`] over [`Unary`]; [`binary`], [`binary_inplace`]
 //!   over [`Binary`] with broadcast [`Operand`]s;
 //! - row reductions (over the last dim): [`softmax_rows`], [`log_softmax_rows`],
@@ -53,7 +53,7 @@ mod simd;
 mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
-pub use gemm::{linear, linear_fused, linear_packed, matmul, Epilogue, PackedWeight};
+pub use gemm::{linear, linear_fused, linear_packed, matmul, matmul_fused, Epilogue, PackedWeight};
 pub use layout::transpose;
 pub use math::{erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
