@@ -514,11 +514,12 @@ fn product<S: Simd, const MR: usize, const MR1: usize>(s: S, op: Op<'_>, scratch
                     panel_rows::<S, MR, MR1>(s, a, m, k, &bm[j0..], n, j0, n, bias, epilogue, out);
                 } else if scratch.len() >= k * nr {
                     let panel = &mut scratch[..k * nr];
+                    // The ragged columns, zero-padded to the panel's width (row copies, not
+                    // element by element: this runs on every call of a ragged product).
                     for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
-                        let src = bm[p * n + j0..p * n + n].iter().chain([0.0; 32].iter());
-                        for (d, &v) in dst.iter_mut().zip(src) {
-                            *d = v;
-                        }
+                        let (valid, pad) = dst.split_at_mut(cols);
+                        valid.copy_from_slice(&bm[p * n + j0..p * n + n]);
+                        pad.fill(0.0);
                     }
                     panel_rows::<S, MR, MR1>(s, a, m, k, panel, nr, j0, n, bias, epilogue, out);
                 } else {
