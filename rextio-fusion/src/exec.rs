@@ -43,6 +43,16 @@ impl PathMode {
             Err(e) => Err(format!("{who}: {var}: {e}")),
         }
     }
+
+    /// The [`run`] limits of this mode, with `auto` as the backend's `auto` bounds: `None` when
+    /// the call is never fused (`per-op`), `Some(None)` for a forced `fused`.
+    pub fn limits(self, auto: Limits) -> Option<Option<Limits>> {
+        match self {
+            PathMode::PerOp => None,
+            PathMode::Fused => Some(None),
+            PathMode::Auto => Some(Some(auto)),
+        }
+    }
 }
 
 /// Sizes above which a backend's `auto` mode keeps a call on its per-op path (where its own

@@ -320,6 +320,50 @@ pub fn operands(ins: &Ins) -> impl Iterator<Item = V> {
     slots.into_iter().flatten()
 }
 
+/// Numbers the tensor inputs and the scalar inputs each in order (`slot` is the position in the
+/// runtime's tensor or scalar argument array), whatever slots they held.
+pub fn number_slots(inputs: &mut [Input]) {
+    let (mut tensors, mut scalars) = (0u16, 0u16);
+    for input in inputs {
+        match input {
+            Input::Tensor { slot, .. } => {
+                *slot = tensors;
+                tensors += 1;
+            }
+            Input::Scalar { slot } => {
+                *slot = scalars;
+                scalars += 1;
+            }
+            Input::Unused => {}
+        }
+    }
+}
+
+/// Rust source of one fused call for a generated crate: `prog` as a `static` program (paths
+/// under `krate`, see [`render`]) passed to `run` (the backend's runtime entry point, returning
+/// `PyResult<Option<[T; N]>>`) with the tensor and scalar argument expressions, the result as
+/// an `Option` of an `N`-tuple.
+pub fn render_call(
+    prog: &ProgramBuf,
+    krate: &str,
+    run: &str,
+    tensors: &[String],
+    scalars: &[String],
+) -> String {
+    let n = prog.outputs.len();
+    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
+    format!(
+        "{{ static __RX_PROGRAM: {krate}::Program = {}; \
+         {run}::<{n}>(&__RX_PROGRAM, &[{}], &[{}])?\
+         .map(|[{}]| ({},)) }}",
+        render(prog, krate),
+        tensors.join(", "),
+        scalars.join(", "),
+        names.join(", "),
+        names.join(", "),
+    )
+}
+
 /// Rust source of `prog` as a `Program` value, every path under `krate` (the path by which the
 /// generated crate reaches this crate, e.g. `::rextio_torch::fusion`).
 pub fn render(prog: &ProgramBuf, krate: &str) -> String {

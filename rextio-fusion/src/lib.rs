@@ -21,7 +21,10 @@ pub mod kernels;
 pub mod plan;
 
 pub use exec::{run, Buf, Edges, Host, Limits, PathMode};
-pub use ir::{operands, render, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF, UnaryF, V};
+pub use ir::{
+    number_slots, operands, render, render_call, Input, Ins, Program, ProgramBuf, ProgramView,
+    ReduceF, UnaryF, V,
+};
 pub use plan::{broadcast, plan, Dt, Plan, Role, Shape, Store};
 
 /// This crate's sources with a standalone manifest, embedded at build time (see `rextio-embed`),

@@ -749,3 +749,37 @@ fn a_product_its_bias_and_activation_match_the_separate_kernels() {
         }
     }
 }
+
+#[test]
+fn slots_number_tensors_and_scalars_each_in_order() {
+    let mut inputs = [
+        Input::Scalar { slot: 9 },
+        t(7, true),
+        Input::Unused,
+        t(7, false),
+        Input::Scalar { slot: 9 },
+    ];
+    number_slots(&mut inputs);
+    assert_eq!(
+        inputs,
+        [
+            Input::Scalar { slot: 0 },
+            t(0, true),
+            Input::Unused,
+            t(1, false),
+            Input::Scalar { slot: 1 },
+        ]
+    );
+}
+
+#[test]
+fn each_path_mode_has_its_limits() {
+    use crate::exec::{Limits, PathMode};
+    let auto = Limits {
+        max_macs: 3,
+        max_numel: 5,
+    };
+    assert_eq!(PathMode::PerOp.limits(auto), None);
+    assert_eq!(PathMode::Fused.limits(auto), Some(None));
+    assert_eq!(PathMode::Auto.limits(auto), Some(Some(auto)));
+}

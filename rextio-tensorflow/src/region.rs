@@ -162,19 +162,18 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
             None => return Ok(None),
         }
     }
-    let mut inputs = Vec::with_capacity(n_in);
-    let mut slot = 0u16;
-    for (used, input) in tensor_in.into_iter().zip(&region.inputs) {
-        inputs.push(if used {
-            slot += 1;
-            Input::Tensor {
-                slot: slot - 1,
+    let mut inputs: Vec<Input> = tensor_in
+        .into_iter()
+        .zip(&region.inputs)
+        .map(|(used, input)| match used {
+            true => Input::Tensor {
+                slot: 0,
                 owned: input.operand.owned_temp,
-            }
-        } else {
-            Input::Unused
-        });
-    }
+            },
+            false => Input::Unused,
+        })
+        .collect();
+    rextio_fusion::number_slots(&mut inputs);
     let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
     Ok(Some(ProgramBuf {
         inputs,
@@ -201,19 +200,14 @@ pub fn lower_region(
         .filter(|(i, _)| matches!(i, Input::Tensor { .. }))
         .map(|(_, r)| format!("&({})", r.operand.expr))
         .collect();
-    let n = prog.outputs.len();
-    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
-    let expr = format!(
-        "{{ static __RX_PROGRAM: {FUSION}::Program = {}; \
-         ::rextio_tensorflow::runtime::fused::<{n}>(&__RX_PROGRAM, &[{}], &[])?\
-         .map(|[{}]| ({},)) }}",
-        rextio_fusion::render(&prog, FUSION),
-        tensors.join(", "),
-        names.join(", "),
-        names.join(", "),
-    );
     Ok(Some(LoweredRegion {
-        expr,
+        expr: rextio_fusion::render_call(
+            &prog,
+            FUSION,
+            "::rextio_tensorflow::runtime::fused",
+            &tensors,
+            &[],
+        ),
         uses: Vec::new(),
     }))
 }

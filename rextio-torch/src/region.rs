@@ -290,22 +290,24 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
         };
         ins.push(i);
     }
-    let mut inputs = Vec::with_capacity(n_in);
-    let (mut ts, mut ss) = (0u16, 0u16);
-    for (i, input) in region.inputs.iter().enumerate() {
-        inputs.push(if tensor_in[i] {
-            ts += 1;
-            Input::Tensor {
-                slot: ts - 1,
-                owned: input.operand.owned_temp,
+    let mut inputs: Vec<Input> = region
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            if tensor_in[i] {
+                Input::Tensor {
+                    slot: 0,
+                    owned: input.operand.owned_temp,
+                }
+            } else if scalar_in[i] {
+                Input::Scalar { slot: 0 }
+            } else {
+                Input::Unused
             }
-        } else if scalar_in[i] {
-            ss += 1;
-            Input::Scalar { slot: ss - 1 }
-        } else {
-            Input::Unused
-        });
-    }
+        })
+        .collect();
+    rextio_fusion::number_slots(&mut inputs);
     let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
     Ok(Some(ProgramBuf {
         inputs,
@@ -341,21 +343,14 @@ pub fn lower_region(
             Input::Unused => {}
         }
     }
-    let n = prog.outputs.len();
-    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
-    let list = |xs: Vec<String>| xs.join(", ");
-    let expr = format!(
-        "{{ static __RX_PROGRAM: {FUSION}::Program = {}; \
-         ::rextio_torch::runtime::fused::<{n}>(&__RX_PROGRAM, &[{}], &[{}])?\
-         .map(|[{}]| ({},)) }}",
-        rextio_fusion::render(&prog, FUSION),
-        list(tensors),
-        list(scalars),
-        names.join(", "),
-        names.join(", "),
-    );
     Ok(Some(LoweredRegion {
-        expr,
+        expr: rextio_fusion::render_call(
+            &prog,
+            FUSION,
+            "::rextio_torch::runtime::fused",
+            &tensors,
+            &scalars,
+        ),
         uses: Vec::new(),
     }))
 }

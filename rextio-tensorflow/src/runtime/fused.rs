@@ -50,16 +50,12 @@ pub const GIL_RELEASE_WORK: usize = 1 << 12;
 /// The one device the fused path reads and writes: this process's local CPU.
 const LOCAL_CPU0: &CStr = c"/job:localhost/replica:0/task:0/device:CPU:0";
 
-fn mode() -> PyResult<PathMode> {
+/// The path this process takes (`REXTIO_TF_PATH`), read once.
+pub fn path_mode() -> PyResult<PathMode> {
     static MODE: OnceLock<Result<PathMode, String>> = OnceLock::new();
     MODE.get_or_init(|| PathMode::from_env(PATH_ENV, "rextio-tensorflow"))
         .clone()
         .map_err(PyValueError::new_err)
-}
-
-/// The path this process takes (`REXTIO_TF_PATH`).
-pub fn path_mode() -> PyResult<PathMode> {
-    mode()
 }
 
 /// Run `prog` fused on `tensors` (and `scalars`), or `Ok(None)` when the per-op path must run
@@ -69,13 +65,11 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTfTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTfTensor; N]>> {
-    let limits = match mode()? {
-        PathMode::PerOp => return Ok(None),
-        PathMode::Fused => None,
-        PathMode::Auto => Some(Limits {
-            max_macs: AUTO_MAX_MACS,
-            max_numel: AUTO_MAX_NUMEL,
-        }),
+    let Some(limits) = path_mode()?.limits(Limits {
+        max_macs: AUTO_MAX_MACS,
+        max_numel: AUTO_MAX_NUMEL,
+    }) else {
+        return Ok(None);
     };
     // Every tensor of the call shares the first one's eager context and device.
     let Some(first) = tensors.first() else {

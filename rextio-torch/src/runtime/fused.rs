@@ -30,16 +30,12 @@ pub const AUTO_MAX_MACS: usize = 1 << 21;
 /// Values above this many elements stay on libtorch in `auto` (it parallelises them).
 pub const AUTO_MAX_NUMEL: usize = 1 << 18;
 
-fn mode() -> PyResult<PathMode> {
+/// The path this process takes (`REXTIO_TORCH_PATH`), read once.
+pub fn path_mode() -> PyResult<PathMode> {
     static MODE: OnceLock<Result<PathMode, String>> = OnceLock::new();
     MODE.get_or_init(|| PathMode::from_env(PATH_ENV, "rextio-torch"))
         .clone()
         .map_err(PyValueError::new_err)
-}
-
-/// The path this process takes (`REXTIO_TORCH_PATH`).
-pub fn path_mode() -> PyResult<PathMode> {
-    mode()
 }
 
 /// Run `prog` fused, or `Ok(None)` when the per-site path must run instead.
@@ -48,13 +44,11 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTorchTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTorchTensor; N]>> {
-    let limits = match mode()? {
-        PathMode::PerOp => return Ok(None),
-        PathMode::Fused => None,
-        PathMode::Auto => Some(Limits {
-            max_macs: AUTO_MAX_MACS,
-            max_numel: AUTO_MAX_NUMEL,
-        }),
+    let Some(limits) = path_mode()?.limits(Limits {
+        max_macs: AUTO_MAX_MACS,
+        max_numel: AUTO_MAX_NUMEL,
+    }) else {
+        return Ok(None);
     };
     rextio_fusion::run::<Torch, N>(&Torch, prog, tensors, scalars, limits)
 }
