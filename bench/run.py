@@ -922,17 +922,23 @@ def main(argv: list[str] | None = None) -> int:
                     failures.append(f"{w.name} {c.label}: {lane} {lr.status}: {lr.reason}")
         run.workloads.append(wr)
 
-    # The boundary's cost per call and GIL release, on the scoring project's native build.
-    scoring = next((w for w in by_name(a.workloads) if w.name == "scoring"), None)
-    if scoring is not None:
-        p = open_project(scoring, projects, builds, out / "jit")
-        if p.native_status == TIMED and p.wrapper is not None:
-            meta["boundary"] = boundary.measure_boundary(p.wrapper, p.eager, opts.quick)
+    # The boundary's cost per call of each framework, and GIL release, on the scoring projects'
+    # native builds.
+    meta["boundary"] = []
+    for name, framework in (("scoring", "torch"), ("tf_scoring", "tensorflow")):
+        w = next((w for w in by_name(a.workloads) if w.name == name), None)
+        if w is None or (framework == "tensorflow" and tf_reason):
+            continue
+        p = open_project(w, projects, builds, out / "jit")
+        if p.native_status != TIMED or p.wrapper is None:
+            continue
+        b = boundary.measure_boundary(boundary.PROBES[framework], p.wrapper, p.eager, opts.quick)
+        meta["boundary"].append(b)
+        log(f"boundary ({framework}): {b.get('function', '')}: native {b.get('native_us')} "
+            f"µs/call, eager {b.get('eager_us')} µs, empty Python call "
+            f"{b.get('python_call_us')} µs" + (f" — {b['error']}" if "error" in b else ""))
+        if framework == "torch":
             meta["gil_threads"] = boundary.measure_threads(p.wrapper, 128, opts.quick)
-            b = meta["boundary"]
-            log(f"boundary: {b.get('function', '')}: native {b.get('native_us')} µs/call, "
-                f"eager {b.get('eager_us')} µs, empty Python call {b.get('python_call_us')} µs"
-                + (f" — {b['error']}" if "error" in b else ""))
             t = meta["gil_threads"]
             log(f"threads: {t['function']}: {t['calls_per_s_1_thread']} calls/s on 1 thread, "
                 f"{t['calls_per_s_2_threads']} on 2 ({t['scaling']}x)")

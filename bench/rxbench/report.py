@@ -280,6 +280,35 @@ def settings_line(run: RunResult) -> str:
     return "; ".join(parts)
 
 
+def boundaries(run: RunResult) -> list[dict]:
+    """The boundary records of a run (one per framework; a single record in older runs)."""
+    b = run.meta.get("boundary")
+    if isinstance(b, dict):
+        return [b]
+    return [r for r in (b or []) if isinstance(r, dict)]
+
+
+def boundary_rows(run: RunResult) -> tuple[list[str], list[list[str]]]:
+    """One row per framework whose boundary was measured."""
+    header = ["framework", "function", "native", "target", "eager", "empty Python call",
+              "arguments only", "allocation"]
+    rows = []
+    for b in boundaries(run):
+        if "native_us" not in b:
+            rows.append([b.get("framework", "torch"), b.get("error", "?"), "—", "—", "—", "—",
+                         "—", "—"])
+            continue
+        alloc = b.get("alloc_us", b.get("empty_like_us"))
+        alloc_name = b.get("alloc_name") or ("torch.empty_like" if "empty_like_us" in b else "")
+        rows.append([
+            b.get("framework", "torch"), b["function"], f"{b['native_us']}",
+            f"≤ {b['target_us']}" if b.get("target_us") is not None else "—",
+            f"{b['eager_us']}", f"{b['python_call_us']}", f"{b.get('args_only_us', '—')}",
+            f"{alloc} ({alloc_name})" if alloc is not None else "—",
+        ])
+    return header, rows
+
+
 def _sections(run: RunResult, table) -> list[tuple[str, str]]:
     rounds = run.meta.get("rounds", "?")
     out = [
@@ -305,6 +334,10 @@ def render_text(run: RunResult) -> str:
     lines = [f"rextio bench: {settings_line(run)}"]
     for title, body in _sections(run, align):
         lines += ["", title, body]
+    bh, br = boundary_rows(run)
+    if br:
+        lines += ["", "Boundary (one-op function, seven tensors in, one out, batch 1; µs per call)",
+                  align(bh, br)]
     extra = notes(run)
     if extra:
         lines += ["", "Not timed:"] + [f"  - {n}" for n in extra]
@@ -316,14 +349,14 @@ def render_markdown(run: RunResult, command: str = "cargo xtask bench") -> str:
     lines = [f"Command: `{command}` — {settings_line(run)}."]
     for title, body in _sections(run, markdown):
         lines += ["", f"**{title}**", "", body]
-    b, t = run.meta.get("boundary"), run.meta.get("gil_threads")
-    if b and "native_us" in b:
-        lines += ["", "**Boundary** (" + b["function"] + "): native "
-                  f"{b['native_us']} µs per call (target ≤ {b['target_us']} µs), eager "
-                  f"{b['eager_us']} µs, an empty Python function {b['python_call_us']} µs; "
-                  f"the seven arguments alone (first one returned) {b.get('args_only_us', '—')} "
-                  f"µs, `torch.empty_like` of the output from Python "
-                  f"{b.get('empty_like_us', '—')} µs."]
+    t = run.meta.get("gil_threads")
+    bh, br = boundary_rows(run)
+    if br:
+        lines += ["", "**Boundary** (a native one-op function: seven tensors in, one out, batch 1; "
+                  "µs per call, median): the whole call, eager, an empty Python function taking "
+                  "the same arguments, the seven arguments alone (the first one returned), and "
+                  "one allocation of the output from Python where the framework has one that "
+                  "is not an op", "", markdown(bh, br)]
     if t:
         lines += ["", f"**Threads** ({t['function']}): {t['calls_per_s_1_thread']} calls/s from "
                   f"one Python thread, {t['calls_per_s_2_threads']} from two ({t['scaling']}x)."]

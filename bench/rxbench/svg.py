@@ -11,7 +11,7 @@ import math
 from html import escape
 
 from .model import LANE_TITLES, LANES, STATUS_SHORT, TIMED, RunResult, WorkloadResult
-from .report import format_us, settings_line
+from .report import boundaries, format_us, settings_line
 
 COLORS = {
     "native": "#D55E00",
@@ -203,7 +203,8 @@ def render_svg(run: RunResult) -> str:
     """The whole plot as an SVG document."""
     legend_rows = _legend(run.lanes() or LANES)
     header = HEADER + 20 * (len(legend_rows) - 1)
-    height = header + PANEL_HEIGHT * max(len(run.workloads), 1) + 10
+    footer = boundary_lines(run)
+    height = header + PANEL_HEIGHT * max(len(run.workloads), 1) + 10 + 16 * len(footer)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" font-family="Helvetica, Arial, sans-serif">',
@@ -225,8 +226,24 @@ def render_svg(run: RunResult) -> str:
         out += _legend_row(entries, 80 + 20 * row)
     for i, w in enumerate(run.workloads):
         out += _panel(w, header + i * PANEL_HEIGHT)
+    base = header + PANEL_HEIGHT * max(len(run.workloads), 1)
+    for i, line in enumerate(footer):
+        out.append(f'<text x="{MARGIN_LEFT}" y="{base + 12 + 16 * i}" class="axis">'
+                   f'{escape(line)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def boundary_lines(run: RunResult) -> list[str]:
+    """One line per framework whose boundary was measured (below the panels)."""
+    out = []
+    for b in boundaries(run):
+        if "native_us" in b:
+            out.append(f"Boundary, {b.get('framework', 'torch')} (7 tensors in, 1 out, batch 1): "
+                       f"native {b['native_us']} µs per call, of which the arguments "
+                       f"{b.get('args_only_us', '?')} µs; eager {b['eager_us']} µs; an empty "
+                       f"Python call {b['python_call_us']} µs")
+    return out
 
 
 def _legend_width(lane: str) -> float:

@@ -142,3 +142,39 @@ def test_settings_line_names_the_other_frameworks_versions():
     run.meta.update(onnxruntime="1.31.1", numpy="2.4.6", tensorflow="2.21.0")
     line = report.settings_line(run)
     assert line.startswith("torch 2.13.0; onnxruntime 1.31.1; numpy 2.4.6; tensorflow 2.21.0; ")
+
+
+def _with_boundaries(run: RunResult) -> RunResult:
+    run.meta["boundary"] = [
+        {"framework": "torch", "function": "rxb_scoring.kernels.boundary (7 tensors in)",
+         "native_us": 0.9, "eager_us": 2.5, "python_call_us": 0.05, "args_only_us": 0.4,
+         "alloc_us": 0.3, "alloc_name": "torch.empty_like", "target_us": 1.0},
+        {"framework": "tensorflow", "function": "rxb_tf_scoring.kernels.boundary (7 tensors in)",
+         "native_us": 2.1, "eager_us": 9.0, "python_call_us": 0.05, "args_only_us": 1.2,
+         "alloc_us": None, "alloc_name": None, "target_us": None},
+        {"framework": "tensorflow", "error": "not native in this build"},
+    ]
+    return run
+
+
+def test_boundary_rows_one_per_framework_with_its_own_target_and_allocation():
+    header, rows = report.boundary_rows(_with_boundaries(sample_run()))
+    col = {name: i for i, name in enumerate(header)}
+    torch_row, tf_row, broken = rows
+    assert torch_row[col["framework"]] == "torch" and torch_row[col["target"]] == "≤ 1.0"
+    assert torch_row[col["allocation"]] == "0.3 (torch.empty_like)"
+    assert tf_row[col["native"]] == "2.1" and tf_row[col["arguments only"]] == "1.2"
+    assert tf_row[col["target"]] == "—" and tf_row[col["allocation"]] == "—"
+    assert broken[col["function"]] == "not native in this build"
+    md = report.render_markdown(_with_boundaries(sample_run()))
+    assert "| tensorflow | rxb_tf_scoring.kernels.boundary (7 tensors in) | 2.1 |" in md
+    assert "rxb_tf_scoring.kernels.boundary" in report.render_text(_with_boundaries(sample_run()))
+
+
+def test_boundary_of_an_older_run_is_one_torch_record():
+    run = sample_run()
+    run.meta["boundary"] = {"function": "f", "native_us": 1.5, "eager_us": 3.0,
+                            "python_call_us": 0.1, "args_only_us": 0.7, "empty_like_us": 0.2,
+                            "target_us": 1.0}
+    _, rows = report.boundary_rows(run)
+    assert rows[0][0] == "torch" and rows[0][-1] == "0.2 (torch.empty_like)"

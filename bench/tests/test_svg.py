@@ -72,3 +72,19 @@ def test_new_lanes_have_colors_the_legend_wraps_and_a_skipped_workload_says_so()
     assert any(t.startswith("skipped: `import tensorflow` failed") for t in all_text)
     legend_ys = {float(t.get("y")) for t in root.iter(f"{NS}text") if t.get("class") == "legend"}
     assert len(legend_ys) == len(svg._legend(run.lanes()))
+
+
+def test_plot_names_each_measured_boundary_below_the_panels():
+    run = sample_run()
+    plain = ET.fromstring(svg.render_svg(run))
+    run.meta["boundary"] = [
+        {"framework": "torch", "function": "f", "native_us": 0.9, "eager_us": 2.5,
+         "python_call_us": 0.05, "args_only_us": 0.4, "target_us": 1.0},
+        {"framework": "tensorflow", "function": "g", "native_us": 2.1, "eager_us": 9.0,
+         "python_call_us": 0.05, "args_only_us": 1.2, "target_us": None},
+    ]
+    root = ET.fromstring(svg.render_svg(run))
+    lines = [t for t in texts(root) if t.startswith("Boundary, ")]
+    assert [line.split(" ")[1] for line in lines] == ["torch", "tensorflow"]
+    assert "native 2.1 µs per call, of which the arguments 1.2 µs" in lines[1]
+    assert float(root.get("height")) > float(plain.get("height"))

@@ -13,7 +13,8 @@ from rxcheck import is_native, load_eager, raises  # noqa: E402
 from tfmodel import net  # noqa: E402
 
 eager = load_eager("tfmodel.net")
-NATIVE = ["encode", "score", "label", "stats", "flipped", "vector", "activate", "rectify", "head"]
+NATIVE = ["encode", "score", "label", "stats", "flipped", "vector", "activate", "rectify", "head",
+          "pick", "pair"]
 PYTHON = ["typed_argmax", "transposed_matmul", "softmax_axis0", "method_style"]
 for name in NATIVE:
     assert is_native(getattr(net, name)), f"{name} is not native"
@@ -98,6 +99,19 @@ expected = eager.encode(x, w, b, 3).numpy()
 del x, w, b
 gc.collect()
 assert np.allclose(first.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+# An argument returned unchanged is the caller's EagerTensor itself (as in Python), also inside a
+# tuple, and stays valid after the call; computed results are new tensors.
+x, y = t(4, 12, special=True), t(4, 12)
+assert net.pick(x, y, True) is y, "a returned argument is a new object"
+same(net.pick(x, y, False), eager.pick(x, y, False), "pick")
+kept, relu = net.pair(x)
+assert kept is x and relu is not x, "pair"
+same(relu, eager.pair(x)[1], "pair[1]")
+want = x.numpy().copy()
+del x
+gc.collect()
+assert np.array_equal(kept.numpy(), want, equal_nan=True), "a returned argument changed"
 
 # Boundary rejects with the seed's messages.
 x, w, b = t(2, 12), t(12, 12), t(12)

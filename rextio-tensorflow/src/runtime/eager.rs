@@ -8,7 +8,7 @@ use super::loader::{
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyCapsuleMethods};
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyDictMethods};
 use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, CString};
 use std::os::raw::c_int;
@@ -47,8 +47,10 @@ fn code_name(code: c_int) -> &'static str {
     }
 }
 
-/// One `TF_Status`, deleted on drop. A fresh one per operation (TF 2.21.0 has no public reset):
-/// every TFE call of that operation, and the checks of its result, report through it.
+/// One `TF_Status` per operation: every TFE call of that operation, and the checks of its
+/// result, report through it. TF 2.21.0 has no public reset, so a status that saw an error is
+/// deleted on drop; one still OK is exactly what a new one is, and goes back to this thread's
+/// few spares for the next operation instead (saving an allocation and a free per op).
 pub(crate) struct Status {
     api: &'static Api,
     raw: *mut TfStatus,
@@ -57,6 +59,13 @@ pub(crate) struct Status {
 impl Status {
     /// A new status.
     pub fn new(api: &'static Api) -> PyResult<Self> {
+        if let Some(raw) = SPARE_STATUSES
+            .try_with(|s| s.raw.try_borrow_mut().ok().and_then(|mut v| v.pop()))
+            .ok()
+            .flatten()
+        {
+            return Ok(Self { api, raw });
+        }
         // SAFETY: TF_NewStatus takes nothing and returns an owned status or null.
         let raw = unsafe { (api.tf_new_status)() };
         if raw.is_null() {
@@ -104,9 +113,62 @@ impl Status {
 
 impl Drop for Status {
     fn drop(&mut self) {
-        // SAFETY: owned, deleted once.
-        unsafe { (self.api.tf_delete_status)(self.raw) }
+        // SAFETY: `raw` is a live status.
+        let ok = unsafe { (self.api.tf_get_code)(self.raw) } == 0;
+        let raw = self.raw;
+        let api = self.api;
+        let kept = ok
+            && SPARE_STATUSES
+                .try_with(|s| s.keep(api, raw))
+                .unwrap_or(false);
+        if !kept {
+            // SAFETY: owned, deleted once (a kept status is owned by the spares from now on).
+            unsafe { (api.tf_delete_status)(raw) }
+        }
     }
+}
+
+/// This thread's OK statuses, ready for the next operation, deleted when the thread exits.
+struct SpareStatuses {
+    api: Cell<Option<&'static Api>>,
+    raw: RefCell<Vec<*mut TfStatus>>,
+}
+
+/// How many OK statuses a thread keeps (operations nest a few deep at most).
+const SPARE_STATUS_LIMIT: usize = 4;
+
+impl SpareStatuses {
+    /// Keep `raw` (an OK status) when there is room; `false` leaves it to the caller to delete.
+    fn keep(&self, api: &'static Api, raw: *mut TfStatus) -> bool {
+        self.api.set(Some(api));
+        match self.raw.try_borrow_mut() {
+            Ok(mut v) if v.len() < SPARE_STATUS_LIMIT => {
+                v.push(raw);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Drop for SpareStatuses {
+    fn drop(&mut self) {
+        if let Some(api) = self.api.get() {
+            for raw in self.raw.get_mut().drain(..) {
+                // SAFETY: each spare is owned here and deleted once.
+                unsafe { (api.tf_delete_status)(raw) }
+            }
+        }
+    }
+}
+
+thread_local! {
+    static SPARE_STATUSES: SpareStatuses = const {
+        SpareStatuses {
+            api: Cell::new(None),
+            raw: RefCell::new(Vec::new()),
+        }
+    };
 }
 
 thread_local! {
@@ -135,6 +197,10 @@ pub(crate) struct Context {
     module: Py<PyAny>,
     context: Py<PyAny>,
     capsule: Py<PyAny>,
+    /// The namespaces `still_current` reads (the module's, and the `Context` object's when it
+    /// has one), so that re-validation is two dict lookups rather than two attribute lookups.
+    module_dict: Option<Py<PyDict>>,
+    context_dict: Option<Py<PyDict>>,
     prepared: RefCell<Vec<Prepared>>,
     devices: RefCell<Vec<Rc<CString>>>,
     /// One idle `TFE_Op` of this context and thread (null when none), reset for the next op.
@@ -142,6 +208,9 @@ pub(crate) struct Context {
     /// The full name of the context's only device, when it has exactly one (see
     /// [`Context::placement`]).
     sole_device: Option<Rc<CString>>,
+    /// The device of this context's new host tensors (`TFE_NewTensorHandle`), once the first
+    /// one was checked in full.
+    host_device: RefCell<Option<Rc<CString>>>,
 }
 
 impl Context {
@@ -165,13 +234,28 @@ impl Context {
     }
 
     fn still_current(&self, py: Python<'_>) -> PyResult<bool> {
-        let module = self.module.bind(py);
-        let context = module.getattr(pyo3::intern!(py, "_context"))?;
-        if !context.is(&self.context) {
+        let key = pyo3::intern!(py, "_context");
+        let context = match &self.module_dict {
+            Some(d) => d.bind(py).get_item(key)?,
+            None => Some(self.module.bind(py).getattr(key)?),
+        };
+        if !context.is_some_and(|c| c.is(&self.context)) {
             return Ok(false);
         }
-        let handle = context.getattr(pyo3::intern!(py, "_context_handle"))?;
-        Ok(handle.is(&self.capsule))
+        let key = pyo3::intern!(py, "_context_handle");
+        let handle = match &self.context_dict {
+            Some(d) => d.bind(py).get_item(key)?,
+            None => Some(self.context.bind(py).getattr(key)?),
+        };
+        Ok(handle.is_some_and(|h| h.is(&self.capsule)))
+    }
+
+    /// `obj.__dict__` when it is a plain dict (a module's always is; TensorFlow's `Context`
+    /// keeps `_context_handle` in its instance dict). A namespace that is not one is read by
+    /// attribute instead.
+    fn namespace(obj: &Bound<'_, PyAny>) -> Option<Py<PyDict>> {
+        let d = obj.getattr(pyo3::intern!(obj.py(), "__dict__")).ok()?;
+        d.cast_exact::<PyDict>().ok().map(|d| d.clone().unbind())
     }
 
     /// Fail unless this thread's executor of the context is synchronous.
@@ -220,6 +304,8 @@ impl Context {
         let mut this = Self {
             api,
             raw,
+            module_dict: Self::namespace(module.as_any()),
+            context_dict: Self::namespace(&context),
             module: module.into_any().unbind(),
             context: context.unbind(),
             capsule: handle.unbind(),
@@ -227,6 +313,7 @@ impl Context {
             devices: RefCell::new(Vec::new()),
             spare_op: Cell::new(std::ptr::null_mut()),
             sole_device: None,
+            host_device: RefCell::new(None),
         };
         this.check_sync()?;
         this.sole_device = this
@@ -271,6 +358,18 @@ impl Context {
         }
     }
 
+    /// The device a new host tensor of this context is on, once one was checked.
+    pub fn host_device(&self) -> Option<Rc<CString>> {
+        self.host_device.try_borrow().ok().and_then(|d| d.clone())
+    }
+
+    /// Remember the device of a new host tensor that was checked in full.
+    pub fn set_host_device(&self, device: &Rc<CString>) {
+        if let Ok(mut d) = self.host_device.try_borrow_mut() {
+            *d = Some(Rc::clone(device));
+        }
+    }
+
     /// The interned copy of a device name (one allocation per distinct device and context).
     fn intern_device(&self, name: &CStr) -> Rc<CString> {
         if let Ok(devices) = self.devices.try_borrow() {
@@ -303,7 +402,7 @@ impl Context {
             }
         }
         let handle = int32_handle(self, values, scalar)?;
-        let raw = handle.into_raw();
+        let raw = handle.into_raw()?;
         match self.prepared.try_borrow_mut() {
             Ok(mut prepared) => {
                 prepared.push(Prepared {
@@ -364,6 +463,12 @@ pub(crate) struct Handle {
     pub api: &'static Api,
     raw: *mut TfeTensorHandle,
     pub context: Rc<Context>,
+    /// The EagerTensor this handle is borrowed from (it owns `raw`, and this strong reference
+    /// keeps it alive as long as the handle is), or `None` when the handle owns `raw`. A
+    /// borrowed handle goes back to Python as its EagerTensor itself.
+    origin: Option<Py<PyAny>>,
+    /// The sizes of a rank-1 or rank-2 handle, once read (they never change).
+    dims: Cell<Option<[usize; 2]>>,
     /// The buffer is this handle's alone: the fused path allocated it, and since then only
     /// fused programs (which never alias a buffer) have read it. A TFE op may return a view
     /// sharing its input's buffer (Transpose of a `[1, n]` matrix, for one), and a handle given
@@ -399,9 +504,34 @@ impl Handle {
             api,
             raw,
             context,
+            origin: None,
+            dims: Cell::new(None),
             exclusive: Cell::new(false),
             view: Cell::new(None),
         })
+    }
+
+    /// Borrow `raw`, the handle of the EagerTensor `origin` (held until this handle drops).
+    pub fn borrowed(
+        api: &'static Api,
+        raw: *mut TfeTensorHandle,
+        context: Rc<Context>,
+        origin: Py<PyAny>,
+    ) -> Self {
+        Self {
+            api,
+            raw,
+            context,
+            origin: Some(origin),
+            dims: Cell::new(None),
+            exclusive: Cell::new(false),
+            view: Cell::new(None),
+        }
+    }
+
+    /// The EagerTensor a borrowed handle came from.
+    pub fn origin(&self) -> Option<&Py<PyAny>> {
+        self.origin.as_ref()
     }
 
     /// The raw handle, borrowed.
@@ -409,13 +539,17 @@ impl Handle {
         self.raw
     }
 
-    /// Give up ownership (for a consumer that takes it, such as `EagerTensorFromHandle`).
-    pub fn into_raw(self) -> *mut TfeTensorHandle {
+    /// Give up ownership (for a consumer that takes it, such as `EagerTensorFromHandle`); a
+    /// borrowed handle gives up a new handle sharing its buffer.
+    pub fn into_raw(self) -> PyResult<*mut TfeTensorHandle> {
+        if self.origin.is_some() {
+            return self.copy_sharing()?.into_raw();
+        }
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped, so the context reference is moved out exactly once
         // and released here; only the handle itself changes owner.
         drop(unsafe { std::ptr::read(&this.context) });
-        this.raw
+        Ok(this.raw)
     }
 
     /// A new owned handle sharing this handle's tensor buffer.
@@ -456,17 +590,25 @@ impl Handle {
         })
     }
 
-    /// Every dim of a validated rank is concrete (eager tensors always are; fail closed).
+    /// Every dim of a validated rank is concrete (eager tensors always are; fail closed); the
+    /// sizes of a rank-1 or rank-2 handle are remembered for [`Handle::dims2`].
     pub fn check_dims(&self, rank: c_int, status: &Status) -> PyResult<()> {
+        let mut sizes = [0usize; 2];
         for i in 0..rank {
             // SAFETY: `raw` is live and `i` < rank.
             let d = unsafe { (self.api.tfe_dim)(self.raw, i, status.ptr()) };
             status.check("TFE_TensorHandleDim")?;
-            if d < 0 {
+            let Ok(d) = usize::try_from(d) else {
                 return Err(value_error(format!(
                     "expected concrete dimensions, got dim[{i}] = {d}"
                 )));
+            };
+            if let Some(slot) = usize::try_from(i).ok().and_then(|i| sizes.get_mut(i)) {
+                *slot = d;
             }
+        }
+        if (1..=2).contains(&rank) {
+            self.dims.set(Some(sizes));
         }
         Ok(())
     }
@@ -474,8 +616,12 @@ impl Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // SAFETY: owned, deleted once.
-        unsafe { (self.api.tfe_delete_tensor_handle)(self.raw) }
+        if self.origin.is_none() {
+            // SAFETY: owned, deleted once.
+            unsafe { (self.api.tfe_delete_tensor_handle)(self.raw) }
+        }
+        // A borrowed handle's EagerTensor (which owns `raw`) is released after this, with the
+        // field.
     }
 }
 
@@ -581,6 +727,9 @@ impl Handle {
 
     /// The sizes of a handle of rank `rank` (at most 2).
     pub fn dims2(&self, rank: c_int, status: &Status) -> PyResult<[usize; 2]> {
+        if let Some(dims) = self.dims.get() {
+            return Ok(dims);
+        }
         let mut dims = [0usize; 2];
         for (i, d) in (0..rank.min(2)).zip(dims.iter_mut()) {
             // SAFETY: `raw` is live and `i` < rank.

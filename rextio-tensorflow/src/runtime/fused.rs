@@ -156,18 +156,31 @@ impl rextio_fusion::Host for Tf {
             .ok_or_else(|| internal("an output's size overflows"))?;
         let rank = usize::from(shape.rank);
         let (handle, ptr) = new_host_tensor(&self.context, dtype, &dims[..rank], bytes)?;
-        let facts = handle.facts(self.status()?)?;
-        if facts.device != self.device
-            || facts.dtype != dtype
-            || usize::try_from(facts.rank).ok() != Some(rank)
-        {
-            return Err(internal(&format!(
-                "a new host tensor is a rank-{} {} on {}, not its inputs' device",
-                facts.rank,
-                super::dtype_name(facts.dtype),
-                facts.device.to_string_lossy()
-            )));
-        }
+        // The first host tensor of a context is checked in full; `TFE_NewTensorHandle` puts
+        // every later one on the device that one showed, with the dtype and rank asked for.
+        let facts = match self.context.host_device() {
+            Some(device) if device == self.device => super::eager::Facts {
+                dtype,
+                rank: std::os::raw::c_int::from(shape.rank),
+                device,
+            },
+            _ => {
+                let facts = handle.facts(self.status()?)?;
+                if facts.device != self.device
+                    || facts.dtype != dtype
+                    || usize::try_from(facts.rank).ok() != Some(rank)
+                {
+                    return Err(internal(&format!(
+                        "a new host tensor is a rank-{} {} on {}, not its inputs' device",
+                        facts.rank,
+                        super::dtype_name(facts.dtype),
+                        facts.device.to_string_lossy()
+                    )));
+                }
+                self.context.set_host_device(&facts.device);
+                facts
+            }
+        };
         Ok((
             RxtTfTensor {
                 inner: Rc::new(handle),

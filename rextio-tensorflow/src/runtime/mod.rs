@@ -8,10 +8,11 @@
 //!
 //! Values cross the Python boundary through TensorFlow's private EagerTensor bridge:
 //! `EagerTensor_CheckExact` (exact EagerTensor only: no `tf.Variable`, no numpy),
-//! `EagerTensor_Handle` (a borrowed handle, immediately copied with
-//! `TFE_TensorHandleCopySharingTensor`) and `EagerTensorFromHandle(handle, false)`, which takes
-//! ownership of the handle it is given. Every handle, op, status and constant is an RAII value;
-//! [`RxtTfTensor`] is `!Send`. Every TensorFlow error becomes a Python exception; nothing here
+//! `EagerTensor_Handle` (a handle the EagerTensor owns: borrowed, with a strong reference to the
+//! EagerTensor held as long as the borrow, and handed back as that same EagerTensor when a
+//! function returns an argument unchanged) and `EagerTensorFromHandle(handle, false)`, which
+//! takes ownership of the handle it is given. Every handle, op, status and constant is an RAII
+//! value; [`RxtTfTensor`] is `!Send`. Every TensorFlow error becomes a Python exception; nothing here
 //! panics.
 //!
 //! Cost per op is kept close to `TFE_Execute` itself: each thread caches its borrow of the eager
@@ -19,8 +20,8 @@
 //! `Context` object, same capsule, synchronous executor for this thread), int32 axis and
 //! permutation inputs are prepared once per borrow, attribute and op names are C literals, and
 //! result facts intern the device name instead of copying it, and each thread reuses one idle
-//! `TFE_Op` per context (`TFE_OpReset`; never holding inputs while idle). Each op still gets its
-//! own `TF_Status`.
+//! `TFE_Op` per context (`TFE_OpReset`; never holding inputs while idle) and its statuses that
+//! are still OK.
 
 #[cfg(not(all(
     target_os = "linux",
@@ -121,8 +122,8 @@ fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfT
     extract_on(obj, dtype, rank, is_cpu0, "expected a CPU tensor")
 }
 
-/// The boundary conversion of both lanes: an exact EagerTensor whose handle is copied (sharing
-/// the buffer, never moving it), then checked for device (`on_device`, else `wrong_device`),
+/// The boundary conversion of both lanes: an exact EagerTensor whose handle is borrowed (see
+/// [`Handle::borrowed`]; the buffer is never copied or moved), then checked for device (`on_device`, else `wrong_device`),
 /// dtype, rank and concrete dims.
 pub(crate) fn extract_on(
     obj: &Bound<'_, PyAny>,
@@ -149,11 +150,8 @@ pub(crate) fn extract_on(
     }
     let context = Context::current(py, api)?;
     let status = Status::new(api)?;
-    // SAFETY: `borrowed` is live while `obj` is; the status is a valid out-parameter.
-    let raw = unsafe { (api.tfe_copy_sharing)(borrowed, status.ptr()) };
-    let handle = Handle::own(api, raw, context, "TFE_TensorHandleCopySharingTensor");
-    status.check("TFE_TensorHandleCopySharingTensor")?;
-    let handle = handle?;
+    // `borrowed` is owned by `obj`, which the handle keeps alive.
+    let handle = Handle::borrowed(api, borrowed, context, obj.clone().unbind());
     let facts = handle.facts(&status)?;
     if !on_device(&facts.device) {
         return Err(value_error(wrong_device));
@@ -198,12 +196,16 @@ pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTf
 pub fn materialize_tensor(py: Python<'_>, t: RxtTfTensor) -> PyResult<Py<PyAny>> {
     // Python may keep the tensor and share it: never written in place again.
     t.inner.share_buffer();
+    // An argument returned as it came is the same EagerTensor, as in Python.
+    if let Some(origin) = t.inner.origin() {
+        return Ok(origin.clone_ref(py));
+    }
     let handle = match Rc::try_unwrap(t.inner) {
         Ok(h) => h,
         Err(shared) => shared.copy_sharing()?,
     };
     let api = handle.api;
-    let raw = handle.into_raw();
+    let raw = handle.into_raw()?;
     // SAFETY: the GIL is held; `raw` is an owned handle whose ownership passes to the callee.
     let obj = unsafe { (api.eager_tensor_from_handle)(raw, false) };
     if obj.is_null() {
