@@ -89,6 +89,7 @@
 //! | `runtime-pin-mismatch` | unsupported | runtime pins differ from the frozen contract |
 //! | `probe-not-absolute` | invalid-configuration | relative `probe_executable` |
 //! | `probe-missing` | unavailable | nothing at `probe_executable` |
+//! | `probe-inspect-failed` | unavailable | an I/O error reading the probe or its directories |
 //! | `probe-not-file` | invalid-configuration | not a regular file |
 //! | `probe-not-executable` | invalid-configuration | no execute bit |
 //! | `probe-untrusted-permissions` | untrusted | file or ancestor group/world-writable |

@@ -123,6 +123,8 @@ reason_codes! {
     ProbeNotAbsolute = "probe-not-absolute", InvalidConfiguration, "probe_executable must be an absolute path; PATH is never searched";
     /// `probe_executable` does not exist.
     ProbeMissing = "probe-missing", Unavailable, "probe_executable does not exist";
+    /// `probe_executable` or a directory above it could not be inspected.
+    ProbeInspectFailed = "probe-inspect-failed", Unavailable, "probe_executable or a directory above it could not be inspected (an I/O error other than not-found, such as permission denied or a path through a file)";
     /// `probe_executable` is not a regular file.
     ProbeNotFile = "probe-not-file", InvalidConfiguration, "probe_executable is not a regular file";
     /// `probe_executable` has no execute permission.

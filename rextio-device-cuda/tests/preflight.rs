@@ -498,6 +498,7 @@ fn every_reason_code_is_covered_by_a_preflight_table() {
     // Codes only a real subprocess can produce are covered in tests/probe_runner.rs.
     let subprocess_only: BTreeSet<ReasonCode> = [
         ReasonCode::ProbeMissing,
+        ReasonCode::ProbeInspectFailed,
         ReasonCode::ProbeNotFile,
         ReasonCode::ProbeNotExecutable,
         ReasonCode::ProbeUntrustedPermissions,

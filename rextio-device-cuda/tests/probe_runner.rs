@@ -174,6 +174,25 @@ fn a_missing_probe_is_refused() {
 }
 
 #[test]
+fn a_probe_path_that_cannot_be_inspected_is_not_called_missing() {
+    // A path through a regular file fails with ENOTDIR, and a symlink loop with ELOOP, whoever
+    // runs the test (root bypasses the permission bits a denied directory would need).
+    let sb = Sandbox::new();
+    sb.script("probe", &format!("echo '{VALID}'"), 0o755);
+    let looped = sb.root.join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    for path in [sb.root.join("probe").join("inner"), looped] {
+        let refusal = sb.runner().run(&path).unwrap_err();
+        assert_eq!(refusal.reason, ReasonCode::ProbeInspectFailed, "{path:?}");
+        assert!(
+            refusal.message.contains("cannot be inspected"),
+            "{path:?}: {}",
+            refusal.message
+        );
+    }
+}
+
+#[test]
 fn a_relative_probe_path_is_refused_even_if_it_exists_relative_to_the_cwd() {
     let sb = Sandbox::new();
     sb.script("probe", &format!("echo '{VALID}'"), 0o755);

@@ -136,4 +136,18 @@ else:
     raise AssertionError("eager accepted mismatched shapes")
 raises(Exception, net.encode, x, t(7, 3), b, 1)
 
+# Devices by exact full name (last: this replaces the eager context). Once a remote task is
+# connected, this process's CPU:0 still works, and the worker's CPU:0 is not it.
+server = tf.distribute.Server.create_local_server()
+tf.config.experimental_connect_to_host(server.target, job_name="worker")
+x = t(3, 12, special=True)
+same(net.stats(x), eager.stats(x), "stats after a remote task joined")
+same(net.activate(x, x), eager.activate(x, x), "activate after a remote task joined")
+REMOTE_CPU0 = "/job:worker/replica:0/task:0/device:CPU:0"
+with tf.device(REMOTE_CPU0):
+    remote = tf.identity(x)
+assert remote.device == REMOTE_CPU0, remote.device
+e = raises(ValueError, net.stats, remote)
+assert str(e).startswith("rextio-tensorflow: expected a CPU tensor (argument 'x'"), str(e)
+
 print("tf_model ok")

@@ -114,7 +114,7 @@ pub fn probe_trust_refusal(err: &TrustError) -> Refusal {
             format!("probe_executable is not trusted: {err}; it and its directories must belong to root or to the user running rextio"),
         ),
         TrustError::Io(kind) => (
-            ReasonCode::ProbeMissing,
+            ReasonCode::ProbeInspectFailed,
             format!("probe_executable cannot be inspected: {kind}"),
         ),
         TrustError::Unsupported => (

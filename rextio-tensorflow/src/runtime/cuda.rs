@@ -6,9 +6,9 @@
 //! the inference-only guard:
 //!
 //! - boundary values must be exact EagerTensors whose backing device is exactly
-//!   [`GPU0`] (full-name equality), float32 of the annotated rank; they are never copied
+//!   the eager context's enumerated `GPU:0` (exact full-name equality), float32 of the annotated rank; they are never copied
 //!   to or from the host (the handle is shared, not resolved);
-//! - every op runs on the device of its operands and its result must still be on [`GPU0`];
+//! - every op runs on the device of its operands and its result must still be on that `GPU:0`;
 //! - inputs are refused when a `GradientTape` or forward accumulator may record them
 //!   (`could_possibly_record()`), before any handle is copied or op executed.
 //!
@@ -17,21 +17,17 @@
 //! `cargo xtask certify --cuda` on a GPU host (`support_claim=false`).
 
 use super::eager::value_error;
-use super::eager::Attr;
+use super::eager::{Attr, Local};
 use super::loader::TF_FLOAT;
 use super::{execute_on, extract_on, materialize_tensor, require, Const, RxtTfTensor, T_FLOAT};
 use pyo3::prelude::*;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
-/// The exact full name of the only device this lane accepts.
-pub const GPU0: &str = "/job:localhost/replica:0/task:0/device:GPU:0";
-
-fn is_gpu0(device: &CStr) -> bool {
-    device.to_bytes() == GPU0.as_bytes()
+/// Whether `t` is on the eager context's enumerated `GPU:0`, by exact full name.
+fn is_gpu0(t: &RxtTfTensor) -> bool {
+    t.inner.context.is_local(&t.facts.device, Local::Gpu0)
 }
-
-const ON_GPU0: (fn(&CStr) -> bool, &str) = (is_gpu0, "GPU:0");
 
 /// A float32 tensor on the eager context's `GPU:0` inside generated code (an owned TFE handle,
 /// `!Send`). A separate type from the CPU lane's [`RxtTfTensor`], so the two never mix.
@@ -59,7 +55,7 @@ fn inference_only(py: Python<'_>) -> PyResult<()> {
 
 fn extract(obj: &Bound<'_, PyAny>, rank: c_int) -> PyResult<RxtTfCudaTensor> {
     inference_only(obj.py())?;
-    extract_on(obj, TF_FLOAT, rank, is_gpu0, "expected a GPU:0 tensor").map(RxtTfCudaTensor)
+    extract_on(obj, TF_FLOAT, rank, Local::Gpu0, "expected a GPU:0 tensor").map(RxtTfCudaTensor)
 }
 
 /// Boundary check for `TensorF32Gpu0_1D`.
@@ -74,7 +70,7 @@ pub fn extract_f32_gpu0_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtT
 
 /// Hand a `GPU:0` result back to Python as an EagerTensor (the handle, no host copy).
 pub fn materialize_gpu0(py: Python<'_>, t: RxtTfCudaTensor) -> PyResult<Py<PyAny>> {
-    if !is_gpu0(&t.0.facts.device) {
+    if !is_gpu0(&t.0) {
         return Err(value_error("expected a GPU:0 tensor"));
     }
     materialize_tensor(py, t.0)
@@ -87,12 +83,12 @@ fn run(
     attrs: &[Attr],
     rank: c_int,
 ) -> PyResult<RxtTfCudaTensor> {
-    execute_on(name, inputs, konst, attrs, (TF_FLOAT, rank), ON_GPU0).map(RxtTfCudaTensor)
+    execute_on(name, inputs, konst, attrs, (TF_FLOAT, rank), Local::Gpu0).map(RxtTfCudaTensor)
 }
 
 fn on_gpu0(t: &RxtTfCudaTensor, rank: c_int, what: &str) -> PyResult<()> {
     require(&t.0, rank, what)?;
-    if !is_gpu0(&t.0.facts.device) {
+    if !is_gpu0(&t.0) {
         return Err(value_error(format!("{what}: expected a GPU:0 tensor")));
     }
     Ok(())
@@ -141,15 +137,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_exact_gpu0_name_is_accepted() {
-        assert!(is_gpu0(c"/job:localhost/replica:0/task:0/device:GPU:0"));
+    fn only_the_exact_local_names_are_accepted() {
+        assert!(Local::Gpu0.is(c"/job:localhost/replica:0/task:0/device:GPU:0"));
+        assert!(Local::Cpu0.is(c"/job:localhost/replica:0/task:0/device:CPU:0"));
         for other in [
             c"/job:localhost/replica:0/task:0/device:GPU:1",
             c"/job:localhost/replica:0/task:0/device:CPU:0",
             c"/job:worker/replica:0/task:0/device:GPU:0",
+            c"/job:localhost/replica:0/task:1/device:GPU:0",
             c"GPU:0",
         ] {
-            assert!(!is_gpu0(other), "{other:?}");
+            assert!(!Local::Gpu0.is(other), "{other:?}");
+        }
+        for other in [
+            c"/job:worker/replica:0/task:1/device:CPU:0",
+            c"/job:localhost/replica:0/task:0/device:CPU:1",
+            c"/job:localhost/replica:1/task:0/device:CPU:0",
+            c"/device:CPU:0",
+            c"CPU:0",
+        ] {
+            assert!(!Local::Cpu0.is(other), "{other:?}");
         }
     }
 }

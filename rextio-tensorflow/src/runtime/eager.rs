@@ -211,6 +211,8 @@ pub(crate) struct Context {
     /// The device of this context's new host tensors (`TFE_NewTensorHandle`), once the first
     /// one was checked in full.
     host_device: RefCell<Option<Rc<CString>>>,
+    /// Which [`Local`] devices the context enumerated when it was borrowed (`[CPU:0, GPU:0]`).
+    listed: [bool; 2],
 }
 
 impl Context {
@@ -314,37 +316,53 @@ impl Context {
             spare_op: Cell::new(std::ptr::null_mut()),
             sole_device: None,
             host_device: RefCell::new(None),
+            listed: [false; 2],
         };
         this.check_sync()?;
-        this.sole_device = this
-            .sole_device_name()
-            .map(|name| this.intern_device(&name));
+        let names = this.device_names()?;
+        for (slot, local) in this.listed.iter_mut().zip([Local::Cpu0, Local::Gpu0]) {
+            *slot = names.iter().any(|n| local.is(n));
+        }
+        // With exactly one device, ops need not name it (see `placement`).
+        if let [only] = names.as_slice() {
+            this.sole_device = Some(this.intern_device(only));
+        }
         Ok(Rc::new(this))
     }
 
-    /// The name of the context's only device (local or remote), or `None` when it has several,
-    /// none, or they cannot be listed (then every op names its device, which is always right).
-    fn sole_device_name(&self) -> Option<CString> {
-        let status = Status::new(self.api).ok()?;
+    /// The full names of the context's devices (local and remote), as it enumerates them.
+    fn device_names(&self) -> PyResult<Vec<CString>> {
+        let status = Status::new(self.api)?;
         // SAFETY: the context is live (held by `capsule`); the status is a valid out-parameter.
         let raw = unsafe { (self.api.tfe_context_list_devices)(self.raw, status.ptr()) };
-        if raw.is_null() {
-            return None;
-        }
-        let list = DeviceList { api: self.api, raw };
-        status.check("TFE_ContextListDevices").ok()?;
+        let list = (!raw.is_null()).then_some(DeviceList { api: self.api, raw });
+        status.check("TFE_ContextListDevices")?;
+        let Some(list) = list else {
+            return Err(runtime_error("TFE_ContextListDevices returned null"));
+        };
         // SAFETY: `list.raw` is a live device list.
-        if unsafe { (self.api.tf_device_list_count)(list.raw) } != 1 {
-            return None;
+        let count = unsafe { (self.api.tf_device_list_count)(list.raw) };
+        let mut names = Vec::new();
+        for i in 0..count.max(0) {
+            // SAFETY: `i` < count; the name is owned by the list, copied before it is deleted.
+            let name = unsafe { (self.api.tf_device_list_name)(list.raw, i, status.ptr()) };
+            status.check("TF_DeviceListName")?;
+            if name.is_null() {
+                return Err(runtime_error("TF_DeviceListName returned null"));
+            }
+            // SAFETY: a non-null device name is NUL-terminated and lives as long as the list.
+            names.push(unsafe { CStr::from_ptr(name) }.to_owned());
         }
-        // SAFETY: index 0 exists; the name is owned by the list, copied before it is deleted.
-        let name = unsafe { (self.api.tf_device_list_name)(list.raw, 0, status.ptr()) };
-        status.check("TF_DeviceListName").ok()?;
-        if name.is_null() {
-            return None;
-        }
-        // SAFETY: a non-null device name is NUL-terminated and lives as long as the list.
-        Some(unsafe { CStr::from_ptr(name) }.to_owned())
+        Ok(names)
+    }
+
+    /// Whether `device` is `local`'s exact full name and the context enumerated that device.
+    pub fn is_local(&self, device: &CStr, local: Local) -> bool {
+        let listed = match local {
+            Local::Cpu0 => self.listed[0],
+            Local::Gpu0 => self.listed[1],
+        };
+        listed && local.is(device)
     }
 
     /// The device name an op on `device` is created with: empty (TensorFlow places it) when
@@ -625,9 +643,36 @@ impl Drop for Handle {
     }
 }
 
-/// Whether a device name is this process's `CPU:0`.
-pub(crate) fn is_cpu0(device: &CStr) -> bool {
-    device.to_bytes().ends_with(b"/device:CPU:0")
+/// A device of this process that a lane reads and writes: named by its exact full name, and
+/// only when the eager context enumerates it (`TFE_ContextListDevices`). A remote task's
+/// `CPU:0` or `GPU:0`, another index, or a context that lists no such device never matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Local {
+    Cpu0,
+    Gpu0,
+}
+
+impl Local {
+    /// The full name.
+    pub fn full_name(self) -> &'static CStr {
+        match self {
+            Local::Cpu0 => c"/job:localhost/replica:0/task:0/device:CPU:0",
+            Local::Gpu0 => c"/job:localhost/replica:0/task:0/device:GPU:0",
+        }
+    }
+
+    /// The short name messages use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Local::Cpu0 => "CPU:0",
+            Local::Gpu0 => "GPU:0",
+        }
+    }
+
+    /// Whether `device` is this device's full name, exactly.
+    pub fn is(self, device: &CStr) -> bool {
+        device == self.full_name()
+    }
 }
 
 /// An owned `TF_Tensor*`, deleted on drop.

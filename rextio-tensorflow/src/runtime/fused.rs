@@ -19,7 +19,7 @@
 //! `REXTIO_TF_PATH` forces a path: `fused` (every call the program can express), `per-op`
 //! (never fused) or `auto` (default: sizes up to the limits below).
 
-use super::eager::{new_host_tensor, Status};
+use super::eager::{new_host_tensor, Local, Status};
 use super::loader::{TF_FLOAT, TF_INT64};
 use super::RxtTfTensor;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -28,7 +28,6 @@ use rextio_fusion::{Dt, Edges, Limits, Program, Shape};
 
 pub use rextio_fusion::PathMode;
 use std::cell::OnceCell;
-use std::ffi::CStr;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
@@ -46,9 +45,6 @@ pub const AUTO_MAX_NUMEL: usize = 1 << 20;
 /// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
 /// kernels run (as rextio-torch's fused path does).
 pub const GIL_RELEASE_WORK: usize = 1 << 12;
-
-/// The one device the fused path reads and writes: this process's local CPU.
-const LOCAL_CPU0: &CStr = c"/job:localhost/replica:0/task:0/device:CPU:0";
 
 /// The path this process takes (`REXTIO_TF_PATH`), read once.
 pub fn path_mode() -> PyResult<PathMode> {
@@ -75,7 +71,12 @@ pub fn fused<const N: usize>(
     let Some(first) = tensors.first() else {
         return Ok(None);
     };
-    if first.facts.device.as_c_str() != LOCAL_CPU0 {
+    // The one device the fused path reads and writes: this process's local CPU.
+    if !first
+        .inner
+        .context
+        .is_local(&first.facts.device, Local::Cpu0)
+    {
         return Ok(None);
     }
     let host = Tf {

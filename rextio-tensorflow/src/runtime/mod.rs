@@ -41,7 +41,7 @@ mod loader;
 
 pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
 
-use eager::{is_cpu0, runtime_error, value_error, Attr, Context, Facts, Handle, Op, Status};
+use eager::{runtime_error, value_error, Attr, Context, Facts, Handle, Local, Op, Status};
 use loader::{TF_FLOAT, TF_INT32, TF_INT64};
 use pyo3::exceptions::{PyImportError, PyTypeError};
 use pyo3::prelude::*;
@@ -119,17 +119,18 @@ fn api(py: Python<'_>) -> PyResult<&'static loader::Api> {
 }
 
 fn extract(obj: &Bound<'_, PyAny>, dtype: c_int, rank: c_int) -> PyResult<RxtTfTensor> {
-    extract_on(obj, dtype, rank, is_cpu0, "expected a CPU tensor")
+    extract_on(obj, dtype, rank, Local::Cpu0, "expected a CPU tensor")
 }
 
 /// The boundary conversion of both lanes: an exact EagerTensor whose handle is borrowed (see
-/// [`Handle::borrowed`]; the buffer is never copied or moved), then checked for device (`on_device`, else `wrong_device`),
-/// dtype, rank and concrete dims.
+/// [`Handle::borrowed`]; the buffer is never copied or moved), then checked for device
+/// (`device`, by exact full name and only when the context lists it; else `wrong_device`), dtype,
+/// rank and concrete dims.
 pub(crate) fn extract_on(
     obj: &Bound<'_, PyAny>,
     dtype: c_int,
     rank: c_int,
-    on_device: fn(&CStr) -> bool,
+    device: Local,
     wrong_device: &str,
 ) -> PyResult<RxtTfTensor> {
     let py = obj.py();
@@ -153,7 +154,7 @@ pub(crate) fn extract_on(
     // `borrowed` is owned by `obj`, which the handle keeps alive.
     let handle = Handle::borrowed(api, borrowed, context, obj.clone().unbind());
     let facts = handle.facts(&status)?;
-    if !on_device(&facts.device) {
+    if !handle.context.is_local(&facts.device, device) {
         return Err(value_error(wrong_device));
     }
     if facts.dtype != dtype {
@@ -244,19 +245,19 @@ fn execute(
     attrs: &[Attr],
     out: (c_int, c_int),
 ) -> PyResult<RxtTfTensor> {
-    execute_on(name, inputs, konst, attrs, out, (is_cpu0, "CPU:0"))
+    execute_on(name, inputs, konst, attrs, out, Local::Cpu0)
 }
 
 /// Run one TFE op on the device of its first input (all inputs share it and the eager
-/// context); the result must have the promised dtype and rank and satisfy `device` (a predicate
-/// and its name for messages): an op never moves data to another device unnoticed.
+/// context); the result must have the promised dtype and rank and be on `want`: an op never
+/// moves data to another device unnoticed.
 pub(crate) fn execute_on(
     name: &'static CStr,
     inputs: &[&RxtTfTensor],
     konst: Option<Const>,
     attrs: &[Attr],
     out: (c_int, c_int),
-    device_check: (fn(&CStr) -> bool, &str),
+    want: Local,
 ) -> PyResult<RxtTfTensor> {
     let label = name.to_str().unwrap_or("op");
     let Some(first) = inputs.first() else {
@@ -295,14 +296,14 @@ pub(crate) fn execute_on(
     drop(op);
     let facts = result.facts(&status)?;
     let (dtype, rank) = out;
-    let (on_device, device_name) = device_check;
-    if !on_device(&facts.device) || facts.dtype != dtype || facts.rank != rank {
+    if !context.is_local(&facts.device, want) || facts.dtype != dtype || facts.rank != rank {
         return Err(runtime_error(format!(
-            "{label} produced a {} rank-{} tensor on {}, expected {} rank {rank} on {device_name}",
+            "{label} produced a {} rank-{} tensor on {}, expected {} rank {rank} on {}",
             dtype_name(facts.dtype),
             facts.rank,
             facts.device.to_string_lossy(),
-            dtype_name(dtype)
+            dtype_name(dtype),
+            want.label()
         )));
     }
     Ok(RxtTfTensor {
