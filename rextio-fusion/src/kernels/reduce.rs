@@ -11,7 +11,7 @@ use super::elementwise::{
 };
 use super::math::{exp_v, log_v};
 use super::simd::Simd;
-use super::{check_len, checked_len, dispatch, Kernel, KernelError};
+use super::{check_len, checked_len, dispatch, dispatch_narrow, Kernel, KernelError};
 
 /// `max(a, b)` that is NaN when either is.
 #[inline(always)]
@@ -255,7 +255,7 @@ fn rows_reduce(
             }
         }
     }
-    dispatch(K(op, x, n, out));
+    dispatch_narrow(K(op, x, n, out), n);
     Ok(())
 }
 
@@ -301,7 +301,7 @@ pub fn argmax_rows(x: &[f32], m: usize, n: usize, out: &mut [i64]) -> Result<(),
             }
         }
     }
-    dispatch(K(x, n, out));
+    dispatch_narrow(K(x, n, out), n);
     Ok(())
 }
 
@@ -327,7 +327,7 @@ pub fn softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Result<()
             }
         }
     }
-    dispatch(K(x, n, out));
+    dispatch_narrow(K(x, n, out), n);
     Ok(())
 }
 
@@ -353,7 +353,7 @@ pub fn log_softmax_rows(x: &[f32], m: usize, n: usize, out: &mut [f32]) -> Resul
             }
         }
     }
-    dispatch(K(x, n, out));
+    dispatch_narrow(K(x, n, out), n);
     Ok(())
 }
 
@@ -393,7 +393,7 @@ pub fn softmax_argmax_rows(
             }
         }
     }
-    dispatch(K(x, n, out));
+    dispatch_narrow(K(x, n, out), n);
     Ok(())
 }
 
