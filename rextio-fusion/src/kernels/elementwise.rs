@@ -532,8 +532,16 @@ pub fn binary(
         fn run<S: Simd>(self, s: S) {
             let K(op, rows, cols, lhs, rhs, out) = self;
             with_binary!(op, f => {
-                for (i, o) in out.chunks_exact_mut(cols).take(rows).enumerate() {
-                    zip_row(s, lhs.row(i, cols), rhs.row(i, cols), o, f);
+                // The common broadcast (a matrix and a row, as `x - mean`) walks rows without
+                // re-deciding the operands' kinds or re-checking bounds per row.
+                if let (Operand::Full(a), Operand::Row(b)) = (lhs, rhs) {
+                    for (x, o) in a.chunks_exact(cols).zip(out.chunks_exact_mut(cols)).take(rows) {
+                        zip_row(s, RowArg::Slice(x), RowArg::Slice(b), o, f);
+                    }
+                } else {
+                    for (i, o) in out.chunks_exact_mut(cols).take(rows).enumerate() {
+                        zip_row(s, lhs.row(i, cols), rhs.row(i, cols), o, f);
+                    }
                 }
             })
         }
@@ -564,8 +572,14 @@ pub fn binary_inplace(
         fn run<S: Simd>(self, s: S) {
             let K(op, rows, cols, x, rhs) = self;
             with_binary!(op, f => {
-                for (i, o) in x.chunks_exact_mut(cols).take(rows).enumerate() {
-                    zip_row_inplace(s, o, rhs.row(i, cols), f);
+                if let Operand::Row(b) = rhs {
+                    for o in x.chunks_exact_mut(cols).take(rows) {
+                        zip_row_inplace(s, o, RowArg::Slice(b), f);
+                    }
+                } else {
+                    for (i, o) in x.chunks_exact_mut(cols).take(rows).enumerate() {
+                        zip_row_inplace(s, o, rhs.row(i, cols), f);
+                    }
                 }
             })
         }

@@ -325,7 +325,7 @@ pub(crate) trait Kernel {
 /// Runs `k` with the active instruction set, or with AVX2 where that is AVX-512 and the kernel's
 /// rows are at most `narrow` floats wide (8 or fewer: half an AVX-512 vector would be padding,
 /// and its masked blocks measured 2.7x slower than AVX2's full ones on a 128×32·32×8 product,
-/// and 1.5x slower on softmax with argmax over 128 rows of 8).
+/// and 1.2-1.45x slower on softmax with argmax over 128 rows of 8, the two alternating).
 fn dispatch_narrow<K: Kernel>(k: K, width: usize) -> K::Out {
     #[cfg(target_arch = "x86_64")]
     if width <= 8 && active_isa() == Isa::Avx512 {
