@@ -248,13 +248,26 @@ impl<S: Simd, F: VFn2<S>> VFn1<S> for WithLhs<F, S::V> {
 #[inline(always)]
 pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl VFn1<S>) {
     let l = S::LANES;
-    let mut sc = src.chunks_exact(l);
-    let mut dc = dst.chunks_exact_mut(l);
-    for (a, d) in (&mut sc).zip(&mut dc) {
-        s.store(d, f.apply(s, s.load(a)));
+    // Two vectors per step: their long dependency chains (a polynomial) interleave.
+    let mut sc2 = src.chunks_exact(2 * l);
+    let mut dc2 = dst.chunks_exact_mut(2 * l);
+    for (a, d) in (&mut sc2).zip(&mut dc2) {
+        // One `apply` in the source (an unoptimised frame holds one copy of the math); the
+        // optimiser unrolls the pair.
+        let mut y = [s.zero(); 2];
+        for (k, y) in y.iter_mut().enumerate() {
+            *y = f.apply(s, s.load(&a[k * l..]));
+        }
+        for (k, &y) in y.iter().enumerate() {
+            s.store(&mut d[k * l..], y);
+        }
     }
-    let (a, d) = (sc.remainder(), dc.into_remainder());
-    if !a.is_empty() {
+    // The last vector and the partial one share one copy of the math too.
+    for (a, d) in sc2
+        .remainder()
+        .chunks(l)
+        .zip(dc2.into_remainder().chunks_mut(l))
+    {
         s.store_partial(d, f.apply(s, s.load_partial(a, 0.0)));
     }
 }
@@ -262,13 +275,19 @@ pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl VFn1<S>) 
 /// `x[i] = f(x[i])`.
 #[inline(always)]
 pub(crate) fn map_inplace<S: Simd>(s: S, x: &mut [f32], f: impl VFn1<S>) {
-    let mut c = x.chunks_exact_mut(S::LANES);
-    for d in &mut c {
-        let v = s.load(d);
-        s.store(d, f.apply(s, v));
+    let l = S::LANES;
+    // Two vectors per step, as in `map`.
+    let mut c2 = x.chunks_exact_mut(2 * l);
+    for d in &mut c2 {
+        let mut y = [s.zero(); 2];
+        for (k, y) in y.iter_mut().enumerate() {
+            *y = f.apply(s, s.load(&d[k * l..]));
+        }
+        for (k, &y) in y.iter().enumerate() {
+            s.store(&mut d[k * l..], y);
+        }
     }
-    let d = c.into_remainder();
-    if !d.is_empty() {
+    for d in c2.into_remainder().chunks_mut(l) {
         let v = s.load_partial(d, 0.0);
         s.store_partial(d, f.apply(s, v));
     }
