@@ -211,8 +211,8 @@ pub(crate) struct Context {
     /// The device of this context's new host tensors (`TFE_NewTensorHandle`), once the first
     /// one was checked in full.
     host_device: RefCell<Option<Rc<CString>>>,
-    /// Which [`Local`] devices the context enumerated when it was borrowed (`[CPU:0, GPU:0]`).
-    listed: [bool; 2],
+    /// Which [`Local`] devices the context enumerated when it was borrowed (by `Local::index`).
+    listed: [bool; Local::ALL.len()],
 }
 
 impl Context {
@@ -236,20 +236,33 @@ impl Context {
     }
 
     fn still_current(&self, py: Python<'_>) -> PyResult<bool> {
-        let key = pyo3::intern!(py, "_context");
-        let context = match &self.module_dict {
-            Some(d) => d.bind(py).get_item(key)?,
-            None => Some(self.module.bind(py).getattr(key)?),
-        };
+        let context = Self::lookup(
+            &self.module,
+            self.module_dict.as_ref(),
+            pyo3::intern!(py, "_context"),
+        )?;
         if !context.is_some_and(|c| c.is(&self.context)) {
             return Ok(false);
         }
-        let key = pyo3::intern!(py, "_context_handle");
-        let handle = match &self.context_dict {
-            Some(d) => d.bind(py).get_item(key)?,
-            None => Some(self.context.bind(py).getattr(key)?),
-        };
+        let handle = Self::lookup(
+            &self.context,
+            self.context_dict.as_ref(),
+            pyo3::intern!(py, "_context_handle"),
+        )?;
         Ok(handle.is_some_and(|h| h.is(&self.capsule)))
+    }
+
+    /// `obj.key`, read from `obj`'s namespace dict when it has one (`None`: not there).
+    fn lookup<'py>(
+        obj: &Py<PyAny>,
+        dict: Option<&Py<PyDict>>,
+        key: &Bound<'py, pyo3::types::PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = key.py();
+        match dict {
+            Some(d) => d.bind(py).get_item(key),
+            None => obj.bind(py).getattr(key).map(Some),
+        }
     }
 
     /// `obj.__dict__` when it is a plain dict (a module's always is; TensorFlow's `Context`
@@ -316,12 +329,12 @@ impl Context {
             spare_op: Cell::new(std::ptr::null_mut()),
             sole_device: None,
             host_device: RefCell::new(None),
-            listed: [false; 2],
+            listed: [false; Local::ALL.len()],
         };
         this.check_sync()?;
         let names = this.device_names()?;
-        for (slot, local) in this.listed.iter_mut().zip([Local::Cpu0, Local::Gpu0]) {
-            *slot = names.iter().any(|n| local.is(n));
+        for local in Local::ALL {
+            this.listed[local.index()] = names.iter().any(|n| local.is(n));
         }
         // With exactly one device, ops need not name it (see `placement`).
         if let [only] = names.as_slice() {
@@ -358,11 +371,7 @@ impl Context {
 
     /// Whether `device` is `local`'s exact full name and the context enumerated that device.
     pub fn is_local(&self, device: &CStr, local: Local) -> bool {
-        let listed = match local {
-            Local::Cpu0 => self.listed[0],
-            Local::Gpu0 => self.listed[1],
-        };
-        listed && local.is(device)
+        self.listed[local.index()] && local.is(device)
     }
 
     /// The device name an op on `device` is created with: empty (TensorFlow places it) when
@@ -518,15 +527,7 @@ impl Handle {
                 "{what} returned a null tensor handle"
             )));
         }
-        Ok(Self {
-            api,
-            raw,
-            context,
-            origin: None,
-            dims: Cell::new(None),
-            exclusive: Cell::new(false),
-            view: Cell::new(None),
-        })
+        Ok(Self::with_origin(api, raw, context, None))
     }
 
     /// Borrow `raw`, the handle of the EagerTensor `origin` (held until this handle drops).
@@ -536,11 +537,20 @@ impl Handle {
         context: Rc<Context>,
         origin: Py<PyAny>,
     ) -> Self {
+        Self::with_origin(api, raw, context, Some(origin))
+    }
+
+    fn with_origin(
+        api: &'static Api,
+        raw: *mut TfeTensorHandle,
+        context: Rc<Context>,
+        origin: Option<Py<PyAny>>,
+    ) -> Self {
         Self {
             api,
             raw,
             context,
-            origin: Some(origin),
+            origin,
             dims: Cell::new(None),
             exclusive: Cell::new(false),
             view: Cell::new(None),
@@ -648,11 +658,19 @@ impl Drop for Handle {
 /// `CPU:0` or `GPU:0`, another index, or a context that lists no such device never matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Local {
-    Cpu0,
-    Gpu0,
+    Cpu0 = 0,
+    Gpu0 = 1,
 }
 
 impl Local {
+    /// Every one, in `index` order.
+    pub const ALL: [Local; 2] = [Local::Cpu0, Local::Gpu0];
+
+    /// Its position in [`Local::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The full name.
     pub fn full_name(self) -> &'static CStr {
         match self {
