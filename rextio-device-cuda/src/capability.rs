@@ -7,7 +7,7 @@ use std::fmt;
 /// The provider id, also its entry-point identity.
 pub const PROVIDER_ID: &str = "rextio-device-cuda";
 /// The Device Provider API this provider is written against.
-pub const PROVIDER_API_VERSION: &str = "1.1.0";
+pub const PROVIDER_API_VERSION: &str = "1.2.0";
 /// The provider's own version.
 pub const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The manifest's minimum CUDA driver version (CUDA 12.0); configuration may only raise it.

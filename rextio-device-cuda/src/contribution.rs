@@ -76,6 +76,19 @@ pub struct CudaBuildContribution {
     pub support_claim: False,
 }
 
+/// Where a generated crate gets this crate: its embedded sources when built from the workspace
+/// (an embedded copy, built inside a generated crate, never contributes itself).
+fn own_source() -> CrateSource {
+    #[cfg(rextio_embedded_sources)]
+    {
+        CrateSource::embedded(crate::embedded::EMBEDDED_SOURCES)
+    }
+    #[cfg(not(rextio_embedded_sources))]
+    {
+        CrateSource::Path(env!("CARGO_MANIFEST_DIR").to_owned())
+    }
+}
+
 fn contract(resource: &str, owner: ResourceOwner, access: ResourceAccess) -> ResourceContract {
     ResourceContract {
         resource: resource.to_owned(),
@@ -130,14 +143,15 @@ impl CudaBuildContribution {
     }
 
     /// The API-level contribution: the raw-driver lanes add this crate (its `runtime` module
-    /// needs only libc); the reuse lanes add nothing to the build. No environment is added.
+    /// needs only libc and loads the driver through [`crate::loader`]); the reuse lanes add
+    /// nothing to the build. No environment is added.
     pub fn to_api(&self) -> BuildContribution {
         let dependencies = self
             .runtime_package
             .as_ref()
             .map(|p| CrateDependency {
                 name: p.crate_name.clone(),
-                source: CrateSource::Path(env!("CARGO_MANIFEST_DIR").to_owned()),
+                source: own_source(),
                 features: Vec::new(),
                 build_env: Vec::new(),
                 forbidden_env: Vec::new(),

@@ -1,6 +1,6 @@
 //! # rextio-device-cuda: the CUDA device provider
 //!
-//! A device provider (Device Provider API 1.0, [`rextio_plugin_api::DeviceProvider`]) that decides
+//! A device provider (Device Provider API 1.2, [`rextio_plugin_api::DeviceProvider`]) that decides
 //! whether a CUDA capability may be used on this host, and owns the raw CUDA runtime the
 //! raw-driver lanes use. It is not a lowering plugin: it claims no Python and knows nothing of
 //! PyTorch or TensorFlow semantics. Every record it produces serialises `support_claim: false`;
@@ -50,7 +50,8 @@
 //! 3. options: no unknown names, no toolkit option on a reuse lane, the required ones present,
 //!    then each value (`probe_executable` absolute, ordinal, `sm`, floors, `toolkit_root`
 //!    absolute);
-//! 4. the domain requirements, when the host supplies them ([`CudaPreflightRequest::domain`]);
+//! 4. the domain requirements, when the host supplies them (`PreflightRequest::domain`, device
+//!    provider API 1.2);
 //! 5. the probe executable: present, regular, executable, not group/world-writable
 //!    nor any ancestor, owned by root or the current user; then run with an empty environment,
 //!    a deadline and an output cap, and parsed strictly ([`probe`]);
@@ -121,7 +122,7 @@
 //! ## Host use
 //!
 //! ```
-//! use rextio_device_cuda::{CudaDeviceProvider, CudaPreflightRequest, ProbeReport, SyntheticProbe};
+//! use rextio_device_cuda::{CudaDeviceProvider, ProbeReport, SyntheticProbe};
 //! use rextio_plugin_api::{DeviceProvider, PreflightRequest, PreflightResult};
 //!
 //! // Production: `CudaDeviceProvider::new()` runs the configured probe. Without a GPU (CI),
@@ -134,9 +135,11 @@
 //!     capability: "cuda-linux-x86_64".into(),
 //!     options: [("probe_executable", "/opt/rextio/rextio-cuda-probe"), ("device_ordinal", "0"), ("sm", "sm_80")]
 //!         .into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+//!     // The host fills this with the plugins' requirements; `None` skips step 4.
+//!     domain: None,
 //! };
 //! assert!(matches!(provider.preflight(&req), PreflightResult::Ready(_)));
-//! let report = provider.preflight_report(&CudaPreflightRequest::from(&req));
+//! let report = provider.preflight_report(&req);
 //! assert_eq!(report.reason_code.as_str(), "ready");
 //! ```
 //!
@@ -148,6 +151,14 @@
 //! drive the [`runtime`] and the probe's inventory logic with fake driver function tables
 //! (plain `extern "C"` functions that record their calls). The real probe binary is run too; on
 //! a host without a driver it reports `driver-missing`.
+
+/// This crate's sources with a standalone manifest, embedded at build time (see
+/// `rextio-embed`): what a raw-driver lane contributes to a generated crate is a copy under the
+/// host's cache directory, never this checkout.
+#[cfg(rextio_embedded_sources)]
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+}
 
 pub mod capability;
 pub mod contribution;

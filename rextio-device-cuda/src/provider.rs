@@ -8,39 +8,18 @@ use crate::options::{validate_options, CudaOptions};
 use crate::probe::{ProbeReport, ProbeRunner, ProbeStatus, ProcessProbeRunner};
 use crate::reason::{ReasonCode, Refusal};
 use crate::report::{CudaPreflightReport, False, LockRecord, ReadyObservations, RequirementCheck};
-use crate::requirements::{check_requirements, reuse_contract, DomainRequirements};
+use crate::requirements::{check_requirements, reuse_contract};
 use crate::toolkit::validate_toolkit;
 use rextio_plugin_api::{
     BuildContribution, DeviceProvider, PreflightRequest, PreflightResult, ProviderError,
     ProviderManifest,
 };
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A preflight request with what Device Provider API 1.0 cannot carry yet: the domain plugins'
-/// requirements.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudaPreflightRequest {
-    /// `[target] device_capability`.
-    pub capability: String,
-    /// `[target.device_options]`.
-    pub options: BTreeMap<String, String>,
-    /// The domain requirements, when the host has them; `None` skips that check (recorded as
-    /// `not-supplied` in the observations).
-    pub domain: Option<DomainRequirements>,
-}
-
-impl From<&PreflightRequest> for CudaPreflightRequest {
-    fn from(req: &PreflightRequest) -> Self {
-        CudaPreflightRequest {
-            capability: req.capability.clone(),
-            options: req.options.clone(),
-            domain: None,
-        }
-    }
-}
+/// A preflight request: the plugin API's, whose `domain` (device provider API 1.2) carries the
+/// domain plugins' requirements; `None` skips that check (recorded as `not-supplied`).
+pub type CudaPreflightRequest = PreflightRequest;
 
 /// The CUDA device provider.
 pub struct CudaDeviceProvider {
@@ -218,10 +197,11 @@ impl CudaDeviceProvider {
         lock: &mut Option<LockRecord>,
     ) -> Result<(ReadyObservations, String), Refusal> {
         let (cap, options) = self.validate_selection(&req.capability, &req.options)?;
-        *lock = Some(LockRecord::new(cap.id(), &req.options));
+        *lock = Some(LockRecord::checked(cap, &req.options, None));
         let domain_requirements = match &req.domain {
             Some(domain) => {
                 check_requirements(cap, options.sm, domain)?;
+                *lock = Some(LockRecord::checked(cap, &req.options, Some(domain)));
                 RequirementCheck::Checked
             }
             None => RequirementCheck::NotSupplied,
@@ -324,10 +304,14 @@ impl CudaDeviceProvider {
         Ok(CudaBuildContribution::for_capability(cap))
     }
 
-    /// The lock record of a valid selection (names and digest of the options only).
+    /// The lock record of a valid selection: names and digest of the options (never their
+    /// values), the domain requirements checked (when supplied), the lane's contribution.
     pub fn lock_record(&self, req: &CudaPreflightRequest) -> Result<LockRecord, Refusal> {
-        let (cap, _) = self.validate_selection(&req.capability, &req.options)?;
-        Ok(LockRecord::new(cap.id(), &req.options))
+        let (cap, options) = self.validate_selection(&req.capability, &req.options)?;
+        if let Some(domain) = &req.domain {
+            check_requirements(cap, options.sm, domain)?;
+        }
+        Ok(LockRecord::checked(cap, &req.options, req.domain.as_ref()))
     }
 }
 
@@ -345,14 +329,14 @@ impl DeviceProvider for CudaDeviceProvider {
     }
 
     fn preflight(&self, req: &PreflightRequest) -> PreflightResult {
-        self.preflight_report(&req.into()).to_result()
+        self.preflight_report(req).to_result()
     }
 
     fn build_contribution(
         &self,
         req: &PreflightRequest,
     ) -> Result<BuildContribution, ProviderError> {
-        self.cuda_build_contribution(&req.into())
+        self.cuda_build_contribution(req)
             .map(|c| c.to_api())
             .map_err(|refusal| ProviderError {
                 provider: PROVIDER_ID.to_owned(),
@@ -365,7 +349,7 @@ impl DeviceProvider for CudaDeviceProvider {
     }
 
     fn lock_record(&self, req: &PreflightRequest) -> Option<serde_json::Value> {
-        let record = CudaDeviceProvider::lock_record(self, &req.into()).ok()?;
+        let record = CudaDeviceProvider::lock_record(self, req).ok()?;
         serde_json::to_value(record).ok()
     }
 }

@@ -4,12 +4,13 @@
 //! one SHA-256 digest ([`options_digest`]). Every record serialises `support_claim: false`.
 
 use crate::capability::{
-    Lane, ToolkitVersion, PROVIDER_API_VERSION, PROVIDER_ID, PROVIDER_VERSION,
+    CudaCapability, Lane, ToolkitVersion, PROVIDER_API_VERSION, PROVIDER_ID, PROVIDER_VERSION,
 };
+use crate::contribution::CudaBuildContribution;
 use crate::options::Sm;
 use crate::probe::ProbeProvenance;
 use crate::reason::{PreflightStatus, ReasonCode};
-use crate::requirements::RuntimeRequirement;
+use crate::requirements::{DomainRequirements, RuntimeRequirement};
 use rextio_plugin_api::{DeviceAuthorization, PreflightResult};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -44,7 +45,7 @@ impl<'de> Deserialize<'de> for False {
 pub enum RequirementCheck {
     /// The host passed the domain plugins' requirements and they match the lane's contract.
     Checked,
-    /// The host passed none (Device Provider API 1.0 requests cannot carry them).
+    /// The host passed none (a plugin older than plugin API 1.13 states no facts).
     NotSupplied,
 }
 
@@ -96,6 +97,13 @@ pub struct LockRecord {
     pub option_names: Vec<String>,
     /// [`options_digest`] of the configured options.
     pub options_sha256: String,
+    /// The domain requirements checked against the lane's contract; absent when the host
+    /// supplied none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_requirements: Option<DomainRequirements>,
+    /// What the lane contributes to the generated crate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contribution: Option<CudaBuildContribution>,
     /// Always false.
     pub support_claim: False,
 }
@@ -110,7 +118,23 @@ impl LockRecord {
             capability: capability.to_owned(),
             option_names: options.keys().cloned().collect(),
             options_sha256: options_digest(options),
+            domain_requirements: None,
+            contribution: None,
             support_claim: False,
+        }
+    }
+
+    /// The lock record of a selection whose domain requirements (if any) were checked: with
+    /// them and the lane's build contribution.
+    pub fn checked(
+        capability: CudaCapability,
+        options: &BTreeMap<String, String>,
+        domain: Option<&DomainRequirements>,
+    ) -> LockRecord {
+        LockRecord {
+            domain_requirements: domain.cloned(),
+            contribution: Some(CudaBuildContribution::for_capability(capability)),
+            ..LockRecord::new(capability.id(), options)
         }
     }
 }

@@ -1,69 +1,23 @@
 //! Domain requirements: what a domain plugin (rextio-torch, rextio-tensorflow) emits for a CUDA
 //! route, and the frozen contracts of the framework-reuse lanes.
 //!
-//! Device Provider API 1.0 carries no such records in its `PreflightRequest`, so these are this
-//! crate's typed records; the host passes them through [`crate::CudaPreflightRequest`].
+//! The records are the plugin API's (`DeviceSpec`, `RuntimePin`, `DomainRequirements`): the host
+//! gathers them from the plugins and passes them in `PreflightRequest::domain` (device provider
+//! API 1.2).
 
 use crate::capability::{CudaCapability, Lane};
 use crate::options::Sm;
 use crate::reason::{ReasonCode, Refusal};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-/// A CUDA device requirement emitted by a domain plugin.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CudaDeviceRequirement {
-    /// The logical device, e.g. `gpu:0`.
-    pub logical_device: String,
-    /// The backend, `cuda`.
-    pub backend: String,
-    /// The framework runtime reused (`libtorch`, `tensorflow-tfe`), if any.
-    pub runtime: Option<String>,
-    /// Execution features, e.g. `inference`, `no-grad`.
-    pub features: Vec<String>,
-    /// Tensor layouts, e.g. `strided`.
-    pub layouts: Vec<String>,
-    /// Memory spaces, e.g. `device`.
-    pub memory_spaces: Vec<String>,
-    /// Optional SM cross-check (at most one, must equal the provider's `sm`).
-    pub architectures: Vec<String>,
-    /// Whether the route reuses the domain framework's runtime.
-    pub reuse_domain_runtime: bool,
-}
+/// A CUDA device requirement emitted by a domain plugin: the plugin API's device facts.
+pub type CudaDeviceRequirement = rextio_plugin_api::DeviceSpec;
 
-/// A runtime pin emitted with the requirement (`RuntimeRequirement("tch", "0.26.0", ("cuda",))`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuntimeRequirement {
-    /// The runtime's name.
-    pub name: String,
-    /// Its exact version.
-    pub version: String,
-    /// Qualifiers (`cuda`, `pytorch-wheel`, ...).
-    pub tags: Vec<String>,
-}
+/// A runtime pin emitted with the requirement (`tch 0.26.0 [cuda]`): the plugin API's pin.
+pub type RuntimeRequirement = rextio_plugin_api::RuntimePin;
 
-impl RuntimeRequirement {
-    /// A pin from static parts.
-    pub fn new(name: &str, version: &str, tags: &[&str]) -> RuntimeRequirement {
-        RuntimeRequirement {
-            name: name.to_owned(),
-            version: version.to_owned(),
-            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
-        }
-    }
-}
-
-/// Everything the domain plugins emitted for the target.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DomainRequirements {
-    /// Device requirements.
-    pub devices: Vec<CudaDeviceRequirement>,
-    /// Runtime pins.
-    pub runtimes: Vec<RuntimeRequirement>,
-}
+/// Everything the domain plugins emitted for the target, as the host gathers it.
+pub type DomainRequirements = rextio_plugin_api::DomainRequirements;
 
 /// The frozen facts of a framework-reuse lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

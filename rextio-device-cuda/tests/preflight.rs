@@ -450,27 +450,21 @@ fn preflight_reason_codes_table() {
         );
 
         // The API mapping carries the same code; the status leads the message.
-        let api = PreflightRequest {
-            capability: r.request.capability.clone(),
-            options: r.request.options.clone(),
-        };
-        if r.request.domain.is_none() {
-            match p.preflight(&api) {
-                PreflightResult::Ready(auth) => {
-                    assert_eq!(r.expected, ReasonCode::Ready, "{}", r.name);
-                    assert_eq!(auth.provider, "rextio-device-cuda");
-                    assert_eq!(auth.capability, r.request.capability);
-                }
-                PreflightResult::Unavailable {
-                    reason_code,
-                    message,
-                } => {
-                    assert_eq!(reason_code, r.expected.as_str(), "{}", r.name);
-                    assert!(
-                        message.starts_with(&format!("{}: ", r.expected.status())),
-                        "{message}"
-                    );
-                }
+        match p.preflight(&r.request) {
+            PreflightResult::Ready(auth) => {
+                assert_eq!(r.expected, ReasonCode::Ready, "{}", r.name);
+                assert_eq!(auth.provider, "rextio-device-cuda");
+                assert_eq!(auth.capability, r.request.capability);
+            }
+            PreflightResult::Unavailable {
+                reason_code,
+                message,
+            } => {
+                assert_eq!(reason_code, r.expected.as_str(), "{}", r.name);
+                assert!(
+                    message.starts_with(&format!("{}: ", r.expected.status())),
+                    "{message}"
+                );
             }
         }
 
@@ -617,6 +611,38 @@ fn lock_record_depends_on_option_values_only_through_the_digest() {
         .lock_record(&request("cuda-linux-x86_64", &[("bogus", "1")], &[]))
         .unwrap_err();
     assert_eq!(err.reason, ReasonCode::UnknownOption);
+    assert!(a.domain_requirements.is_none(), "none was supplied");
+}
+
+#[test]
+fn the_lock_record_names_the_checked_requirement_and_the_contribution() {
+    let p = provider(a100());
+    let torch = "cuda-libtorch-linux-x86_64";
+    let req = CudaPreflightRequest {
+        domain: Some(torch_domain()),
+        ..request(torch, &[], &[])
+    };
+    let lock = p.lock_record(&req).unwrap();
+    assert_eq!(lock.domain_requirements.as_ref(), Some(&torch_domain()));
+    let contribution = lock.contribution.as_ref().unwrap();
+    assert_eq!(contribution.capability, torch);
+    let json = serde_json::to_value(&lock).unwrap();
+    assert_eq!(
+        json["domain_requirements"]["devices"][0]["runtime"],
+        "libtorch"
+    );
+    assert_eq!(json["contribution"]["lane"], "libtorch-reuse");
+    // The preflight report's lock is the same record.
+    let report = p.preflight_report(&req);
+    assert_eq!(report.reason_code, ReasonCode::Ready, "{}", report.message);
+    assert_eq!(report.lock.as_ref(), Some(&lock));
+    // A requirement the contract refuses has no lock record.
+    let mut bad = req.clone();
+    if let Some(d) = bad.domain.as_mut() {
+        d.runtimes[1].version = "0.24.0".into();
+    }
+    let err = p.lock_record(&bad).unwrap_err();
+    assert_eq!(err.reason, ReasonCode::RuntimePinMismatch);
 }
 
 #[test]
@@ -627,6 +653,7 @@ fn build_contribution_validates_the_selection_without_probing() {
     let raw = PreflightRequest {
         capability: "cuda-linux-x86_64".into(),
         options: request("cuda-linux-x86_64", &[], &[]).options,
+        domain: None,
     };
     let c = p.build_contribution(&raw).unwrap();
     assert_eq!(c.dependencies.len(), 1);

@@ -71,6 +71,16 @@ pub fn diagnostics_markdown(registry: &Registry) -> String {
             code_section(&mut out, &docs);
         }
     }
+    let _ = writeln!(
+        out,
+        "\n## Target reason codes (rextio-host)\n\n\
+         Reported under `target` like a provider's, when the host cannot take a provider's ready\n\
+         answer; functions that need the device capability stay on Python (RXT019).\n\n\
+         | reason code | status | meaning |\n| --- | --- | --- |"
+    );
+    for (code, meaning) in crate::target::HOST_REASON_CODES {
+        let _ = writeln!(out, "| `{code}` | unavailable | {} |", cell(meaning));
+    }
     device_reason_codes(&mut out);
     out
 }

@@ -89,6 +89,10 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
     }
 }
 
+/// The generated crate's record of the device target it was generated for (only for a ready
+/// target).
+pub const TARGET_STAMP: &str = "rextio-target.json";
+
 fn write(path: &Path, text: &str) -> Result<(), ProjectError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -152,8 +156,10 @@ pub struct Generated {
     pub check: CheckOutput,
     /// The crate, when at least one function is native.
     pub crate_: Option<emit::GeneratedCrate>,
-    /// Runtime crates of the plugins used.
+    /// Runtime crates of the plugins used, and the target provider's.
     pub deps: Vec<CrateDependency>,
+    /// Environment the target provider's contribution gives cargo.
+    pub provider_env: Vec<(String, String)>,
     /// Python requirements of the plugins used (the wheel's `Requires-Dist`).
     pub requires_dist: Vec<String>,
     /// `.rextio/build/python`.
@@ -305,7 +311,7 @@ impl Project {
         let index = crate::analysis::index_project(&modules, registry, enabled);
         let mut analyses: Vec<ModuleAnalysis> =
             crate::analysis::analyse_project(&modules, registry, enabled, &index);
-        let preflight = crate::target::preflight(registry, self.config.target.as_ref());
+        let preflight = crate::target::preflight(registry, self.config.target.as_ref(), &analyses);
         crate::target::gate(&mut analyses, registry, preflight.as_ref());
         crate::analysis::propagate_routes(&mut analyses);
         let mut report = CheckReport::new(&analyses);
@@ -477,6 +483,19 @@ impl Project {
                 }
             }
         }
+        // A ready target's provider contribution: its crates join the plugins' (a name already
+        // there keeps the plugin's), its environment reaches cargo.
+        let contribution = check
+            .preflight
+            .as_ref()
+            .and_then(|p| p.contribution.clone())
+            .unwrap_or_default();
+        for dep in contribution.dependencies {
+            if !deps.iter().any(|d| d.name == dep.name) {
+                deps.push(dep);
+            }
+        }
+        let provider_env: Vec<(String, String)> = contribution.env.into_iter().collect();
         // The runtime crates' sources travel with the plugins; write them under the cache.
         let api = (!used_plugins.is_empty()).then(crate::vendor::plugin_api_dependency);
         let deps: Vec<CrateDependency> = api.into_iter().chain(deps).collect();
@@ -504,6 +523,35 @@ impl Project {
             write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
             write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
             write(&crate_dir.join("src").join("lib.rs"), &g.lib_rs)?;
+            // What the crate was generated for: the target's lock record (the provider's own
+            // account of the checked requirement and its contribution).
+            let stamp = crate_dir.join(TARGET_STAMP);
+            match check
+                .preflight
+                .as_ref()
+                .filter(|p| p.authorization.is_some())
+            {
+                Some(p) => {
+                    let record = serde_json::json!({
+                        "provider": p.report.provider,
+                        "capability": p.report.capability,
+                        "requirements": p.request.domain,
+                        "lock": crate::target::lock_record(registry, p),
+                        "contribution": {
+                            "dependencies": deps.iter().filter(|d| {
+                                p.contribution.as_ref().is_some_and(|c| {
+                                    c.dependencies.iter().any(|x| x.name == d.name)
+                                })
+                            }).map(|d| d.name.clone()).collect::<Vec<_>>(),
+                            "env": provider_env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+                        },
+                    });
+                    write(&stamp, &serde_json::to_string_pretty(&record)?)?;
+                }
+                None => {
+                    let _ = std::fs::remove_file(&stamp);
+                }
+            }
         }
         let t_codegen = t1.elapsed().as_millis();
 
@@ -511,6 +559,7 @@ impl Project {
             check,
             crate_: generated,
             deps,
+            provider_env,
             requires_dist,
             python_dir,
             crate_dir,
@@ -575,6 +624,7 @@ impl Project {
                 env: deps
                     .iter()
                     .flat_map(|d| d.build_env.iter().cloned())
+                    .chain(generated_out.provider_env.iter().cloned())
                     .collect(),
                 forbidden_env: deps
                     .iter()

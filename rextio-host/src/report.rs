@@ -36,6 +36,10 @@ pub struct TargetReport {
     pub reason_code: Option<String>,
     /// The provider's explanation (absent when ready).
     pub message: Option<String>,
+    /// What the project's native functions require of the target, as the provider was asked to
+    /// check it; absent when the host could not state it (a provider or plugin API too old).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<rextio_plugin_api::DomainRequirements>,
     /// What the build was authorised with (`build.json` only; option values as digests).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock: Option<serde_json::Value>,
@@ -166,6 +170,34 @@ pub fn render_text(report: &CheckReport, sources: &[SourceModule]) -> String {
             let _ = write!(out, " [{code}] {msg}");
         }
         out.push('\n');
+        if let Some(r) = &t.requirements {
+            for d in &r.devices {
+                let _ = writeln!(
+                    out,
+                    "  requires {} on {} via {} ({}; {}; {}){}",
+                    d.logical_device,
+                    d.backend,
+                    d.runtime.as_deref().unwrap_or("its own runtime"),
+                    d.features.join(", "),
+                    d.layouts.join(", "),
+                    d.memory_spaces.join(", "),
+                    if d.architectures.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" on {}", d.architectures.join(", "))
+                    }
+                );
+            }
+            for pin in &r.runtimes {
+                let _ = writeln!(
+                    out,
+                    "  requires {} {} [{}]",
+                    pin.name,
+                    pin.version,
+                    pin.tags.join(", ")
+                );
+            }
+        }
     }
     for m in &report.modules {
         let src = sources.iter().find(|s| s.name == m.module);

@@ -46,7 +46,7 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let (ok, out, _) = rextio(&["capabilities", "--format", "json"]);
     assert!(ok);
     let caps: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(caps["host_api_version"], "1.12.0");
+    assert_eq!(caps["host_api_version"], "1.13.0");
     let ids: Vec<&str> = caps["plugins"]
         .as_array()
         .unwrap()
@@ -69,8 +69,8 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     assert_eq!(torch["types"].as_array().unwrap().len(), 7);
     assert_eq!(caps["plugins"][0]["types"].as_array().unwrap().len(), 5);
 
-    // The device provider with its capabilities (Device Provider API 1.1).
-    assert_eq!(caps["device_provider_api_version"], "1.1.0");
+    // The device provider with its capabilities (Device Provider API 1.2).
+    assert_eq!(caps["device_provider_api_version"], "1.2.0");
     let cuda = &caps["device_providers"][0];
     assert_eq!(cuda["id"], "rextio-device-cuda");
     let capabilities: Vec<&str> = cuda["manifest"]["capabilities"]

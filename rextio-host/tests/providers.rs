@@ -7,12 +7,17 @@ use rextio_host::{Project, Registry};
 use rextio_plugin_api::*;
 use std::collections::BTreeMap;
 
-/// A provider whose preflight answer is fixed by the test.
+/// A provider whose preflight answer is fixed by the test; it keeps the last request it saw.
 struct Fake {
     id: &'static str,
     version: &'static str,
     manifest: ProviderManifest,
     ready: bool,
+    seen: std::sync::Arc<std::sync::Mutex<Option<PreflightRequest>>>,
+    /// Answer ready for a capability of this name instead of the one asked for.
+    answer_for: Option<&'static str>,
+    /// Fail `build_contribution`.
+    contribution_fails: bool,
 }
 
 impl DeviceProvider for Fake {
@@ -26,10 +31,15 @@ impl DeviceProvider for Fake {
         &self.manifest
     }
     fn preflight(&self, req: &PreflightRequest) -> PreflightResult {
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Some(req.clone());
+        }
         if self.ready && self.manifest.capabilities.contains(&req.capability) {
             PreflightResult::Ready(DeviceAuthorization {
                 provider: self.id.into(),
-                capability: req.capability.clone(),
+                capability: self
+                    .answer_for
+                    .map_or(req.capability.clone(), str::to_owned),
             })
         } else {
             PreflightResult::Unavailable {
@@ -42,8 +52,14 @@ impl DeviceProvider for Fake {
         &self,
         _req: &PreflightRequest,
     ) -> Result<BuildContribution, ProviderError> {
+        if self.contribution_fails {
+            return Err(ProviderError {
+                provider: self.id.into(),
+                message: "no contribution in this test".into(),
+            });
+        }
         Ok(BuildContribution {
-            env: BTreeMap::new(),
+            env: BTreeMap::from([("FAKE_PROVIDER_ENV".to_owned(), "1".to_owned())]),
             dependencies: vec![],
         })
     }
@@ -67,6 +83,9 @@ fn fake(id: &'static str, version: &'static str, caps: &[&str], ready: bool) -> 
             support_claim: false,
         },
         ready,
+        seen: Default::default(),
+        answer_for: None,
+        contribution_fails: false,
     }
 }
 
@@ -76,15 +95,15 @@ fn err(b: rextio_host::RegistryBuilder) -> String {
 
 #[test]
 fn providers_negotiate_against_the_provider_api_and_errors_say_provider() {
-    for v in ["1.0.0", "1.1.0"] {
+    for v in ["1.0.0", "1.1.0", "1.2.0"] {
         assert!(Registry::builder()
             .provider(fake("p", v, &["c"], false))
             .build()
             .is_ok());
     }
-    let e = err(Registry::builder().provider(fake("p", "1.2.0", &["c"], false)));
+    let e = err(Registry::builder().provider(fake("p", "1.3.0", &["c"], false)));
     assert!(
-        e.contains("device provider") && e.contains("1.2.0") && e.contains("1.1.0"),
+        e.contains("device provider") && e.contains("1.3.0") && e.contains("1.2.0"),
         "{e}"
     );
     for v in ["2.0.0", "", "1.x"] {
@@ -150,15 +169,21 @@ fn replace_provider_swaps_one_id_and_keeps_the_others() {
     assert_eq!(reg.providers().len(), 1);
 }
 
-/// A plugin with a CPU type and a GPU type; functions using the GPU type need capability `gpu-x`.
-struct Dev(Vec<RuleRecord>, Vec<PluginType>);
+/// A plugin with a CPU type and a GPU type; functions using the GPU type need capability `gpu-x`
+/// (stating `spec` as its device facts); it declares plugin API `version`.
+struct Dev(
+    Vec<RuleRecord>,
+    Vec<PluginType>,
+    &'static str,
+    Option<DeviceSpec>,
+);
 
 impl Plugin for Dev {
     fn id(&self) -> &str {
         "dev"
     }
     fn api_version(&self) -> &str {
-        "1.7.0"
+        self.2
     }
     fn coverage(&self) -> Coverage {
         Coverage {
@@ -216,6 +241,8 @@ impl Plugin for Dev {
             .map(|_| DeviceRequirement {
                 capability: "gpu-x".into(),
                 reason: "dev/gpu tensors live on the device".into(),
+                device: self.3.clone(),
+                runtimes: vec![RuntimePin::new("devrt", "1.0.0", &["gpu"])],
             })
             .collect()
     }
@@ -243,6 +270,8 @@ fn dev() -> Dev {
             verified: false,
         }],
         vec![ty("cpu"), ty("gpu")],
+        "1.7.0",
+        None,
     )
 }
 
@@ -381,12 +410,18 @@ fn cuda_check(probe: &str) -> rextio_host::report::TargetReport {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(
         dir.path().join("src/m.py"),
-        "def f(n: int) -> int:\n    return n\n",
+        "from rextio_torch.types import TensorF32Cuda0_2D\n\n\ndef f(x: TensorF32Cuda0_2D, w: TensorF32Cuda0_2D) -> TensorF32Cuda0_2D:\n    return x @ w\n",
     )
     .unwrap();
     let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
     let t = out.report.target.unwrap();
     assert_eq!(t.provider, "rextio-device-cuda");
+    // The CUDA function's requirement reached the provider, which checked it before the probe.
+    let stated = t
+        .requirements
+        .as_ref()
+        .expect("the host states the requirement");
+    assert_eq!(stated.devices.len(), 1);
     assert!(
         !serde_json::to_string(&t).unwrap().contains(probe),
         "option values are not echoed: {t:?}"
@@ -483,4 +518,133 @@ fn the_cuda_provider_runs_the_real_probe() {
         assert!(!t.ready);
         assert_eq!(t.reason_code.as_deref(), Some("driver-missing"), "{t:?}");
     }
+}
+
+#[test]
+fn the_host_states_the_requirements_to_providers_that_take_them() {
+    let spec = DeviceSpec {
+        logical_device: "gpu:0".into(),
+        backend: "x".into(),
+        features: vec!["inference".into()],
+        ..DeviceSpec::default()
+    };
+    let asked = |plugin: Dev, provider: &'static str| {
+        let fake = fake("fake", provider, &["gpu-x"], true);
+        let seen = fake.seen.clone();
+        let reg = Registry::builder()
+            .plugin(plugin)
+            .provider(fake)
+            .build()
+            .unwrap();
+        let dir = project(TARGET);
+        let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+        let request = seen.lock().unwrap().clone().unwrap();
+        assert_eq!(out.report.target.unwrap().requirements, request.domain);
+        request.domain
+    };
+    let stating = || {
+        let mut d = dev();
+        d.2 = "1.13.0";
+        d.3 = Some(spec.clone());
+        d
+    };
+    let domain = asked(stating(), "1.2.0").expect("a 1.13 plugin and a 1.2 provider");
+    assert_eq!(domain.devices, std::slice::from_ref(&spec));
+    assert_eq!(
+        domain.runtimes,
+        [RuntimePin::new("devrt", "1.0.0", &["gpu"])]
+    );
+    // A provider written for API 1.1 is not given them; a plugin older than 1.13 states none.
+    assert_eq!(asked(stating(), "1.1.0"), None);
+    assert_eq!(asked(dev(), "1.2.0"), None);
+    // Two functions with the same requirement state it once; none requiring it states nothing.
+    let dir = project(TARGET);
+    std::fs::write(
+        dir.path().join("src/m.py"),
+        format!("{SRC}\n\ndef again(x: devlib.GPU) -> devlib.GPU:\n    return devlib.twice(x)\n"),
+    )
+    .unwrap();
+    let reg = Registry::builder()
+        .plugin(stating())
+        .provider(fake("fake", "1.2.0", &["gpu-x"], true))
+        .build()
+        .unwrap();
+    let analyses = Project::open(dir.path())
+        .unwrap()
+        .check(&reg)
+        .unwrap()
+        .analyses;
+    let once = rextio_host::target::domain_requirements(&analyses, &reg, "gpu-x").unwrap();
+    assert_eq!(once.devices.len(), 1);
+    assert_eq!(once.runtimes.len(), 1);
+    let other = rextio_host::target::domain_requirements(&analyses, &reg, "gpu-y").unwrap();
+    assert_eq!(other, DomainRequirements::default());
+}
+
+#[test]
+fn a_ready_targets_contribution_reaches_the_generated_crate() {
+    let reg = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.2.0", &["gpu-x"], true))
+        .build()
+        .unwrap();
+    let dir = project(TARGET);
+    let g = Project::open(dir.path()).unwrap().generate(&reg).unwrap();
+    assert_eq!(
+        g.provider_env,
+        [("FAKE_PROVIDER_ENV".to_owned(), "1".to_owned())]
+    );
+    let stamp: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(g.crate_dir.join(rextio_host::project::TARGET_STAMP)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stamp["provider"], "fake");
+    assert_eq!(stamp["contribution"]["env"][0], "FAKE_PROVIDER_ENV");
+    assert_eq!(stamp["lock"]["options_digest"], "sha256:test");
+    // Not ready: no contribution, no record.
+    let reg = Registry::builder()
+        .plugin(dev())
+        .provider(fake("fake", "1.2.0", &["gpu-x"], false))
+        .build()
+        .unwrap();
+    let g = Project::open(dir.path()).unwrap().generate(&reg).unwrap();
+    assert!(g.provider_env.is_empty());
+    assert!(!g
+        .crate_dir
+        .join(rextio_host::project::TARGET_STAMP)
+        .exists());
+}
+
+#[test]
+fn a_ready_answer_the_host_cannot_take_authorises_nothing() {
+    let refused = |provider: Fake, code: &str, why: &str| {
+        let reg = Registry::builder()
+            .plugin(dev())
+            .provider(provider)
+            .build()
+            .unwrap();
+        let dir = project(TARGET);
+        let out = Project::open(dir.path()).unwrap().check(&reg).unwrap();
+        let t = out.report.target.as_ref().unwrap();
+        assert!(!t.ready && t.status == "unavailable", "{t:?}");
+        assert_eq!(t.reason_code.as_deref(), Some(code));
+        assert!(t.message.as_deref().unwrap_or("").contains(why), "{t:?}");
+        let f = &out.report.modules[0].functions[1];
+        assert_eq!(f.route, "fallback-python");
+        assert!(
+            f.diagnostics[0].message.contains(code),
+            "{:?}",
+            f.diagnostics
+        );
+    };
+    let mut other = fake("fake", "1.2.0", &["gpu-x"], true);
+    other.answer_for = Some("gpu-z");
+    refused(other, "authorisation-mismatch", "`gpu-z`");
+    let mut failing = fake("fake", "1.2.0", &["gpu-x"], true);
+    failing.contribution_fails = true;
+    refused(
+        failing,
+        "build-contribution-failed",
+        "no contribution in this test",
+    );
 }

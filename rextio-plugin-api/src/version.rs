@@ -4,13 +4,15 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 12, 0);
+pub const API_VERSION: Version = Version::new(1, 13, 0);
 
 /// The device provider API this host implements.
-pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 1, 0);
+pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
 
 /// Minor version of the device provider API that introduced `reason_status` and `lock_record`.
 pub const PROVIDER_DETAILS_SINCE_MINOR: u64 = 1;
+/// Minor version of the device provider API whose `PreflightRequest` carries `domain`.
+pub const PROVIDER_DOMAIN_SINCE_MINOR: u64 = 2;
 
 /// Minor version of the plugin API that introduced `device_requirements`.
 pub const DEVICE_REQUIREMENTS_SINCE_MINOR: u64 = 6;
@@ -26,6 +28,8 @@ pub const DETACHED_BODY_SINCE_MINOR: u64 = 10;
 pub const MODULE_CLASSES_SINCE_MINOR: u64 = 11;
 /// Minor version of the plugin API that introduced `runtime_support_crates`.
 pub const RUNTIME_SUPPORT_CRATES_SINCE_MINOR: u64 = 12;
+/// Minor version of the plugin API whose `DeviceRequirement` carries `device` and `runtimes`.
+pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -93,6 +97,8 @@ pub struct Negotiated {
     pub module_classes: bool,
     /// Whether `runtime_support_crates` may be consulted.
     pub runtime_support_crates: bool,
+    /// Whether the `device` and `runtimes` of its device requirements are meant.
+    pub device_spec: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -139,6 +145,7 @@ pub fn negotiate(
         detached_body: version.minor >= DETACHED_BODY_SINCE_MINOR,
         module_classes: version.minor >= MODULE_CLASSES_SINCE_MINOR,
         runtime_support_crates: version.minor >= RUNTIME_SUPPORT_CRATES_SINCE_MINOR,
+        device_spec: version.minor >= DEVICE_SPEC_SINCE_MINOR,
         declared: version,
     })
 }
@@ -153,14 +160,16 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.12.0", &host()).unwrap();
+        let n = negotiate("p", "1.13.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
         assert!(n.region_lowering && n.detached_body && n.module_classes);
-        assert!(n.runtime_support_crates);
+        assert!(n.runtime_support_crates && n.device_spec);
     }
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.12.0", &host()).unwrap();
+        assert!(n.runtime_support_crates && !n.device_spec);
         let n = negotiate("p", "1.11.0", &host()).unwrap();
         assert!(n.module_classes && !n.runtime_support_crates);
         let n = negotiate("p", "1.10.0", &host()).unwrap();
@@ -181,10 +190,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.13.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.14.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.13.0") && msg.contains("1.12.0"), "{msg}");
+        assert!(msg.contains("1.14.0") && msg.contains("1.13.0"), "{msg}");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub const CUDA_CAPABILITY: &str = "cuda-tensorflow-tfe-linux-x86_64";
 
 /// The exact TensorFlow version the runtime binds (`tf.__version__` and `TF_Version()`).
 pub const TENSORFLOW_VERSION: &str = "2.21.0";
+/// The CPython version whose private EagerTensor layout the runtime reads.
+pub const EAGER_ABI_PYTHON: (i64, i64) = (3, 11);
 
 /// Symbols this plugin recognises (documentation; sites are offered by package and type).
 pub const SYMBOLS: &[&str] = &[
@@ -96,7 +98,7 @@ impl Plugin for TensorflowPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.12.0"
+        "1.13.0"
     }
     fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
         // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
@@ -172,12 +174,38 @@ impl Plugin for TensorflowPlugin {
         if gpu.is_empty() {
             return Vec::new();
         }
+        let strings = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
+        let (major, minor) = EAGER_ABI_PYTHON;
         vec![DeviceRequirement {
             capability: CUDA_CAPABILITY.to_owned(),
             reason: format!(
                 "the CUDA E3 lane runs on GPU:0 through TensorFlow's TFE runtime ({})",
                 gpu.join(", ")
             ),
+            // Generated code runs TFE ops eagerly, for inference, on tensors TensorFlow placed
+            // in GPU:0's memory; it reuses TensorFlow's runtime and names no architecture.
+            device: Some(rextio_plugin_api::DeviceSpec {
+                logical_device: "gpu:0".into(),
+                backend: "cuda".into(),
+                runtime: Some("tensorflow-tfe".into()),
+                features: strings(&["eager", "inference", "no-grad"]),
+                layouts: strings(&["dense"]),
+                memory_spaces: strings(&["device"]),
+                architectures: Vec::new(),
+                reuse_domain_runtime: true,
+            }),
+            runtimes: vec![
+                rextio_plugin_api::RuntimePin::new(
+                    "tensorflow",
+                    TENSORFLOW_VERSION,
+                    &["cuda", "python-wheel", "tfe-c-api"],
+                ),
+                rextio_plugin_api::RuntimePin::new(
+                    "cpython",
+                    &format!("{major}.{minor}"),
+                    &["private-eager-abi"],
+                ),
+            ],
         }]
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
@@ -241,6 +269,15 @@ mod tests {
             let req = p.device_requirements(&[TypeKey::new(types::F32_CPU_1D), TypeKey::new(key)]);
             assert_eq!(req.len(), 1);
             assert_eq!(req[0].capability, "cuda-tensorflow-tfe-linux-x86_64");
+            let device = req[0].device.as_ref().unwrap();
+            assert_eq!(device.runtime.as_deref(), Some("tensorflow-tfe"));
+            assert!(device.reuse_domain_runtime);
+            let pins: Vec<String> = req[0]
+                .runtimes
+                .iter()
+                .map(|r| format!("{} {}", r.name, r.version))
+                .collect();
+            assert_eq!(pins, ["tensorflow 2.21.0", "cpython 3.11"]);
         }
     }
 

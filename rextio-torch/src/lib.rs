@@ -135,6 +135,11 @@ pub const CUDA_PROVIDER: &str = "rextio-device-cuda";
 /// The capability the CUDA E2 slice needs: build-only reuse of PyTorch's libtorch CUDA runtime.
 pub const CUDA_CAPABILITY: &str = "cuda-libtorch-linux-x86_64";
 
+/// The exact torch wheel whose libtorch generated code links.
+pub const TORCH_VERSION: &str = "2.13.0";
+/// The exact `tch` the runtime is built with (the workspace pins the same; a test checks).
+pub const TCH_VERSION: &str = "0.26.0";
+
 /// The rextio-torch plugin.
 pub struct TorchPlugin {
     rules: Vec<RuleRecord>,
@@ -165,7 +170,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.12.0"
+        "1.13.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")
@@ -237,9 +242,9 @@ impl Plugin for TorchPlugin {
     }
     fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
         vec![
-            // tch 0.26.0 links exactly this libtorch.
+            // tch links exactly this libtorch.
             rextio_plugin_api::PythonRequirement {
-                requirement: "torch==2.13.0".into(),
+                requirement: format!("torch=={TORCH_VERSION}"),
                 distribution: "torch".into(),
                 editable_path: None,
             },
@@ -259,12 +264,33 @@ impl Plugin for TorchPlugin {
         if cuda.is_empty() {
             return Vec::new();
         }
+        let strings = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
         vec![DeviceRequirement {
             capability: CUDA_CAPABILITY.to_owned(),
             reason: format!(
                 "the CUDA E2 slice runs on cuda:0 through PyTorch's libtorch ({})",
                 cuda.join(", ")
             ),
+            // Generated code calls libtorch under no-grad, for inference, on strided tensors in
+            // cuda:0's memory; it reuses libtorch's runtime and names no architecture.
+            device: Some(rextio_plugin_api::DeviceSpec {
+                logical_device: "gpu:0".into(),
+                backend: "cuda".into(),
+                runtime: Some("libtorch".into()),
+                features: strings(&["inference", "no-grad"]),
+                layouts: strings(&["strided"]),
+                memory_spaces: strings(&["device"]),
+                architectures: Vec::new(),
+                reuse_domain_runtime: true,
+            }),
+            runtimes: vec![
+                rextio_plugin_api::RuntimePin::new(
+                    "libtorch",
+                    TORCH_VERSION,
+                    &["cuda", "pytorch-wheel"],
+                ),
+                rextio_plugin_api::RuntimePin::new("tch", TCH_VERSION, &["cuda"]),
+            ],
         }]
     }
     fn runtime_support_crates(&self) -> Vec<CrateDependency> {
@@ -332,7 +358,30 @@ mod tests {
             assert_eq!(req.len(), 1);
             assert_eq!(req[0].capability, "cuda-libtorch-linux-x86_64");
             assert!(req[0].reason.contains(key), "{}", req[0].reason);
+            let device = req[0].device.as_ref().unwrap();
+            assert_eq!(device.runtime.as_deref(), Some("libtorch"));
+            assert!(device.reuse_domain_runtime && device.architectures.is_empty());
+            let pins: Vec<String> = req[0]
+                .runtimes
+                .iter()
+                .map(|r| format!("{} {}", r.name, r.version))
+                .collect();
+            assert_eq!(pins, ["libtorch 2.13.0", "tch 0.26.0"]);
         }
+    }
+
+    #[test]
+    fn the_stated_pins_are_the_ones_the_build_uses() {
+        // The workspace manifest pins tch; the project venv's torch is the one tch links.
+        let workspace = include_str!("../../Cargo.toml");
+        assert!(
+            workspace.contains(&format!("tch = {{ version = \"={TCH_VERSION}\"")),
+            "the workspace pins another tch than TCH_VERSION"
+        );
+        let tch_sys = include_str!("../../Cargo.lock");
+        assert!(tch_sys.contains(&format!("name = \"tch\"\nversion = \"{TCH_VERSION}\"")));
+        let python = TorchPlugin::new().python_requirements();
+        assert_eq!(python[0].requirement, format!("torch=={TORCH_VERSION}"));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use rextio_device_cuda::probe::ProbeStatus;
 use rextio_device_cuda::{CudaDeviceProvider, ProbeReport, SyntheticProbe};
 use rextio_host::report::{CheckReport, FunctionReport};
 use rextio_host::{BuildOptions, Project, Registry};
+use rextio_plugin_api::*;
 use std::path::Path;
 
 const TORCH_CAPABILITY: &str = "cuda-libtorch-linux-x86_64";
@@ -176,6 +177,56 @@ fn assert_no_transfers(lib: &str) {
     }
 }
 
+/// The generated crate carries the target provider's contribution and links no CUDA library of
+/// its own: `Cargo.toml` names exactly `contributed` beyond the plugins' crates, no crate or
+/// source asks the linker for a CUDA library or opens the driver, and the crate's target record
+/// names the checked requirement, the lane and its resources.
+fn assert_carries_contribution(dir: &Path, capability: &str, lane: &str, contributed: &[&str]) {
+    let crate_dir = dir.join(".rextio/build/crate");
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap()).unwrap();
+    let deps = manifest["dependencies"].as_table().unwrap();
+    for name in contributed {
+        assert!(
+            deps.contains_key(*name),
+            "Cargo.toml lacks `{name}`: {deps:?}"
+        );
+    }
+    for name in deps.keys() {
+        assert!(
+            !name.contains("cuda") || contributed.contains(&name.as_str()),
+            "Cargo.toml names `{name}`"
+        );
+    }
+    assert!(!manifest.contains_key("build-dependencies") && !crate_dir.join("build.rs").exists());
+    let package = manifest["package"].as_table().unwrap();
+    assert!(!package.contains_key("links") && !package.contains_key("build"));
+    let lib = generated_lib(dir);
+    for needle in ["#[link", "libcuda", "dlopen", "cuInit", "rustc-link-lib"] {
+        assert!(!lib.contains(needle), "generated crate contains `{needle}`");
+    }
+    let stamp: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate_dir.join(rextio_host::project::TARGET_STAMP)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stamp["provider"], "rextio-device-cuda");
+    assert_eq!(stamp["capability"], capability);
+    assert_eq!(stamp["lock"]["contribution"]["lane"], lane);
+    assert_eq!(stamp["lock"]["support_claim"], false);
+    assert_eq!(stamp["requirements"], stamp["lock"]["domain_requirements"]);
+    assert_eq!(
+        stamp["requirements"]["devices"].as_array().unwrap().len(),
+        1
+    );
+    let listed: Vec<&str> = stamp["contribution"]["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d.as_str())
+        .collect();
+    assert_eq!(listed, contributed);
+}
+
 fn assert_kept_on_python_with_rxt019(report: &CheckReport, qualname: &str, why: &str) {
     let f = function(report, qualname);
     assert_eq!(f.route.label(), "fallback-python", "{qualname}");
@@ -248,6 +299,14 @@ fn torch_cuda_slice_with_synthetic_probe_is_native_and_its_crate_compiles() {
         assert!(lib.contains(needle), "generated crate lacks `{needle}`");
     }
     assert_no_transfers(&lib);
+    assert_carries_contribution(dir.path(), TORCH_CAPABILITY, "libtorch-reuse", &[]);
+    let requirements = t.requirements.as_ref().unwrap();
+    assert_eq!(requirements.devices[0].runtime.as_deref(), Some("libtorch"));
+    let lock = out.report.target.as_ref().unwrap().lock.as_ref().unwrap();
+    assert_eq!(
+        lock["domain_requirements"],
+        serde_json::to_value(requirements).unwrap()
+    );
 }
 
 #[test]
@@ -274,7 +333,11 @@ fn torch_cuda_slice_without_the_exact_authorisation_stays_on_python_with_rxt019(
         Some(&target(TF_CAPABILITY)),
     );
     let report = check(dir.path(), &ready);
-    assert!(report.target.as_ref().unwrap().ready);
+    // No function requires that capability, so the provider has nothing to authorise.
+    let t = report.target.as_ref().unwrap();
+    assert!(!t.ready);
+    assert_eq!(t.reason_code.as_deref(), Some("requirement-missing"));
+    assert_eq!(t.requirements.as_ref().map(|r| r.devices.len()), Some(0));
     assert_kept_on_python_with_rxt019(&report, "cudatorch.lanes.head", TORCH_CAPABILITY);
     assert_kept_on_python_with_rxt019(&report, "cudatorch.lanes.head", "not this capability");
     // The right capability, but the (synthetic) machine has no driver: not ready.
@@ -354,6 +417,16 @@ fn tensorflow_cuda_lane_with_synthetic_probe_is_native_and_its_crate_compiles() 
         assert!(lib.contains(needle), "generated crate lacks `{needle}`");
     }
     assert_no_transfers(&lib);
+    assert_carries_contribution(dir.path(), TF_CAPABILITY, "tensorflow-tfe-reuse", &[]);
+    let pins: Vec<&str> = t
+        .requirements
+        .as_ref()
+        .unwrap()
+        .runtimes
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(pins, ["tensorflow", "cpython"]);
 }
 
 #[test]
@@ -399,5 +472,293 @@ fn a_cpu_target_project_never_claims_cuda_forms() {
         assert!(!all.is_empty());
         assert!(all.iter().all(|r| !r.contains("cuda")), "{all:?}");
         assert!(f.diagnostics.iter().all(|d| d.code != "RXT019"));
+        // Configuration alone does not turn CPU code into GPU code: nothing requires the
+        // target, and the provider says so.
+        if let Some(t) = &report.target {
+            assert!(!t.ready);
+            assert_eq!(t.reason_code.as_deref(), Some("requirement-missing"));
+        }
     }
+}
+
+/// rextio-torch exactly, except for the device requirements it states, which the test edits and
+/// the plugin API version it declares: a plugin whose requirement disagrees with the provider's
+/// frozen contract (no real plugin does, so this is the only way to reach those codes).
+struct Stated {
+    torch: rextio_torch::TorchPlugin,
+    api: &'static str,
+    edit: fn(&mut Vec<DeviceRequirement>),
+}
+
+fn stated(api: &'static str, edit: fn(&mut Vec<DeviceRequirement>)) -> Stated {
+    Stated {
+        torch: rextio_torch::TorchPlugin::new(),
+        api,
+        edit,
+    }
+}
+
+impl Plugin for Stated {
+    fn id(&self) -> &str {
+        self.torch.id()
+    }
+    fn api_version(&self) -> &str {
+        self.api
+    }
+    fn version(&self) -> &str {
+        self.torch.version()
+    }
+    fn coverage(&self) -> Coverage {
+        self.torch.coverage()
+    }
+    fn rules(&self) -> &[RuleRecord] {
+        self.torch.rules()
+    }
+    fn diagnostic_codes(&self) -> &[CodeDoc] {
+        self.torch.diagnostic_codes()
+    }
+    fn type_vocabulary(&self) -> &[PluginType] {
+        self.torch.type_vocabulary()
+    }
+    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
+        self.torch.claim(site)
+    }
+    fn lower(
+        &self,
+        site: &ClaimedSite,
+        cx: &mut LoweringContext,
+    ) -> Result<LoweredExpr, LowerError> {
+        self.torch.lower(site, cx)
+    }
+    fn lower_region(
+        &self,
+        region: &Region,
+        cx: &RegionContext,
+    ) -> Result<Option<LoweredRegion>, LowerError> {
+        self.torch.lower_region(region, cx)
+    }
+    fn runtime_crate(&self) -> Option<CrateDependency> {
+        self.torch.runtime_crate()
+    }
+    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
+        self.torch.runtime_support_crates()
+    }
+    fn function_scope_guard(&self, f: &FunctionScope) -> Option<ScopeGuard> {
+        self.torch.function_scope_guard(f)
+    }
+    fn detached_body(&self, f: &FunctionScope) -> Option<DetachedBody> {
+        self.torch.detached_body(f)
+    }
+    fn module_init(&self) -> Option<ModuleInit> {
+        self.torch.module_init()
+    }
+    fn python_requirements(&self) -> Vec<PythonRequirement> {
+        self.torch.python_requirements()
+    }
+    fn device_requirements(&self, used: &[TypeKey]) -> Vec<DeviceRequirement> {
+        let mut reqs = self.torch.device_requirements(used);
+        if !reqs.is_empty() {
+            (self.edit)(&mut reqs);
+        }
+        reqs
+    }
+}
+
+fn registry_with(plugin: Stated, report: ProbeReport) -> Registry {
+    Registry::builder()
+        .plugin(plugin)
+        .provider(CudaDeviceProvider::with_probe_runner(SyntheticProbe::new(
+            report,
+        )))
+        .build()
+        .unwrap()
+}
+
+fn check_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".rextio/reports/check.json")).unwrap())
+        .unwrap()
+}
+
+fn device(reqs: &mut [DeviceRequirement]) -> &mut DeviceSpec {
+    reqs[0].device.as_mut().unwrap()
+}
+
+#[test]
+fn a_requirement_that_disagrees_with_the_frozen_contract_keeps_the_lane_on_python() {
+    type Edit = fn(&mut Vec<DeviceRequirement>);
+    let rows: [(&str, Edit, &str); 9] = [
+        (
+            "the tch pin",
+            |r| r[0].runtimes[1].version = "0.24.0".into(),
+            "runtime-pin-mismatch",
+        ),
+        (
+            "a missing pin",
+            |r| drop(r[0].runtimes.pop()),
+            "runtime-pin-mismatch",
+        ),
+        (
+            "a pin for another build",
+            |r| r[0].runtimes[0].tags = vec!["rocm".into()],
+            "runtime-pin-mismatch",
+        ),
+        (
+            "the SM",
+            |r| device(r).architectures = vec!["sm_80".into()],
+            "requirement-sm-mismatch",
+        ),
+        (
+            "the runtime",
+            |r| device(r).runtime = Some("tensorflow-tfe".into()),
+            "requirement-mismatch",
+        ),
+        (
+            "a feature",
+            |r| device(r).features.push("training".into()),
+            "requirement-mismatch",
+        ),
+        (
+            "the memory space",
+            |r| device(r).memory_spaces = vec!["host".into()],
+            "requirement-mismatch",
+        ),
+        (
+            "no device facts",
+            |r| r[0].device = None,
+            "requirement-missing",
+        ),
+        (
+            "a second device",
+            |r| {
+                let mut other = r[0].clone();
+                if let Some(d) = other.device.as_mut() {
+                    d.logical_device = "gpu:1".into();
+                }
+                r.push(other);
+            },
+            "requirement-ambiguous",
+        ),
+    ];
+    for (what, edit, code) in rows {
+        let registry = registry_with(stated("1.13.0", edit), synthetic_h100());
+        let dir = project(
+            "rextio-torch",
+            "cudatorch",
+            TORCH_SRC,
+            Some(&target(TORCH_CAPABILITY)),
+        );
+        let report = check(dir.path(), &registry);
+        let json = check_json(dir.path());
+        assert_eq!(json["target"]["ready"], false, "{what}");
+        assert_eq!(
+            json["target"]["reason_code"], code,
+            "{what}: {}",
+            json["target"]
+        );
+        assert_eq!(json["target"]["status"], "unsupported", "{what}");
+        // check.json shows what the provider was asked to check.
+        let mut stated_reqs = rextio_torch::TorchPlugin::new()
+            .device_requirements(&[TypeKey::new(rextio_torch::types::F32_CUDA0_2D)]);
+        edit(&mut stated_reqs);
+        let devices: Vec<&DeviceSpec> = stated_reqs
+            .iter()
+            .filter_map(|r| r.device.as_ref())
+            .collect();
+        assert_eq!(
+            json["target"]["requirements"]["devices"],
+            serde_json::to_value(&devices).unwrap(),
+            "{what}"
+        );
+        for name in ["head", "nested"] {
+            assert_kept_on_python_with_rxt019(&report, &format!("cudatorch.lanes.{name}"), code);
+        }
+        assert_eq!(
+            function(&report, "cudatorch.lanes.cpu_head").route.label(),
+            "native-plugin:rextio-torch",
+            "{what}"
+        );
+    }
+
+    // The same plugin stating the contract's facts is authorised.
+    let registry = registry_with(stated("1.13.0", |_| {}), synthetic_h100());
+    let dir = project(
+        "rextio-torch",
+        "cudatorch",
+        TORCH_SRC,
+        Some(&target(TORCH_CAPABILITY)),
+    );
+    let report = check(dir.path(), &registry);
+    assert!(report.target.as_ref().unwrap().ready);
+    assert_eq!(
+        function(&report, "cudatorch.lanes.head").route.label(),
+        "native-plugin:rextio-torch"
+    );
+    let json = check_json(dir.path());
+    assert_eq!(json["target"]["requirements"]["runtimes"][1]["name"], "tch");
+
+    // A plugin written for plugin API 1.12 states no facts: the host supplies none, the provider
+    // skips that check (as before the facts existed), and check.json shows no requirements.
+    let registry = registry_with(
+        stated("1.12.0", |r| r[0].runtimes.clear()),
+        synthetic_h100(),
+    );
+    let report = check(dir.path(), &registry);
+    let t = report.target.as_ref().unwrap();
+    assert!(t.ready && t.requirements.is_none(), "{t:?}");
+    assert!(check_json(dir.path())["target"]
+        .get("requirements")
+        .is_none());
+}
+
+#[test]
+fn a_raw_driver_lane_contributes_the_providers_runtime_crate_and_builds() {
+    // A plugin stating a route that drives the device itself (no framework runtime) on the
+    // raw-driver lane: the provider contributes its own crate, whose `runtime` loads the driver
+    // through the reviewed loader; the generated crate depends on it (an embedded copy, not this
+    // checkout), builds, and still links no CUDA library.
+    let raw = stated("1.13.0", |r| {
+        r[0].capability = "cuda-linux-x86_64".into();
+        r[0].runtimes.clear();
+        let d = device(r);
+        d.runtime = None;
+        d.reuse_domain_runtime = false;
+    });
+    let registry = registry_with(raw, synthetic_h100());
+    let dir = project(
+        "rextio-torch",
+        "cudaraw",
+        TORCH_SRC,
+        Some(&target("cuda-linux-x86_64")),
+    );
+    let out = build_strict(dir.path(), &registry);
+    let t = out.check.report.target.as_ref().unwrap();
+    assert!(t.ready, "{t:?}");
+    // rextio-torch lowers its CUDA slice only under the libtorch lane's authorisation, so under
+    // this one the CUDA functions stay on Python (RXT014 naming the authorisation it holds);
+    // the CPU function keeps the crate, which is built with the contributed crate.
+    let head = function(&out.check.report, "cudaraw.lanes.head");
+    assert_eq!(head.route.label(), "fallback-python");
+    assert!(
+        head.diagnostics.iter().any(|d| d.code == "RXT014"
+            && d.message
+                .contains("`cuda-linux-x86_64` from `rextio-device-cuda`")),
+        "{:?}",
+        head.diagnostics
+    );
+    assert_eq!(
+        function(&out.check.report, "cudaraw.lanes.cpu_head")
+            .route
+            .label(),
+        "native-plugin:rextio-torch"
+    );
+    assert_eq!(
+        out.report.cargo.status,
+        rextio_host::report::CargoStatus::Ok
+    );
+    assert_carries_contribution(
+        dir.path(),
+        "cuda-linux-x86_64",
+        "raw-driver",
+        &["rextio-device-cuda"],
+    );
 }

@@ -317,9 +317,10 @@ fn check_interpreter(py: Python<'_>) -> Result<(), BindError> {
             ))
         })
         .map_err(|e| py_fail("sys.version_info", e))?;
-    if name != "cpython" || (major, minor) != (3, 11) {
+    let (abi_major, abi_minor) = crate::EAGER_ABI_PYTHON;
+    if name != "cpython" || (major, minor) != crate::EAGER_ABI_PYTHON {
         return fail(format!(
-            "the private EagerTensor bridge is pinned to CPython 3.11, this is {name} {major}.{minor}"
+            "the private EagerTensor bridge is pinned to CPython {abi_major}.{abi_minor}, this is {name} {major}.{minor}"
         ));
     }
     let machine: String = py
