@@ -6,14 +6,7 @@
 mod build_shim;
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(rextio_embedded_sources)");
-    match rextio_embed::embed_crate() {
-        Ok(()) => println!("cargo::rustc-cfg=rextio_embedded_sources"),
-        Err(e) => {
-            eprintln!("cannot embed the crate's sources: {e}");
-            std::process::exit(1);
-        }
-    }
+    rextio_embed::embed_or_exit();
     if std::env::var_os("CARGO_FEATURE_RUNTIME").is_some() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shim");
         if let Err(e) = build_shim::compile(&dir) {

@@ -88,17 +88,14 @@ impl ReuseContract {
 
     /// The device requirement a domain plugin must emit for this lane (no SM cross-check).
     pub fn device_requirement(&self) -> CudaDeviceRequirement {
-        let owned = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
-        CudaDeviceRequirement {
-            logical_device: REUSE_LOGICAL_DEVICE.to_owned(),
-            backend: CUDA_BACKEND.to_owned(),
-            runtime: Some(self.runtime.to_owned()),
-            features: owned(self.features),
-            layouts: owned(self.layouts),
-            memory_spaces: owned(self.memory_spaces),
-            architectures: Vec::new(),
-            reuse_domain_runtime: true,
-        }
+        CudaDeviceRequirement::reusing(
+            REUSE_LOGICAL_DEVICE,
+            CUDA_BACKEND,
+            self.runtime,
+            self.features,
+            self.layouts,
+            self.memory_spaces,
+        )
     }
 }
 

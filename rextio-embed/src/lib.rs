@@ -260,6 +260,20 @@ fn src_files(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, PathBuf)>) -> Resul
     Ok(())
 }
 
+/// The whole of an embedding crate's build script: [`embed_crate`], then set the
+/// `rextio_embedded_sources` cfg (declared for check-cfg) on success, or stop the build with the
+/// reason.
+pub fn embed_or_exit() {
+    println!("cargo::rustc-check-cfg=cfg(rextio_embedded_sources)");
+    match embed_crate() {
+        Ok(()) => println!("cargo::rustc-cfg=rextio_embedded_sources"),
+        Err(e) => {
+            eprintln!("cannot embed the crate's sources: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// Write `$OUT_DIR/embedded_sources.rs` for the crate being built (call from its build script;
 /// `include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"))` then defines
 /// `EMBEDDED_SOURCES: &[(&str, &str)]`, relative path and text).

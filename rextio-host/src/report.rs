@@ -189,13 +189,7 @@ pub fn render_text(report: &CheckReport, sources: &[SourceModule]) -> String {
                 );
             }
             for pin in &r.runtimes {
-                let _ = writeln!(
-                    out,
-                    "  requires {} {} [{}]",
-                    pin.name,
-                    pin.version,
-                    pin.tags.join(", ")
-                );
+                let _ = writeln!(out, "  requires {pin}");
             }
         }
     }

@@ -43,6 +43,31 @@ pub struct DeviceSpec {
     pub reuse_domain_runtime: bool,
 }
 
+impl DeviceSpec {
+    /// A route on `logical_device` of `backend` that reuses the framework runtime `runtime`
+    /// (its tensors, allocator and streams) and names no architecture.
+    pub fn reusing(
+        logical_device: &str,
+        backend: &str,
+        runtime: &str,
+        features: &[&str],
+        layouts: &[&str],
+        memory_spaces: &[&str],
+    ) -> DeviceSpec {
+        let owned = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
+        DeviceSpec {
+            logical_device: logical_device.to_owned(),
+            backend: backend.to_owned(),
+            runtime: Some(runtime.to_owned()),
+            features: owned(features),
+            layouts: owned(layouts),
+            memory_spaces: owned(memory_spaces),
+            architectures: Vec::new(),
+            reuse_domain_runtime: true,
+        }
+    }
+}
+
 /// An exact runtime a route depends on (`tch 0.26.0 [cuda]`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +78,19 @@ pub struct RuntimePin {
     pub version: String,
     /// Qualifiers (`cuda`, `pytorch-wheel`, ...).
     pub tags: Vec<String>,
+}
+
+impl std::fmt::Display for RuntimePin {
+    /// `tch 0.26.0 [cuda]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} [{}]",
+            self.name,
+            self.version,
+            self.tags.join(", ")
+        )
+    }
 }
 
 impl RuntimePin {

@@ -174,7 +174,6 @@ impl Plugin for TensorflowPlugin {
         if gpu.is_empty() {
             return Vec::new();
         }
-        let strings = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
         let (major, minor) = EAGER_ABI_PYTHON;
         vec![DeviceRequirement {
             capability: CUDA_CAPABILITY.to_owned(),
@@ -184,16 +183,14 @@ impl Plugin for TensorflowPlugin {
             ),
             // Generated code runs TFE ops eagerly, for inference, on tensors TensorFlow placed
             // in GPU:0's memory; it reuses TensorFlow's runtime and names no architecture.
-            device: Some(rextio_plugin_api::DeviceSpec {
-                logical_device: "gpu:0".into(),
-                backend: "cuda".into(),
-                runtime: Some("tensorflow-tfe".into()),
-                features: strings(&["eager", "inference", "no-grad"]),
-                layouts: strings(&["dense"]),
-                memory_spaces: strings(&["device"]),
-                architectures: Vec::new(),
-                reuse_domain_runtime: true,
-            }),
+            device: Some(rextio_plugin_api::DeviceSpec::reusing(
+                "gpu:0",
+                "cuda",
+                "tensorflow-tfe",
+                &["eager", "inference", "no-grad"],
+                &["dense"],
+                &["device"],
+            )),
             runtimes: vec![
                 rextio_plugin_api::RuntimePin::new(
                     "tensorflow",
@@ -272,12 +269,14 @@ mod tests {
             let device = req[0].device.as_ref().unwrap();
             assert_eq!(device.runtime.as_deref(), Some("tensorflow-tfe"));
             assert!(device.reuse_domain_runtime);
-            let pins: Vec<String> = req[0]
-                .runtimes
-                .iter()
-                .map(|r| format!("{} {}", r.name, r.version))
-                .collect();
-            assert_eq!(pins, ["tensorflow 2.21.0", "cpython 3.11"]);
+            let pins: Vec<String> = req[0].runtimes.iter().map(|r| r.to_string()).collect();
+            assert_eq!(
+                pins,
+                [
+                    "tensorflow 2.21.0 [cuda, python-wheel, tfe-c-api]",
+                    "cpython 3.11 [private-eager-abi]"
+                ]
+            );
         }
     }
 

@@ -264,7 +264,6 @@ impl Plugin for TorchPlugin {
         if cuda.is_empty() {
             return Vec::new();
         }
-        let strings = |xs: &[&str]| xs.iter().map(|x| (*x).to_owned()).collect();
         vec![DeviceRequirement {
             capability: CUDA_CAPABILITY.to_owned(),
             reason: format!(
@@ -273,16 +272,14 @@ impl Plugin for TorchPlugin {
             ),
             // Generated code calls libtorch under no-grad, for inference, on strided tensors in
             // cuda:0's memory; it reuses libtorch's runtime and names no architecture.
-            device: Some(rextio_plugin_api::DeviceSpec {
-                logical_device: "gpu:0".into(),
-                backend: "cuda".into(),
-                runtime: Some("libtorch".into()),
-                features: strings(&["inference", "no-grad"]),
-                layouts: strings(&["strided"]),
-                memory_spaces: strings(&["device"]),
-                architectures: Vec::new(),
-                reuse_domain_runtime: true,
-            }),
+            device: Some(rextio_plugin_api::DeviceSpec::reusing(
+                "gpu:0",
+                "cuda",
+                "libtorch",
+                &["inference", "no-grad"],
+                &["strided"],
+                &["device"],
+            )),
             runtimes: vec![
                 rextio_plugin_api::RuntimePin::new(
                     "libtorch",
@@ -361,12 +358,11 @@ mod tests {
             let device = req[0].device.as_ref().unwrap();
             assert_eq!(device.runtime.as_deref(), Some("libtorch"));
             assert!(device.reuse_domain_runtime && device.architectures.is_empty());
-            let pins: Vec<String> = req[0]
-                .runtimes
-                .iter()
-                .map(|r| format!("{} {}", r.name, r.version))
-                .collect();
-            assert_eq!(pins, ["libtorch 2.13.0", "tch 0.26.0"]);
+            let pins: Vec<String> = req[0].runtimes.iter().map(|r| r.to_string()).collect();
+            assert_eq!(
+                pins,
+                ["libtorch 2.13.0 [cuda, pytorch-wheel]", "tch 0.26.0 [cuda]"]
+            );
         }
     }
 

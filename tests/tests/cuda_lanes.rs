@@ -105,6 +105,16 @@ def cpu_head(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF
     return tf.reduce_mean(h, axis=1)
 "#;
 
+/// The torch lanes project with a `[target]` for the libtorch capability.
+fn torch_cuda_project() -> tempfile::TempDir {
+    project(
+        "rextio-torch",
+        "cudatorch",
+        TORCH_SRC,
+        Some(&target(TORCH_CAPABILITY)),
+    )
+}
+
 /// A project in a temporary directory: `src/<package>/lanes.py` and a rextio.toml with the
 /// plugin enabled and the optional `[target]`.
 fn project(plugin: &str, package: &str, source: &str, target: Option<&str>) -> tempfile::TempDir {
@@ -241,12 +251,7 @@ fn assert_kept_on_python_with_rxt019(report: &CheckReport, qualname: &str, why: 
 #[test]
 fn torch_cuda_slice_with_synthetic_probe_is_native_and_its_crate_compiles() {
     let registry = registry_with_synthetic_probe(synthetic_h100());
-    let dir = project(
-        "rextio-torch",
-        "cudatorch",
-        TORCH_SRC,
-        Some(&target(TORCH_CAPABILITY)),
-    );
+    let dir = torch_cuda_project();
     let out = build_strict(dir.path(), &registry);
     let report = &out.check.report;
     let t = report.target.as_ref().unwrap();
@@ -343,12 +348,7 @@ fn torch_cuda_slice_without_the_exact_authorisation_stays_on_python_with_rxt019(
     // The right capability, but the (synthetic) machine has no driver: not ready.
     let no_driver =
         registry_with_synthetic_probe(ProbeReport::with_status(ProbeStatus::DriverMissing));
-    let dir = project(
-        "rextio-torch",
-        "cudatorch",
-        TORCH_SRC,
-        Some(&target(TORCH_CAPABILITY)),
-    );
+    let dir = torch_cuda_project();
     let report = check(dir.path(), &no_driver);
     let t = report.target.as_ref().unwrap();
     assert!(!t.ready);
@@ -681,12 +681,7 @@ fn a_requirement_that_disagrees_with_the_frozen_contract_keeps_the_lane_on_pytho
 
     // The same plugin stating the contract's facts is authorised.
     let registry = registry_with(stated("1.13.0", |_| {}), synthetic_h100());
-    let dir = project(
-        "rextio-torch",
-        "cudatorch",
-        TORCH_SRC,
-        Some(&target(TORCH_CAPABILITY)),
-    );
+    let dir = torch_cuda_project();
     let report = check(dir.path(), &registry);
     assert!(report.target.as_ref().unwrap().ready);
     assert_eq!(
