@@ -1,0 +1,379 @@
+//! One native function: its body, the PyO3 wrapper with the boundary conversions, guards and
+//! the detached-body runner.
+
+use super::*;
+
+/// A native function as Rust items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoweredFunction {
+    /// `module.function`.
+    pub qualname: String,
+    /// The Python name.
+    pub name: String,
+    /// Identifier of the `#[pyfunction]`; `None` for a body only native callers call.
+    pub rust_fn: Option<String>,
+    /// The Rust items (body function + `#[pyfunction]` wrapper), pretty-printed.
+    pub items: String,
+    /// Plugins whose sites it uses.
+    pub plugins: BTreeSet<String>,
+    /// For a compiled method: how the Python wrapper binds it to its class.
+    pub method: Option<MethodBinding>,
+    /// The Rust identifier of the static holding the function's original Python function, when
+    /// its boundary may run it (inside an original module method, where eager semantics such as
+    /// autograd recording apply).
+    pub original: Option<String>,
+    /// The rules of its sites, as `(plugin, rule)`, for diagnostics about this function.
+    pub rules: BTreeSet<(String, String)>,
+}
+
+/// How a compiled method is bound over the original in its class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodBinding {
+    /// The class's Python name.
+    pub class: String,
+    /// The instance parameter's name.
+    pub self_name: String,
+    /// The other parameters' names.
+    pub params: Vec<String>,
+    /// The Rust identifier of its counters.
+    pub stats: String,
+}
+
+/// Code converting the native result `value` of type `ty` to a Python object
+/// (`PyResult<Py<PyAny>>`): the plugin's wrapper for its types, PyO3 for scalars, and a Python
+/// tuple of converted elements for tuples.
+fn boundary_out(registry: &Registry, ty: &ValueType, value: TokenStream) -> LResult<TokenStream> {
+    Ok(match ty {
+        ValueType::Plugin(k) => match registry.plugin_type(k) {
+            Some(t) => {
+                let w: syn::Path = parse("boundary wrapper", &t.wrap_fn).map_err(fail)?;
+                quote!(#w(__rx_py, #value))
+            }
+            None => return Err(fail(format!("type `{k}` has no boundary"))),
+        },
+        ValueType::Tuple(items) => {
+            let names: Vec<Ident> = (0..items.len())
+                .map(|i| format_ident!("__rx_item_{}", i))
+                .collect();
+            let converted = items
+                .iter()
+                .zip(&names)
+                .map(|(t, n)| boundary_out(registry, t, quote!(#n)))
+                .collect::<LResult<Vec<_>>>()?;
+            quote!({
+                let (#(#names,)*) = #value;
+                let __rx_items: ::std::vec::Vec<::pyo3::Py<::pyo3::PyAny>> = ::std::vec![#(#converted?),*];
+                ::pyo3::types::PyTuple::new(__rx_py, __rx_items)
+                    .map(|t| ::pyo3::IntoPyObjectExt::into_py_any(t, __rx_py))?
+            })
+        }
+        _ => quote!(::pyo3::IntoPyObjectExt::into_py_any(#value, __rx_py)),
+    })
+}
+
+/// Pretty-print items as Rust source.
+pub(super) fn render(items: TokenStream) -> LResult<String> {
+    let file: syn::File = syn::parse2(items)
+        .map_err(|e| fail(format!("internal: generated items do not parse: {e}")))?;
+    Ok(prettyplease::unparse(&file))
+}
+
+/// Lower one native function. `index` makes its Rust identifiers unique in the crate;
+/// `callees` gives the index of every native function it may call.
+pub fn lower_function(
+    ir: &FnIr,
+    route_plugins: &[String],
+    registry: &Registry,
+    authorization: Option<&DeviceAuthorization>,
+    callees: &BTreeMap<String, usize>,
+    index: usize,
+    exposed: bool,
+) -> Result<LoweredFunction, Diagnostic> {
+    let mut moved = ir.clone();
+    crate::ownership::mark_moves(&mut moved);
+    let ir = &moved;
+    let mut guards = Vec::new();
+    let mut guard_active = BTreeSet::new();
+    for id in route_plugins {
+        let Some(reg) = registry.plugin(id) else {
+            return Err(fail(format!("plugin `{id}` is not registered")));
+        };
+        if !reg.negotiated.function_scope_guard {
+            continue;
+        }
+        let scope = FunctionScope {
+            qualname: ir.qualname.clone(),
+            rules: Vec::new(),
+        };
+        if let Some(g) = reg.plugin.function_scope_guard(&scope) {
+            let e: syn::Expr = parse("function-scope guard", &g.enter_expr)
+                .map_err(|m| fail(format!("plugin `{id}`: {m}")))?;
+            guards.push(e);
+            guard_active.insert(id.clone());
+        }
+    }
+    let mut lx = Lx {
+        registry,
+        callees,
+        authorization: authorization.cloned(),
+        guard_active,
+        loop_var: 0,
+        plugins: BTreeSet::new(),
+        rules: BTreeSet::new(),
+        uses: Vec::new(),
+        qualname: ir.qualname.clone(),
+        local_types: ir.locals.iter().cloned().collect(),
+        reads: region::reads(&ir.body),
+        regions: 0,
+        calls_native: false,
+    };
+    let ret_ty = lx.rust_type(&ir.ret)?;
+    let body_fn = format_ident!("__rx_body_{}", index);
+    let py_fn = format_ident!("__rx_fn_{}", index);
+
+    // The body: owned, typed parameters; Python semantics; every error is a PyErr.
+    let mut sig = Vec::new();
+    for p in &ir.params {
+        let (id, ty) = (local_ident(&p.name), lx.rust_type(&p.ty)?);
+        sig.push(quote!(mut #id: #ty));
+    }
+    let mut decls = Vec::new();
+    for (name, ty) in &ir.locals {
+        let (id, ty) = (local_ident(name), lx.rust_type(ty)?);
+        decls.push(quote!(let mut #id: #ty;));
+    }
+    let body = lx.block(&ir.body)?;
+    let uses = &lx.uses;
+    let doc = str_lit(&format!(" Native body of `{}`.", ir.qualname));
+    let unreachable = str_lit(&format!(
+        "rextio: native `{}` reached its end without returning",
+        ir.qualname
+    ));
+    let body_item = quote! {
+        #[doc = #doc]
+        fn #body_fn(#(#sig),*) -> ::pyo3::PyResult<#ret_ty> {
+            #(#uses)*
+            #(#decls)*
+            #body
+            #[allow(unreachable_code)]
+            Err(::pyo3::exceptions::PyRuntimeError::new_err(#unreachable))
+        }
+    };
+
+    let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
+    let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
+    let call = match detached_runner(registry, &lx, &ir.qualname)? {
+        Some(runner) => quote!(#runner(__rx_py, move || #body_fn(#(#args),*))),
+        None => quote!(#body_fn(#(#args),*)),
+    };
+    if let Some(m) = &ir.method {
+        let (reader, boundary, stats) =
+            method::method_items(&mut lx, ir, m, index, &guards, call, wrap)?;
+        // A method's reader is called by its callers' readers even when the method itself is
+        // not exposed; its boundary only when it is.
+        let items = if exposed {
+            render(quote!(#body_item #reader #boundary))?
+        } else {
+            render(quote!(#body_item #reader))?
+        };
+        return Ok(LoweredFunction {
+            qualname: ir.qualname.clone(),
+            name: ir.name.clone(),
+            rust_fn: exposed.then(|| py_fn.to_string()),
+            items,
+            plugins: lx.plugins,
+            rules: lx.rules,
+            method: exposed.then(|| MethodBinding {
+                class: m.class_name.clone(),
+                self_name: ir.params[0].name.clone(),
+                params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
+                stats: stats.to_string(),
+            }),
+            original: None,
+        });
+    }
+    // The boundary: convert inputs, hold the function-scope guards, convert the output.
+    let mut params = vec![quote!(__rx_py: ::pyo3::Python<'py>)];
+    let mut converts = Vec::new();
+    let mut originals = Vec::new();
+    let mut admits = Vec::new();
+    let qualname = str_lit(&ir.qualname);
+    for (position, p) in ir.params.iter().enumerate() {
+        let raw = param_ident(&p.name).map_err(fail)?;
+        let id = local_ident(&p.name);
+        let pname = str_lit(&p.name);
+        // A refused argument's error names the function, the parameter, its position and what
+        // was given; the message is built only on this failure path.
+        let refused = quote!(::rextio_plugin_api::runtime::boundary::argument_error(
+            __rx_e, #raw, #qualname, #pname, #position
+        ));
+        // Every argument arrives as a Python object and is converted below.
+        params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
+        originals.push(quote!(#raw.clone()));
+        match &p.ty {
+            ValueType::Plugin(k) => {
+                let Some(t) = registry.plugin_type(k) else {
+                    return Err(fail(format!("type `{k}` has no boundary")));
+                };
+                let extract: syn::Path =
+                    parse("boundary extractor", &t.extract_fn).map_err(fail)?;
+                if let Some(admit) = admit_fn(registry, k.namespace())? {
+                    admits.push(quote!(#admit(&#id).is_some()));
+                    // Inside an original module method, an input the native contract refuses
+                    // (another dtype after `.double()`) runs the original, as eager would.
+                    converts.push(quote! {
+                        let #id = match #extract(#raw, #pname) {
+                            ::std::result::Result::Ok(__rx_v) => __rx_v,
+                            ::std::result::Result::Err(__rx_e) => {
+                                if __rx_in_original {
+                                    if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                                        return ::std::result::Result::Ok(__rx_r);
+                                    }
+                                }
+                                return ::std::result::Result::Err(#refused);
+                            }
+                        };
+                    });
+                } else {
+                    converts.push(quote! {
+                        let #id = match #extract(#raw, #pname) {
+                            ::std::result::Result::Ok(__rx_v) => __rx_v,
+                            ::std::result::Result::Err(__rx_e) => {
+                                return ::std::result::Result::Err(#refused);
+                            }
+                        };
+                    });
+                }
+            }
+            other => {
+                // Scalars are converted here rather than by PyO3's signature, so that their
+                // errors say where and what as tensors' do.
+                let ty = lx.rust_type(other)?;
+                converts.push(quote! {
+                    let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => {
+                            return ::std::result::Result::Err(#refused);
+                        }
+                    };
+                });
+            }
+        }
+    }
+    // Inside an original module method (which runs instead of its native body so that eager
+    // semantics hold, autograd included), a native function whose plugin would not admit an
+    // input runs its original too.
+    let original = format_ident!("__RX_ORIG_{}", index);
+    let has_original = !admits.is_empty();
+    if has_original {
+        converts.insert(
+            0,
+            quote! {
+                let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();
+                let __rx_run_original = || -> ::pyo3::PyResult<::std::option::Option<::pyo3::Py<::pyo3::PyAny>>> {
+                    match #original.get(__rx_py) {
+                        ::std::option::Option::Some(__rx_f) => {
+                            let __rx_args = ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])?;
+                            ::rextio_plugin_api::runtime::modules::run_original(&__rx_f, __rx_args).map(::std::option::Option::Some)
+                        }
+                        ::std::option::Option::None => ::pyo3::PyResult::Ok(::std::option::Option::None),
+                    }
+                };
+            },
+        );
+        converts.push(quote! {
+            if __rx_in_original && (#(#admits)||*) {
+                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                    return ::std::result::Result::Ok(__rx_r);
+                }
+            }
+        });
+    }
+    let guard_names: Vec<Ident> = (0..guards.len())
+        .map(|i| format_ident!("__rx_guard_{}", i))
+        .collect();
+    let pyname = str_lit(&ir.name);
+    let original_item = if has_original {
+        quote!(static #original: ::rextio_plugin_api::runtime::modules::Original = ::rextio_plugin_api::runtime::modules::Original::new();)
+    } else {
+        TokenStream::new()
+    };
+    let wrapper_item = quote! {
+        #original_item
+
+        #[::pyo3::pyfunction]
+        #[pyo3(name = #pyname)]
+        fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+            #(#converts)*
+            let __rx_out = {
+                #(let #guard_names = #guards;)*
+                #call
+            }?;
+            #wrap
+        }
+    };
+    let items = if exposed {
+        render(quote!(#body_item #wrapper_item))?
+    } else {
+        render(body_item)?
+    };
+    Ok(LoweredFunction {
+        qualname: ir.qualname.clone(),
+        name: ir.name.clone(),
+        rust_fn: exposed.then(|| py_fn.to_string()),
+        items,
+        plugins: lx.plugins,
+        rules: lx.rules,
+        method: None,
+        original: (exposed && has_original).then(|| original.to_string()),
+    })
+}
+
+/// The admission check of a plugin's values (its module support), when it declares one.
+fn admit_fn(registry: &Registry, plugin: &str) -> LResult<Option<syn::Path>> {
+    let Some(reg) = registry.plugin(plugin) else {
+        return Ok(None);
+    };
+    if !reg.negotiated.module_classes {
+        return Ok(None);
+    }
+    reg.plugin
+        .module_support()
+        .map(|s| parse("module admission check", &s.admit_fn).map_err(fail))
+        .transpose()
+}
+
+/// The runner that executes this body and may release the GIL inside it: only when every plugin
+/// whose sites the body lowered offers the same one (API >= 1.10) and the body calls no other
+/// native function (a callee's plugins are not known here); `None` calls the body directly.
+fn detached_runner(registry: &Registry, lx: &Lx<'_>, qualname: &str) -> LResult<Option<syn::Path>> {
+    if lx.calls_native || lx.plugins.is_empty() {
+        return Ok(None);
+    }
+    let mut runner: Option<String> = None;
+    for id in &lx.plugins {
+        let Some(reg) = registry.plugin(id) else {
+            return Err(fail(format!("plugin `{id}` is not registered")));
+        };
+        if !reg.negotiated.detached_body {
+            return Ok(None);
+        }
+        let scope = FunctionScope {
+            qualname: qualname.to_owned(),
+            rules: lx
+                .rules
+                .iter()
+                .filter(|(p, _)| p == id)
+                .map(|(_, r)| r.clone())
+                .collect(),
+        };
+        match (reg.plugin.detached_body(&scope), &runner) {
+            (None, _) => return Ok(None),
+            (Some(d), Some(r)) if &d.runner != r => return Ok(None),
+            (Some(d), _) => runner = Some(d.runner),
+        }
+    }
+    runner
+        .map(|r| parse("detached-body runner", &r).map_err(fail))
+        .transpose()
+}
