@@ -31,26 +31,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The probe, written to a file and run as `python -E -s probe_python.py`. Python 2 syntax too,
 /// so that an old `python` on PATH is reported as too old rather than as a syntax error.
-pub const PROBE_SCRIPT: &str = r#"# Written by rextio: prints what this interpreter is, as one JSON object.
-import json
-import platform
-import struct
-import sys
-import sysconfig
-
-print(json.dumps({
-    "implementation": platform.python_implementation(),
-    "version": list(sys.version_info[:3]),
-    "sys_executable": sys.executable,
-    "prefix": sys.prefix,
-    "base_prefix": getattr(sys, "base_prefix", sys.prefix),
-    "platform": sysconfig.get_platform(),
-    "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
-    "soabi": sysconfig.get_config_var("SOABI"),
-    "abiflags": getattr(sys, "abiflags", ""),
-    "pointer_width": struct.calcsize("P") * 8,
-}))
-"#;
+pub const PROBE_SCRIPT: &str = include_str!("scripts/probe_python.py");
 
 /// What the probe printed.
 #[derive(Debug, Clone, Deserialize)]
@@ -379,16 +360,7 @@ pub fn probe_file() -> Result<PathBuf, String> {
 /// `Ok(None)` when every file compiles; `Ok(Some(e))` names the first that does not;
 /// `Err` when the interpreter could not be run.
 pub fn compile_sources(python: &Path, files: &[PathBuf]) -> Result<Option<CompileError>, String> {
-    const SCRIPT: &str = r#"import sys
-for p in sys.argv[1:]:
-    with open(p, "rb") as f:
-        src = f.read()
-    try:
-        compile(src, p, "exec", dont_inherit=True)
-    except SyntaxError as e:
-        sys.stdout.write("%s\0%d\0%d\0%s" % (p, e.lineno or 0, e.offset or 0, e.msg))
-        sys.exit(3)
-"#;
+    const SCRIPT: &str = include_str!("scripts/compile_sources.py");
     if files.is_empty() {
         return Ok(None);
     }
