@@ -3,7 +3,7 @@
 For every function of the certification module: native route (a builtin, not the Python body),
 parity with eager TensorFlow on random and special values (values, NaN/inf masks, signed zero,
 dtype, shape, device CPU:0), repeated calls, input non-mutation, output lifetime, no gradient-
-tape recording, boundary rejects with the seed's exact messages, and TensorFlow errors on
+tape recording, boundary rejects with their exact messages, and TensorFlow errors on
 incompatible shapes surfacing as `rextio-tensorflow:` exceptions with the same status code.
 Writes one JSON result per function, keyed by its qualified name (`module.function`). Exit
 status: 0 when every function passed, 1 when some failed (the result file says which), anything
@@ -235,7 +235,7 @@ def check_function(name, native, eager, kinds, qualname):
         if why:
             fail(f"lifetime: {why}")
         count("lifetime")
-    # Boundary rejects on the first tensor parameter, with the seed's exact messages.
+    # Boundary rejects on the first tensor parameter, with the boundary's exact messages.
     if tensor_idx and SELF_TEST:
         skipped.append("boundary")
     elif tensor_idx:
@@ -246,7 +246,7 @@ def check_function(name, native, eager, kinds, qualname):
         pname = list(inspect.signature(eager).parameters)[i]
 
         def expect(exc, message, value, given):
-            # The seed's message, then where (parameter, position, function) and what was given.
+            # The boundary's message, then where (parameter, position, function) and what was given.
             where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
             args = list(base)
             args[i] = value

@@ -72,7 +72,7 @@ pub const MINIMUM: &str = "RXTP-TENSORFLOW-033";
 /// `tf.transpose` outside the default-perm rank-2 form.
 pub const TRANSPOSE: &str = "RXTP-TENSORFLOW-039";
 
-/// A site with `GPU:0` tensors outside the exact build-only CUDA E3 lane.
+/// A site with `GPU:0` tensors outside the exact build-only CUDA lane.
 pub const CUDA_FORM: &str = "RXTP-TENSORFLOW-040";
 /// A site mixing `GPU:0` and CPU tensors (the lane never copies between host and device).
 pub const CUDA_DEVICE_MIX: &str = "RXTP-TENSORFLOW-041";

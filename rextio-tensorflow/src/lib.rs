@@ -28,9 +28,9 @@ use rextio_plugin_api::{
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-tensorflow";
 
-/// The device provider that may authorise the CUDA E3 lane.
+/// The device provider that may authorise the CUDA lane.
 pub const CUDA_PROVIDER: &str = "rextio-device-cuda";
-/// The capability the CUDA E3 lane needs: build-only reuse of TensorFlow's TFE runtime.
+/// The capability the CUDA lane needs: build-only reuse of TensorFlow's TFE runtime.
 pub const CUDA_CAPABILITY: &str = "cuda-tensorflow-tfe-linux-x86_64";
 
 /// The exact TensorFlow version the runtime binds (`tf.__version__` and `TF_Version()`).

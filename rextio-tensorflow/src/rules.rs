@@ -28,15 +28,15 @@ pub const TRANSPOSE: &str = "rextio-tensorflow/transpose-f32-cpu-2d";
 pub const BIAS_ADD: &str = "rextio-tensorflow/bias-add-nhwc-f32-cpu-2d";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-tensorflow/unsupported-tensor-surface";
-/// CUDA E3 lane: `tf.matmul(a, b)` on rank-2 `GPU:0` tensors.
+/// CUDA lane: `tf.matmul(a, b)` on rank-2 `GPU:0` tensors.
 pub const CUDA_MATMUL: &str = "rextio-tensorflow/cuda-matmul-f32-gpu0-2d";
-/// CUDA E3 lane: `tf.nn.bias_add(h, b)` (NHWC) on `GPU:0`.
+/// CUDA lane: `tf.nn.bias_add(h, b)` (NHWC) on `GPU:0`.
 pub const CUDA_BIAS_ADD: &str = "rextio-tensorflow/cuda-bias-add-nhwc-f32-gpu0-2d";
-/// CUDA E3 lane: `tf.nn.relu(h)` on a rank-2 `GPU:0` tensor.
+/// CUDA lane: `tf.nn.relu(h)` on a rank-2 `GPU:0` tensor.
 pub const CUDA_RELU: &str = "rextio-tensorflow/cuda-relu-f32-gpu0-2d";
-/// CUDA E3 lane: `tf.reduce_mean(h, axis=1)` on a rank-2 `GPU:0` tensor.
+/// CUDA lane: `tf.reduce_mean(h, axis=1)` on a rank-2 `GPU:0` tensor.
 pub const CUDA_REDUCE_MEAN_AXIS1: &str = "rextio-tensorflow/cuda-reduce-mean-axis1-f32-gpu0-2d";
-/// The CUDA E3 lane's rules, in chain order.
+/// The CUDA lane's rules, in chain order.
 pub const CUDA_RULES: &[&str] = &[
     CUDA_MATMUL,
     CUDA_BIAS_ADD,
@@ -400,7 +400,7 @@ pub fn records() -> Vec<RuleRecord> {
     out
 }
 
-/// The build-only CUDA E3 lane: lowered only with the exact `cuda-tensorflow-tfe-linux-x86_64`
+/// The build-only CUDA lane: lowered only with the exact `cuda-tensorflow-tfe-linux-x86_64`
 /// authorisation of `rextio-device-cuda`.
 fn cuda_records() -> Vec<RuleRecord> {
     const WHERE: &str = "float32 EagerTensors already on GPU:0 (TensorF32Gpu0_*); needs the \

@@ -9,9 +9,9 @@ pub const F32_CPU_2D: &str = "rextio-tensorflow/tensor-f32-cpu-2d";
 /// Type key of `TensorI64Cpu1D` (the default-int64 `tf.argmax` result).
 pub const I64_CPU_1D: &str = "rextio-tensorflow/tensor-i64-cpu-1d";
 
-/// Type key of `TensorF32Gpu0_1D` (the build-only CUDA E3 lane).
+/// Type key of `TensorF32Gpu0_1D` (the build-only CUDA lane).
 pub const F32_GPU0_1D: &str = "rextio-tensorflow/tensor-f32-gpu0-1d";
-/// Type key of `TensorF32Gpu0_2D` (the build-only CUDA E3 lane).
+/// Type key of `TensorF32Gpu0_2D` (the build-only CUDA lane).
 pub const F32_GPU0_2D: &str = "rextio-tensorflow/tensor-f32-gpu0-2d";
 
 /// The Rust type of the CUDA lane's tensors (a separate type: the lanes never mix).

@@ -212,7 +212,7 @@ def check_function(name, native, eager, kinds, qualname):
         pname = list(inspect.signature(eager).parameters)[i]
 
         def expect(exc, message, value, given):
-            # The seed's message, then where (parameter, position, function) and what was given.
+            # The boundary's message, then where (parameter, position, function) and what was given.
             where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
             args = list(base)
             args[i] = value

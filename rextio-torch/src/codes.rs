@@ -56,7 +56,7 @@ pub const MAX_DIM_FORM: &str = "RXTP-TORCH-025";
 /// Shape queries (`size`, `dim`, `numel`, `ndim`, `shape`, `len`) outside the static contract.
 pub const SHAPE_QUERY_FORM: &str = "RXTP-TORCH-026";
 
-/// A site with `cuda:0` tensors outside the exact build-only CUDA E2 slice.
+/// A site with `cuda:0` tensors outside the exact build-only CUDA lane.
 pub const CUDA_FORM: &str = "RXTP-TORCH-027";
 /// A site mixing `cuda:0` and CPU tensors (the slice never transfers between host and device).
 pub const CUDA_DEVICE_MIX: &str = "RXTP-TORCH-028";

@@ -175,13 +175,13 @@ entries! {
     Ndim => "ndim";
     /// `t.numel()`.
     Numel => "numel";
-    /// CUDA E2 slice: `a @ b`, both rank 2 on `cuda:0`.
+    /// CUDA lane: `a @ b`, both rank 2 on `cuda:0`.
     CudaMatmul => "cuda0_matmul_2d";
-    /// CUDA E2 slice: `h + bias`, rank 2 + rank 1 on `cuda:0`.
+    /// CUDA lane: `h + bias`, rank 2 + rank 1 on `cuda:0`.
     CudaAddBias => "cuda0_add_bias_2d_1d";
-    /// CUDA E2 slice: `h.relu()`, rank 2 on `cuda:0`.
+    /// CUDA lane: `h.relu()`, rank 2 on `cuda:0`.
     CudaRelu => "cuda0_relu_2d";
-    /// CUDA E2 slice: `h.mean(dim=1)`, rank 2 -> rank 1 on `cuda:0`.
+    /// CUDA lane: `h.mean(dim=1)`, rank 2 -> rank 1 on `cuda:0`.
     CudaMeanDim1 => "cuda0_mean_dim1_2d";
 }
 

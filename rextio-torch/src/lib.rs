@@ -130,9 +130,9 @@ pub const SYMBOLS: &[&str] = &[
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-torch";
 
-/// The device provider that may authorise the CUDA E2 slice.
+/// The device provider that may authorise the CUDA lane.
 pub const CUDA_PROVIDER: &str = "rextio-device-cuda";
-/// The capability the CUDA E2 slice needs: build-only reuse of PyTorch's libtorch CUDA runtime.
+/// The capability the CUDA lane needs: build-only reuse of PyTorch's libtorch CUDA runtime.
 pub const CUDA_CAPABILITY: &str = "cuda-libtorch-linux-x86_64";
 
 /// The exact torch wheel whose libtorch generated code links.

@@ -1,26 +1,25 @@
 //! Rule records: the documented surface (`rextio capabilities` lists them; the codes are in
-//! docs/diagnostics.md). Rule ids are `rextio-torch/...`; ids marked "beyond the seed" are forms
-//! added after the first release of the rule table.
+//! docs/diagnostics.md). Rule ids are `rextio-torch/...` and never change once published.
 
 use crate::codes;
 use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
 
-/// CUDA E2 slice: `a @ b`, both rank 2 on `cuda:0`.
+/// CUDA lane: `a @ b`, both rank 2 on `cuda:0`.
 pub const CUDA_MATMUL: &str = "rextio-torch/cuda0-tensor-matmul-f32-2d";
-/// CUDA E2 slice: `h + bias`, rank 2 + rank 1 on `cuda:0`.
+/// CUDA lane: `h + bias`, rank 2 + rank 1 on `cuda:0`.
 pub const CUDA_ADD_BIAS: &str = "rextio-torch/cuda0-tensor-add-bias-f32-2d-1d";
-/// CUDA E2 slice: `h.relu()`, rank 2 on `cuda:0`.
+/// CUDA lane: `h.relu()`, rank 2 on `cuda:0`.
 pub const CUDA_RELU: &str = "rextio-torch/cuda0-tensor-relu-f32-2d";
-/// CUDA E2 slice: `h.mean(dim=1)`, rank 2 -> rank 1 on `cuda:0`.
+/// CUDA lane: `h.mean(dim=1)`, rank 2 -> rank 1 on `cuda:0`.
 pub const CUDA_MEAN_DIM1: &str = "rextio-torch/cuda0-tensor-mean-dim1-f32-2d";
-/// The CUDA E2 slice's rules, in chain order.
+/// The CUDA lane's rules, in chain order.
 pub const CUDA_RULES: &[&str] = &[CUDA_MATMUL, CUDA_ADD_BIAS, CUDA_RELU, CUDA_MEAN_DIM1];
 
 /// `F.linear(x, w, b)`, three positional tensors.
 pub const LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-2d";
 /// `F.linear(x, w)`, `(x, w, None)`, `(x, w, bias=None)`.
 pub const LINEAR_NONE: &str = "rextio-torch/functional-linear-none-f32-cpu-2d";
-/// `F.linear` with tensor-valued keywords (beyond the seed).
+/// `F.linear` with tensor-valued keywords.
 pub const LINEAR_KEYWORDS: &str = "rextio-torch/functional-linear-keywords-f32-cpu-2d";
 /// `F.relu(t)` with omitted or literal `inplace=False`.
 pub const F_RELU: &str = "rextio-torch/functional-relu-f32-cpu-rank1-2";
@@ -34,9 +33,9 @@ pub const MATMUL_BINOP_MIXED: &str = "rextio-torch/tensor-matmul-f32-cpu-mixed-r
 pub const MATMUL_CALL: &str = "rextio-torch/tensor-matmul-call-f32-cpu-2d";
 /// `torch.matmul(a, b)` / `a.matmul(b)`, mixed ranks.
 pub const MATMUL_CALL_MIXED: &str = "rextio-torch/tensor-matmul-call-f32-cpu-mixed-rank";
-/// `.mean(dim=1, keepdim=False)` on rank 2 (the 0.1.0 form).
+/// `.mean(dim=1, keepdim=False)` on rank 2 (the dim=1 form).
 pub const MEAN_DIM1: &str = "rextio-torch/tensor-mean-dim1-f32-cpu-2d";
-/// `.sum(dim=1, keepdim=False)` on rank 2 (the 0.1.0 form).
+/// `.sum(dim=1, keepdim=False)` on rank 2 (the dim=1 form).
 pub const SUM_DIM1: &str = "rextio-torch/tensor-sum-dim1-f32-cpu-2d";
 /// Static-dim mean, method or function.
 pub const MEAN_STATIC: &str = "rextio-torch/mean-static-dim-f32-cpu-rank1-2";
@@ -96,7 +95,7 @@ pub const NDIM_ATTR: &str = "rextio-torch/tensor-attribute-ndim-int";
 pub const NUMEL: &str = "rextio-torch/tensor-numel-int";
 /// `len(t)`.
 pub const LEN: &str = "rextio-torch/builtin-len-tensor-int";
-/// `torch.cat(seq[, dim])` / `torch.concat(...)` of rank-2 tensors (beyond the seed).
+/// `torch.cat(seq[, dim])` / `torch.concat(...)` of rank-2 tensors.
 pub const CAT: &str = "rextio-torch/cat-static-dim-f32-cpu-2d";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-torch/unsupported-tensor-surface";
@@ -138,7 +137,7 @@ pub fn function_elementwise(name: &str) -> String {
     format!("rextio-torch/function-{name}-f32-cpu-rank1-2")
 }
 
-/// Tensor-scalar operator, either side (beyond the seed).
+/// Tensor-scalar operator, either side.
 pub fn scalar_elementwise(name: &str) -> String {
     format!("rextio-torch/tensor-{name}-scalar-f32-cpu-rank1-2")
 }
@@ -367,7 +366,7 @@ pub fn records() -> Vec<RuleRecord> {
     out
 }
 
-/// The build-only CUDA E2 slice: lowered only with the exact `cuda-libtorch-linux-x86_64`
+/// The build-only CUDA lane: lowered only with the exact `cuda-libtorch-linux-x86_64`
 /// authorisation of `rextio-device-cuda`; experimental until real-GPU evidence exists.
 fn cuda_records() -> Vec<RuleRecord> {
     use RuleScope::{BinOp, Method};

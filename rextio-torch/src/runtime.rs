@@ -315,7 +315,7 @@ pub fn extract_f32_cpu_2d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTo
     extract_f32_cpu(obj, 2)
 }
 
-/// The only device of the build-only CUDA E2 slice.
+/// The only device of the build-only CUDA lane.
 const CUDA0: Device = Device::Cuda(0);
 
 /// Boundary check for `TensorF32Cuda0_1D`: a strided float32 rank-1 tensor already on `cuda:0`
@@ -372,7 +372,7 @@ fn cuda0_result(r: Result<Tensor, TchError>, rank: usize, op: &str) -> PyResult<
     Ok(t)
 }
 
-/// CUDA E2 slice: `a @ b` with both operands rank 2 on `cuda:0` (libtorch's CUDA matmul; no
+/// CUDA lane: `a @ b` with both operands rank 2 on `cuda:0` (libtorch's CUDA matmul; no
 /// transfer).
 pub fn cuda0_matmul_2d(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(a, 2, "matmul")?;
@@ -380,20 +380,20 @@ pub fn cuda0_matmul_2d(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTo
     cuda0_result(a.tensor().f_matmul(b.tensor()), 2, "matmul")
 }
 
-/// CUDA E2 slice: `h + bias` with `h` rank 2 and `bias` rank 1, both on `cuda:0`.
+/// CUDA lane: `h + bias` with `h` rank 2 and `bias` rank 1, both on `cuda:0`.
 pub fn cuda0_add_bias_2d_1d(h: &RxtTorchTensor, bias: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "add")?;
     cuda0(bias, 1, "add")?;
     cuda0_result(h.tensor().f_add(bias.tensor()), 2, "add")
 }
 
-/// CUDA E2 slice: `h.relu()` on a rank-2 `cuda:0` tensor (out of place).
+/// CUDA lane: `h.relu()` on a rank-2 `cuda:0` tensor (out of place).
 pub fn cuda0_relu_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "relu")?;
     cuda0_result(h.tensor().f_relu(), 2, "relu")
 }
 
-/// CUDA E2 slice: `h.mean(dim=1)` on a rank-2 `cuda:0` tensor; the result is rank 1 on `cuda:0`.
+/// CUDA lane: `h.mean(dim=1)` on a rank-2 `cuda:0` tensor; the result is rank 1 on `cuda:0`.
 pub fn cuda0_mean_dim1_2d(h: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     cuda0(h, 2, "mean")?;
     cuda0_result(

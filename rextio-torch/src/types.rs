@@ -14,9 +14,9 @@ pub const BOOL_CPU_1D: &str = "rextio-torch/tensor-bool-cpu-1d";
 /// Type key of `TensorBoolCpu2D` (comparison results).
 pub const BOOL_CPU_2D: &str = "rextio-torch/tensor-bool-cpu-2d";
 
-/// Type key of `TensorF32Cuda0_1D` (the build-only CUDA E2 slice).
+/// Type key of `TensorF32Cuda0_1D` (the build-only CUDA lane).
 pub const F32_CUDA0_1D: &str = "rextio-torch/tensor-f32-cuda0-1d";
-/// Type key of `TensorF32Cuda0_2D` (the build-only CUDA E2 slice).
+/// Type key of `TensorF32Cuda0_2D` (the build-only CUDA lane).
 pub const F32_CUDA0_2D: &str = "rextio-torch/tensor-f32-cuda0-2d";
 
 /// The Rust type of every torch tensor value in generated code.

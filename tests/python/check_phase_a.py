@@ -62,7 +62,7 @@ assert_same(out, expected, "output lifetime")
 
 # Boundary rejects (native mode: no fallback can mask them).
 x, w, bias = torch.randn(2, 3), torch.randn(4, 3), torch.randn(4)
-# Each message is the seed's, then where and what (argument, position, function, given).
+# Each message is the boundary's, then where and what (argument, position, function, given).
 WHERE = "of phasea.kernels.inference, got"
 e = raises(TypeError, f, [[1.0]], w, bias)
 assert str(e) == f"rextio-torch: expected a torch.Tensor (argument 'x' at position 0 {WHERE} a list)", str(e)

@@ -113,13 +113,13 @@ del x
 gc.collect()
 assert np.array_equal(kept.numpy(), want, equal_nan=True), "a returned argument changed"
 
-# Boundary rejects with the seed's messages.
+# Boundary rejects with the boundary's messages.
 x, w, b = t(2, 12), t(12, 12), t(12)
 raises(TypeError, net.encode, x.numpy(), w, b, 1, match="expected a TensorFlow EagerTensor")
 raises(ValueError, net.encode, tf.cast(x, tf.float64), w, b, 1, match="float32")
 raises(ValueError, net.encode, b, w, b, 1, match="rank")
 raises(TypeError, net.encode, tf.Variable(x), w, b, 1, match="expected a TensorFlow EagerTensor")
-# The seed's message, then the argument, its position, the function and what was given.
+# The boundary's message, then the argument, its position, the function and what was given.
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 e = raises(ValueError, net.encode, tf.cast(x, tf.float64), w, b, 1)
 assert str(e) == f"rextio-tensorflow: expected a float32 tensor (argument 'x' at position 0 of tfmodel.net.encode, got a rank-2 float64 EagerTensor on {CPU0})", str(e)

@@ -5,8 +5,8 @@
 //! generated is ever loaded or executed; the crates are compiled with real cargo against the
 //! venv's CUDA-enabled torch wheel (libtorch) and the TFE-binding runtime.
 //!
-//! Asserted for each lane (rextio-torch's CUDA E2 slice on `cuda-libtorch-linux-x86_64`,
-//! rextio-tensorflow's CUDA E3 lane on `cuda-tensorflow-tfe-linux-x86_64`):
+//! Asserted for each lane (rextio-torch's CUDA lane on `cuda-libtorch-linux-x86_64`,
+//! rextio-tensorflow's CUDA lane on `cuda-tensorflow-tfe-linux-x86_64`):
 //! - with `[target]` authorising the capability: preflight ready, the slice's functions native
 //!   with the CUDA rules, the generated crate compiles (`strict`, so a compile error fails);
 //! - without `[target]`, with another capability, or with a provider that is not ready: the

@@ -6,7 +6,7 @@ on inputs produced by GPU ops (transposed/sliced: TensorFlow tensors are always 
 is the closest analogue of non-contiguous inputs); outputs float32 rank 1 on GPU:0; inputs
 recorded by a GradientTape are refused; boundary rejections. Transfers are checked by device
 placement only: the evidence says `runtime_transfer_profiled=false` and
-`kernel_activity_verified=false`, as the seed's closed schema requires.
+`kernel_activity_verified=false`, as the evidence's closed schema requires.
 """
 
 import argparse
@@ -83,7 +83,7 @@ def main():
         try:
             native(*inputs)
         except (ValueError, TypeError) as e:
-            # The seed's message, then where and what (argument, position, function, given).
+            # The boundary's message, then where and what (argument, position, function, given).
             if not str(e).startswith(message + " (argument "):
                 fail(f"boundary {name}: {e!r}, expected {message!r} then the argument")
         else:

@@ -39,7 +39,7 @@ class TensorI64Cpu1D(_TensorMarker):
 
 class TensorF32Gpu0_1D(_TensorMarker):
     """A float32 rank-1 tensor already resident on the eager context's ``GPU:0``
-    (``rextio-tensorflow/tensor-f32-gpu0-1d``; build-only CUDA E3 lane, lowered only with the
+    (``rextio-tensorflow/tensor-f32-gpu0-1d``; build-only CUDA lane, lowered only with the
     ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
 
     device = "GPU:0"
@@ -48,7 +48,7 @@ class TensorF32Gpu0_1D(_TensorMarker):
 
 class TensorF32Gpu0_2D(_TensorMarker):
     """A float32 rank-2 tensor already resident on the eager context's ``GPU:0``
-    (``rextio-tensorflow/tensor-f32-gpu0-2d``; build-only CUDA E3 lane, lowered only with the
+    (``rextio-tensorflow/tensor-f32-gpu0-2d``; build-only CUDA lane, lowered only with the
     ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
 
     device = "GPU:0"

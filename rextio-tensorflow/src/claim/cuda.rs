@@ -1,4 +1,4 @@
-//! The build-only CUDA E3 lane (seed 003): `tf.matmul -> tf.nn.bias_add -> tf.nn.relu ->
+//! The build-only CUDA lane: `tf.matmul -> tf.nn.bias_add -> tf.nn.relu ->
 //! tf.reduce_mean(axis=1)` on `GPU:0`, and nothing else. Every site with a `TensorF32Gpu0_*`
 //! operand comes here: the four forms are claimed, everything else is rejected, so a GPU value
 //! never reaches a CPU rule and never crosses between host and device.

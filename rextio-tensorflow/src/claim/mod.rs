@@ -124,7 +124,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
     }
 }
 
-/// Whether a rule belongs to the build-only CUDA E3 lane.
+/// Whether a rule belongs to the build-only CUDA lane.
 pub fn is_cuda_rule(rule_id: &str) -> bool {
     crate::rules::CUDA_RULES.contains(&rule_id)
 }

@@ -364,7 +364,7 @@ fn every_native_rule_has_an_accepted_form() {
     }
 }
 
-/// The seed's "rejected / not covered" lists and the static preconditions, as data.
+/// The documented "rejected / not covered" lists and the static preconditions, as data.
 fn rejected() -> Vec<(ClaimSite, &'static str)> {
     vec![
         // --- matmul ---
@@ -1070,7 +1070,7 @@ fn g2() -> Operand {
     Operand::plugin(crate::types::F32_GPU0_2D)
 }
 
-/// The CUDA E3 lane: exactly its four forms (shared with the lowering tests).
+/// The CUDA lane: exactly its four forms (shared with the lowering tests).
 pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
     vec![
         (

@@ -1,4 +1,4 @@
-//! The build-only CUDA E3 lane (seed 003): `tf.matmul -> tf.nn.bias_add -> tf.nn.relu ->
+//! The build-only CUDA lane: `tf.matmul -> tf.nn.bias_add -> tf.nn.relu ->
 //! tf.reduce_mean(axis=1)` on the eager context's `GPU:0`, with its own Rust tensor type.
 //!
 //! It reuses the TFE runtime of the imported tensorflow wheel exactly as the CPU lane does (same

@@ -133,7 +133,7 @@ def twice():
 
 check("shared owner materialized twice", twice)
 
-# --- boundary rejections: the seed's messages ---
+# --- boundary rejections: the boundary's messages ---
 check("float64 rejected", lambda: raises(ValueError, "rextio-tensorflow: expected a float32 tensor", lambda: rx.unary("relu", tf.constant([[1.0]], dtype=tf.float64), 2)))
 check("rank-1 at a rank-2 boundary", lambda: raises(ValueError, "rextio-tensorflow: expected rank-2 tensor, got rank 1", lambda: rx.unary("relu", Y1, 2)))
 check("rank-2 at a rank-1 boundary", lambda: raises(ValueError, "rextio-tensorflow: expected rank-1 tensor, got rank 2", lambda: rx.unary("relu", X2, 1)))

@@ -120,7 +120,7 @@ def main():
         try:
             native(*inputs)
         except (ValueError, TypeError) as e:
-            # The seed's message, then where and what (argument, position, function, given).
+            # The boundary's message, then where and what (argument, position, function, given).
             if not str(e).startswith(message + " (argument "):
                 fail(f"boundary {name}: {e!r}, expected {message!r} then the argument")
         else:

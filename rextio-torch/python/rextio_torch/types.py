@@ -55,7 +55,7 @@ class TensorBoolCpu2D(_TensorMarker):
 class TensorF32Cuda0_1D(_TensorMarker):
     """A float32 tensor of rank 1 already resident on ``cuda:0`` (``rextio-torch/tensor-f32-cuda0-1d``).
 
-    Build-only CUDA E2 slice: lowered only with the ``rextio-device-cuda`` authorisation of
+    Build-only CUDA lane: lowered only with the ``rextio-device-cuda`` authorisation of
     ``cuda-libtorch-linux-x86_64``; never moved between host and device.
     """
 
@@ -66,7 +66,7 @@ class TensorF32Cuda0_1D(_TensorMarker):
 class TensorF32Cuda0_2D(_TensorMarker):
     """A float32 tensor of rank 2 already resident on ``cuda:0`` (``rextio-torch/tensor-f32-cuda0-2d``).
 
-    Build-only CUDA E2 slice: lowered only with the ``rextio-device-cuda`` authorisation of
+    Build-only CUDA lane: lowered only with the ``rextio-device-cuda`` authorisation of
     ``cuda-libtorch-linux-x86_64``; never moved between host and device.
     """
 

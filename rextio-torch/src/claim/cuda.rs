@@ -1,4 +1,4 @@
-//! The build-only CUDA E2 slice (seed 000): `rank2 @ rank2 + rank1 -> relu -> mean(dim=1)` on
+//! The build-only CUDA lane: `rank2 @ rank2 + rank1 -> relu -> mean(dim=1)` on
 //! `cuda:0`, and nothing else. Every site with a `TensorF32Cuda0_*` operand comes here; the four
 //! forms of the chain are claimed, every other form (functional spellings, reverse or same-rank
 //! addition, mixed ranks, other dims, keywords, scalars, CPU operands) is rejected, so a CUDA

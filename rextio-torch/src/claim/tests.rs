@@ -1472,7 +1472,7 @@ fn c2() -> Operand {
     Operand::plugin(crate::types::F32_CUDA0_2D)
 }
 
-/// The CUDA E2 slice: exactly its four forms (shared with the lowering tests).
+/// The CUDA lane: exactly its four forms (shared with the lowering tests).
 pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
     vec![
         (
