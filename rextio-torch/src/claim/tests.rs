@@ -297,6 +297,55 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             binop("/", flt(1.0), t1()),
             "tensor-div-scalar-f32-cpu-rank1-2 -> f32-cpu-1d",
         ),
+        // every remaining activation, unary and elementwise rule once more
+        (
+            method(t2(), "relu", vec![], vec![]),
+            "tensor-relu-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "sigmoid", vec![], vec![]),
+            "tensor-sigmoid-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            call("torch.sigmoid", vec![t2()], vec![]),
+            "function-sigmoid-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            method(t1(), "tanh", vec![], vec![]),
+            "tensor-tanh-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
+            method(t2(), "abs", vec![], vec![]),
+            "unary-abs-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.neg", vec![t1()], vec![]),
+            "unary-neg-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            method(t2(), "log", vec![], vec![]),
+            "unary-log-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.add", vec![t2(), t1()], vec![]),
+            "function-add-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            binop("-", t2(), t2()),
+            "tensor-sub-f32-cpu-same-rank -> f32-cpu-2d",
+        ),
+        (
+            binop("*", t1(), t2()),
+            "tensor-mul-f32-cpu-2d-1d-broadcast -> f32-cpu-2d",
+        ),
+        (
+            call("torch.mul", vec![t1(), t1()], vec![]),
+            "function-mul-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            binop("/", t2(), t2()),
+            "tensor-div-f32-cpu-same-rank -> f32-cpu-2d",
+        ),
         // reductions
         (
             method(
@@ -619,6 +668,55 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
         (
             compare(">=", int(1), t1()),
             "compare-ge-scalar-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        // every remaining comparison rule once more
+        (
+            compare(">", t2(), t1()),
+            "compare-gt-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare(">", t1(), flt(0.0)),
+            "compare-gt-scalar-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        (
+            compare("<", t1(), t1()),
+            "compare-lt-same-rank-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        (
+            compare("<", t2(), t1()),
+            "compare-lt-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare(">=", t2(), t2()),
+            "compare-ge-same-rank-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare(">=", t1(), t2()),
+            "compare-ge-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("<=", t2(), t2()),
+            "compare-le-same-rank-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("<=", t2(), int(3)),
+            "compare-le-scalar-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("==", t2(), t2()),
+            "compare-eq-same-rank-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("==", t2(), t1()),
+            "compare-eq-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
+        ),
+        (
+            compare("!=", t1(), t1()),
+            "compare-ne-same-rank-f32-cpu-bool -> bool-cpu-1d",
+        ),
+        (
+            compare("!=", t1(), t2()),
+            "compare-ne-2d-1d-broadcast-f32-cpu-bool -> bool-cpu-2d",
         ),
         // where
         (
@@ -1604,4 +1702,23 @@ fn cpu_forms_never_claim_cuda_rules() {
             assert!(!result_type.to_string().contains("cuda"), "{site:?}");
         }
     }
+}
+
+#[test]
+fn every_native_rule_has_an_accepted_form() {
+    let claimed: Vec<String> = accepted()
+        .iter()
+        .chain(cuda_accepted().iter())
+        .map(|(s, _)| match claim(s) {
+            ClaimOutcome::Claimed { rule_id, .. } => rule_id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let missing: Vec<String> = crate::rules::records()
+        .into_iter()
+        .filter(|r| r.outcome == rextio_plugin_api::RuleOutcome::Native)
+        .map(|r| r.id)
+        .filter(|id| !claimed.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "no accepted form for {missing:?}");
 }
