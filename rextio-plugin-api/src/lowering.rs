@@ -35,6 +35,37 @@ pub struct LoweringContext {
 }
 
 impl LoweringContext {
+    /// `Ok` only when `provider` authorised exactly `capability` and the target is that
+    /// capability: what a device rule needs before it lowers. Otherwise the error names what
+    /// `lane` needs and what the context holds.
+    pub fn require_authorisation(
+        &self,
+        rule: &str,
+        provider: &str,
+        capability: &str,
+        lane: &str,
+    ) -> Result<(), LowerError> {
+        let exact = self
+            .device_authorization
+            .as_ref()
+            .is_some_and(|a| a.provider == provider && a.capability == capability)
+            && self.target == capability;
+        if exact {
+            return Ok(());
+        }
+        let held = match &self.device_authorization {
+            Some(a) => format!("`{}` from `{}`", a.capability, a.provider),
+            None => "none".to_owned(),
+        };
+        Err(LowerError::new(
+            rule,
+            format!(
+                "the {lane} needs the `{capability}` authorisation of `{provider}` (target `{}`, authorisation {held})",
+                self.target
+            ),
+        ))
+    }
+
     /// A context for the given operands.
     pub fn new(
         receiver: Option<LoweredOperand>,
@@ -198,4 +229,37 @@ pub struct LoweredRegion {
     pub expr: String,
     /// `use` lines it needs.
     pub uses: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorisation_must_match_provider_capability_and_target() {
+        let mut cx = LoweringContext::new(None, vec![], vec![]);
+        let ask = |cx: &LoweringContext| cx.require_authorisation("p/r", "prov", "cap-x", "X lane");
+        let err = ask(&cx).unwrap_err();
+        assert_eq!(err.rule_id, "p/r");
+        assert_eq!(
+            err.reason,
+            "the X lane needs the `cap-x` authorisation of `prov` (target `cpu`, authorisation none)"
+        );
+        cx.device_authorization = Some(DeviceAuthorization {
+            provider: "prov".into(),
+            capability: "cap-x".into(),
+        });
+        assert!(ask(&cx).is_err(), "the target is still cpu");
+        cx.target = "cap-x".into();
+        assert!(ask(&cx).is_ok());
+        cx.device_authorization = Some(DeviceAuthorization {
+            provider: "other".into(),
+            capability: "cap-x".into(),
+        });
+        let err = ask(&cx).unwrap_err();
+        assert!(
+            err.reason.ends_with("authorisation `cap-x` from `other`)"),
+            "{err}"
+        );
+    }
 }

@@ -82,6 +82,22 @@ impl Operand {
     pub fn key(&self) -> Option<&TypeKey> {
         self.ty.as_ref().and_then(ValueType::plugin_key)
     }
+    /// The plugin type keys the operand carries: its own, or each element's (recursively) when
+    /// it is a tuple.
+    pub fn type_keys(&self) -> Vec<&TypeKey> {
+        fn walk<'a>(t: &'a ValueType, out: &mut Vec<&'a TypeKey>) {
+            match t {
+                ValueType::Plugin(k) => out.push(k),
+                ValueType::Tuple(items) => items.iter().for_each(|i| walk(i, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(t) = &self.ty {
+            walk(t, &mut out);
+        }
+        out
+    }
 }
 
 /// A keyword argument.
@@ -117,6 +133,18 @@ impl ClaimSite {
             .iter()
             .find(|k| k.name == name)
             .map(|k| &k.value)
+    }
+    /// Every operand: the receiver, then positional, then keyword values.
+    pub fn operands(&self) -> impl Iterator<Item = &Operand> {
+        self.receiver
+            .iter()
+            .chain(self.args.iter())
+            .chain(self.keywords.iter().map(|k| &k.value))
+    }
+    /// Every plugin type key of every operand, the elements of tuple operands included (a list
+    /// argument such as `torch.cat([a, b])`): what a device check must look at.
+    pub fn nested_type_keys(&self) -> impl Iterator<Item = &TypeKey> {
+        self.operands().flat_map(Operand::type_keys)
     }
     /// Every type key mentioned by the site's operands.
     pub fn operand_keys(&self) -> impl Iterator<Item = &TypeKey> {
@@ -155,4 +183,32 @@ pub struct ClaimedSite {
     pub rule_id: String,
     /// The claimed result type.
     pub result_type: ValueType,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_type_keys_look_inside_tuples_and_every_operand() {
+        let tuple = Operand::typed(ValueType::Tuple(vec![
+            ValueType::Plugin(TypeKey::new("p/a")),
+            ValueType::Tuple(vec![ValueType::Plugin(TypeKey::new("p/b"))]),
+            ValueType::Int,
+        ]));
+        let site = ClaimSite {
+            kind: SiteKind::Call,
+            target: "m.f".into(),
+            receiver: Some(Operand::plugin("p/r")),
+            args: vec![tuple],
+            keywords: vec![Keyword {
+                name: "k".into(),
+                value: Operand::plugin("p/k"),
+            }],
+        };
+        let keys: Vec<&str> = site.nested_type_keys().map(TypeKey::as_str).collect();
+        assert_eq!(keys, ["p/r", "p/a", "p/b", "p/k"]);
+        let flat: Vec<&str> = site.operand_keys().map(TypeKey::as_str).collect();
+        assert_eq!(flat, ["p/r", "p/k"], "operand_keys stays one level");
+    }
 }

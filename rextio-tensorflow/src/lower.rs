@@ -10,25 +10,12 @@ pub const RT: &str = "::rextio_tensorflow::runtime";
 /// A CUDA rule lowers only when the target is the TFE CUDA capability and `rextio-device-cuda`
 /// authorised exactly that capability.
 fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
-    let exact = cx.device_authorization.as_ref().is_some_and(|a| {
-        a.provider == crate::CUDA_PROVIDER && a.capability == crate::CUDA_CAPABILITY
-    }) && cx.target == crate::CUDA_CAPABILITY;
-    if exact {
-        return Ok(());
-    }
-    let held = match &cx.device_authorization {
-        Some(a) => format!("`{}` from `{}`", a.capability, a.provider),
-        None => "none".to_owned(),
-    };
-    Err(LowerError::new(
+    cx.require_authorisation(
         rule,
-        format!(
-            "the CUDA E3 lane needs the `{}` authorisation of `{}` (target `{}`, authorisation {held})",
-            crate::CUDA_CAPABILITY,
-            crate::CUDA_PROVIDER,
-            cx.target
-        ),
-    ))
+        crate::CUDA_PROVIDER,
+        crate::CUDA_CAPABILITY,
+        "CUDA E3 lane",
+    )
 }
 
 /// Lower a site; re-validates the claim against the site first.

@@ -31,25 +31,12 @@ fn f64_literal(v: f64) -> String {
 /// A CUDA rule lowers only under the exact authorisation: the target is the libtorch CUDA
 /// capability and `rextio-device-cuda` authorised exactly that capability.
 fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
-    let exact = cx.device_authorization.as_ref().is_some_and(|a| {
-        a.provider == crate::CUDA_PROVIDER && a.capability == crate::CUDA_CAPABILITY
-    }) && cx.target == crate::CUDA_CAPABILITY;
-    if exact {
-        return Ok(());
-    }
-    let held = match &cx.device_authorization {
-        Some(a) => format!("`{}` from `{}`", a.capability, a.provider),
-        None => "none".to_owned(),
-    };
-    Err(LowerError::new(
+    cx.require_authorisation(
         rule,
-        format!(
-            "the CUDA E2 slice needs the `{}` authorisation of `{}` (target `{}`, authorisation {held})",
-            crate::CUDA_CAPABILITY,
-            crate::CUDA_PROVIDER,
-            cx.target
-        ),
-    ))
+        crate::CUDA_PROVIDER,
+        crate::CUDA_CAPABILITY,
+        "CUDA E2 slice",
+    )
 }
 
 /// Lower a site; re-validates the claim against the site first.

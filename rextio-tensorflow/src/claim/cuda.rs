@@ -12,16 +12,10 @@ use crate::types::{f32_gpu0, f32_gpu0_rank};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
 
-/// Whether an operand is a `GPU:0` tensor type.
-pub(crate) fn is_gpu(op: &Operand) -> bool {
-    op.key().is_some_and(|k| f32_gpu0_rank(k).is_some())
-}
-
-/// Whether any operand of a site is a `GPU:0` tensor type.
+/// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
+/// operand) is a `GPU:0` tensor type.
 pub(crate) fn touches_gpu(site: &ClaimSite) -> bool {
-    site.receiver.iter().any(is_gpu)
-        || site.args.iter().any(is_gpu)
-        || site.keywords.iter().any(|k| is_gpu(&k.value))
+    site.nested_type_keys().any(|k| f32_gpu0_rank(k).is_some())
 }
 
 fn rank(op: &Operand) -> Option<u8> {
@@ -55,11 +49,8 @@ fn plan_gpu(rule: &str, rank: u8, f: &'static str, operands: Vec<Src>) -> Result
 /// Plan a site that touches a `GPU:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let mixed = site
-        .receiver
-        .iter()
-        .chain(&site.args)
-        .chain(site.keywords.iter().map(|k| &k.value))
-        .any(|o| o.key().is_some_and(|k| k.namespace() == crate::PLUGIN_ID) && !is_gpu(o));
+        .nested_type_keys()
+        .any(|k| k.namespace() == crate::PLUGIN_ID && f32_gpu0_rank(k).is_none());
     if mixed {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,

@@ -1070,6 +1070,13 @@ fn g2() -> Operand {
     Operand::plugin(crate::types::F32_GPU0_2D)
 }
 
+/// A tuple operand of the given tensors (a list written in the call).
+fn gpu_tuple(items: &[Operand]) -> Operand {
+    Operand::typed(rextio_plugin_api::ValueType::Tuple(
+        items.iter().filter_map(|o| o.ty.clone()).collect(),
+    ))
+}
+
 /// The CUDA lane: exactly its four forms (shared with the lowering tests).
 pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
     vec![
@@ -1165,6 +1172,15 @@ fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
             "RXTP-TENSORFLOW-041",
         ),
         (binop("+", t2(), g1()), "RXTP-TENSORFLOW-041"),
+        // A GPU tensor inside a list or tuple operand is still a GPU site.
+        (
+            tf("concat", vec![gpu_tuple(&[g2(), g2()]), int(0)], vec![]),
+            "RXTP-TENSORFLOW-040",
+        ),
+        (
+            tf("concat", vec![gpu_tuple(&[g2(), t2()]), int(0)], vec![]),
+            "RXTP-TENSORFLOW-041",
+        ),
     ];
     for (site, want) in table {
         assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");

@@ -13,39 +13,12 @@ use crate::codes;
 use crate::entry::Rt;
 use crate::rules;
 use crate::types::{f32_cuda0, f32_cuda0_rank};
-use rextio_plugin_api::{ClaimSite, Operand, SiteKind, TypeKey, ValueType};
-
-/// The plugin type keys an operand carries: its own, or its elements' when it is a tuple (a
-/// list or tuple argument such as `torch.cat([a, b])`).
-fn keys(op: &Operand) -> Vec<&TypeKey> {
-    fn walk<'a>(t: &'a ValueType, out: &mut Vec<&'a TypeKey>) {
-        match t {
-            ValueType::Plugin(k) => out.push(k),
-            ValueType::Tuple(items) => items.iter().for_each(|i| walk(i, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Some(t) = &op.ty {
-        walk(t, &mut out);
-    }
-    out
-}
-
-/// Every operand of a site: receiver, positional, keyword.
-fn operands(site: &ClaimSite) -> impl Iterator<Item = &Operand> {
-    site.receiver
-        .iter()
-        .chain(&site.args)
-        .chain(site.keywords.iter().map(|k| &k.value))
-}
+use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
 
 /// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
 /// operand) is a `cuda:0` tensor type.
 pub(crate) fn touches_cuda(site: &ClaimSite) -> bool {
-    operands(site)
-        .flat_map(keys)
-        .any(|k| f32_cuda0_rank(k).is_some())
+    site.nested_type_keys().any(|k| f32_cuda0_rank(k).is_some())
 }
 
 /// The CUDA rank of a non-literal operand.
@@ -78,8 +51,8 @@ fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan
 
 /// Plan a site that touches a `cuda:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    if operands(site)
-        .flat_map(keys)
+    if site
+        .nested_type_keys()
         .any(|k| k.namespace() == crate::PLUGIN_ID && f32_cuda0_rank(k).is_none())
     {
         return Err(reject(
