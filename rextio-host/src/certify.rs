@@ -173,6 +173,19 @@ fn version_of(program: &str, arg: &str) -> String {
         .unwrap_or_else(|| "unavailable".into())
 }
 
+/// The checkers' shared driver (`rextio_certify.py`: argument handling, the loop over the
+/// certification module's functions, the result file and the exit-status contract), which a
+/// kit's `check.py` imports.
+pub const CHECKER_LIBRARY: &str = include_str!("scripts/rextio_certify.py");
+
+/// Write [`CHECKER_LIBRARY`] as `dir/rextio_certify.py` and return `dir`, for the checker's
+/// `PYTHONPATH`.
+pub fn checker_library(dir: &Path) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("rextio_certify.py"), CHECKER_LIBRARY)?;
+    Ok(dir.to_owned())
+}
+
 /// Certify one plugin: build its project, run its checker, write evidence to `out_dir` and to
 /// the evidence directory. Returns the evidence (check `all_passed`).
 pub fn certify(
@@ -213,11 +226,18 @@ pub fn certify(
                 .executable
         }
     };
+    let library =
+        checker_library(&out_dir.join("checker-lib")).map_err(|source| CertifyError::Io {
+            path: out_dir.join("checker-lib"),
+            source,
+        })?;
+    let path = std::env::join_paths([&library, &built.python_dir])
+        .map_err(|e| CertifyError::Checker(format!("cannot form PYTHONPATH: {e}")))?;
     let status = Command::new(&interpreter)
         .arg(&kit.checker)
         .arg(&result_path)
         .arg(project.root().join("src"))
-        .env("PYTHONPATH", &built.python_dir)
+        .env("PYTHONPATH", path)
         .env("REXTIO_NATIVE_MODE", "native")
         .status()
         .map_err(|e| {

@@ -146,7 +146,8 @@ pub struct CertificationKit {
     /// Absolute path of the certification project (a Rextio project).
     pub project_dir: String,
     /// Absolute path of the checker script, run as
-    /// `python CHECKER RESULT_JSON PROJECT_SRC` with the built tree on `PYTHONPATH`. It writes
+    /// `python CHECKER RESULT_JSON PROJECT_SRC` with the built tree and the host's shared driver
+    /// `rextio_certify` (whose `run` implements this contract) on `PYTHONPATH`. It writes
     /// `{"runtime": {...versions...}, "functions": {"module.function": {"passed": bool, ...}}}`
     /// (keys are qualified names) and exits 0 when every function passed, 1 when some failed;
     /// any other exit is a broken checker and fails certification.

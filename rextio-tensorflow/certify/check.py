@@ -20,18 +20,16 @@ and the kernels without a native build.
 
 import gc
 import importlib
-import importlib.util
 import inspect
 import itertools
-import json
 import os
 import platform
 import sys
-import traceback
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+import rextio_certify  # noqa: E402 - the host's shared checker driver, on PYTHONPATH
 import tensorflow as tf  # noqa: E402
 
 tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -318,25 +316,8 @@ def check_function(name, native, eager, kinds, qualname):
     return result
 
 
-def main():
-    out_path, src = sys.argv[1], sys.argv[2]
-    module = sys.argv[3] if len(sys.argv) > 3 else "rxtfcert.kernels"
-    skip = set(filter(None, sys.argv[4].split(","))) if len(sys.argv) > 4 else set()
-
-    spec = importlib.util.spec_from_file_location("certify_eager", os.path.join(src, *module.split(".")) + ".py")
-    eager_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(eager_mod)
-    native_mod = eager_mod if SELF_TEST else importlib.import_module(module)
-    results = {}
-    for name, eager in inspect.getmembers(eager_mod, inspect.isfunction):
-        if eager.__module__ != eager_mod.__name__ or name in skip:
-            continue
-        try:
-            kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
-            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds, f"{module}.{name}")
-        except Exception:  # noqa: BLE001
-            results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
-    runtime = {
+def runtime():
+    return {
         "tensorflow": tf.__version__,
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
@@ -344,21 +325,11 @@ def main():
         "numpy": np.__version__,
         "self_test": SELF_TEST,
     }
-    with open(out_path, "w") as f:
-        json.dump({"runtime": runtime, "functions": results}, f, indent=2)
-    bad = [n for n, r in results.items() if not r["passed"]]
-    for n in bad:
-        print(f"FAIL {n}: {results[n]['failures'][:3]}", file=sys.stderr)
-    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
-    return 1 if bad else 0
+
+
+def native(module, eager_mod):
+    return eager_mod if SELF_TEST else importlib.import_module(module)
 
 
 if __name__ == "__main__":
-    try:
-        code = main()
-    except SystemExit:
-        raise
-    except BaseException:  # noqa: BLE001 - the checker itself broke: neither 0 nor 1
-        traceback.print_exc()
-        sys.exit(2)
-    sys.exit(code)
+    rextio_certify.run(check_function, kind, runtime, "rxtfcert.kernels", native)

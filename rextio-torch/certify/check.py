@@ -13,15 +13,12 @@ expected to stay on Python and are not checked.)
 """
 
 import gc
-import importlib
-import importlib.util
 import inspect
 import itertools
-import json
 import os
 import sys
-import traceback
 
+import rextio_certify  # the host's shared checker driver, on PYTHONPATH
 import torch
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -289,34 +286,10 @@ def eager_host():
     }
 
 
-def main():
-    out_path, src = sys.argv[1], sys.argv[2]
-    module = sys.argv[3] if len(sys.argv) > 3 else "rxcert.kernels"
-    skip = set(sys.argv[4].split(",")) if len(sys.argv) > 4 else set()
-    torch.set_num_threads(1)
-    native_mod = importlib.import_module(module)
-
-    spec = importlib.util.spec_from_file_location("certify_eager", os.path.join(src, *module.split(".")) + ".py")
-    eager_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(eager_mod)
-    results = {}
-    for name, eager in inspect.getmembers(eager_mod, inspect.isfunction):
-        if eager.__module__ != eager_mod.__name__ or name in skip:
-            continue
-        kinds = [kind(p.annotation) for p in inspect.signature(eager).parameters.values()]
-        try:
-            results[f"{module}.{name}"] = check_function(name, getattr(native_mod, name), eager, kinds, f"{module}.{name}")
-        except Exception:  # noqa: BLE001
-            results[f"{module}.{name}"] = {"passed": False, "counts": {}, "failures": [traceback.format_exc()]}
-    with open(out_path, "w") as f:
-        runtime = {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0", "eager_host": eager_host()}
-        json.dump({"runtime": runtime, "functions": results}, f, indent=2)
-    bad = [n for n, r in results.items() if not r["passed"]]
-    for n in bad:
-        print(f"FAIL {n}: {results[n]['failures'][:3]}", file=sys.stderr)
-    print(f"{len(results) - len(bad)} passed, {len(bad)} failed")
-    return 1 if bad else 0
+def runtime():
+    return {"torch": torch.__version__, "python": sys.version.split()[0], "tch": "=0.26.0", "eager_host": eager_host()}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    torch.set_num_threads(1)
+    rextio_certify.run(check_function, kind, runtime, "rxcert.kernels")

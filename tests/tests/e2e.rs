@@ -197,7 +197,15 @@ fn whole_surface_project_routes_as_the_seed_says_and_matches_eager() {
         .arg(built.dir.path().join("src"))
         .arg("surface.ops")
         .arg(skip.join(","))
-        .env("PYTHONPATH", &built.out.python_dir)
+        .env(
+            "PYTHONPATH",
+            std::env::join_paths([
+                rextio_host::certify::checker_library(&built.dir.path().join("checker-lib"))
+                    .unwrap(),
+                built.out.python_dir.clone(),
+            ])
+            .unwrap(),
+        )
         .env("REXTIO_NATIVE_MODE", "native")
         .output()
         .unwrap();

@@ -1,0 +1,96 @@
+//! The certification checkers' shared driver (`rextio_certify.py`, which the host writes next to
+//! every checker it runs): the exit-status contract the host reads, on tiny checkers that use it
+//! the way the plugins' kits do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+const KERNELS: &str = "def double(x: int) -> int:\n    return 2 * x\n\n\ndef triple(x: int) -> int:\n    return 3 * x\n";
+
+/// A checker whose `check_function` passes every function except those named in `FAIL`, and
+/// whose `runtime()` raises when `BREAK` is set.
+const CHECKER: &str = r#"import os
+import rextio_certify
+
+FAIL = set(filter(None, os.environ.get("FAIL", "").split(",")))
+
+
+def kind(annotation):
+    return annotation.__name__
+
+
+def check_function(name, native, eager, kinds, qualname):
+    ok = native(2) == eager(2) and name not in FAIL
+    return {"passed": ok, "counts": {"calls": 1}, "failures": [] if ok else ["told to fail"]}
+
+
+def runtime():
+    if os.environ.get("BREAK"):
+        raise RuntimeError("the checker broke")
+    return {"python": "test"}
+
+
+if __name__ == "__main__":
+    rextio_certify.run(check_function, kind, runtime, "pkg.kernels")
+"#;
+
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let lib = rextio_host::certify::checker_library(&dir.join("lib")).unwrap();
+    let path = std::env::join_paths([lib, dir.join("src")]).unwrap();
+    let mut cmd = std::process::Command::new(rextio_tests::python());
+    cmd.arg(dir.join("check.py"))
+        .args(args)
+        .env("PYTHONPATH", path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn the_driver_exits_0_1_or_2_as_the_host_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/pkg")).unwrap();
+    std::fs::write(dir.path().join("src/pkg/__init__.py"), "").unwrap();
+    std::fs::write(dir.path().join("src/pkg/kernels.py"), KERNELS).unwrap();
+    std::fs::write(dir.path().join("check.py"), CHECKER).unwrap();
+    let result = dir.path().join("result.json");
+    let src = dir.path().join("src");
+    let args = [result.to_str().unwrap(), src.to_str().unwrap()];
+
+    let (code, out) = run(dir.path(), &args, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(json["runtime"]["python"], "test");
+    assert_eq!(json["functions"]["pkg.kernels.double"]["passed"], true);
+
+    // A failing function: 1, and the result names it.
+    let (code, out) = run(dir.path(), &args, &[("FAIL", "triple")]);
+    assert_eq!(code, Some(1), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(json["functions"]["pkg.kernels.triple"]["passed"], false);
+
+    // SKIP leaves a function out.
+    let skip = [args[0], args[1], "pkg.kernels", "triple"];
+    let (code, out) = run(dir.path(), &skip, &[("FAIL", "triple")]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+
+    // The checker itself broken, or called wrongly: 2, never "some failed".
+    let (code, out) = run(dir.path(), &args, &[("BREAK", "1")]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("the checker broke"), "{out}");
+    let (code, out) = run(dir.path(), &[args[0]], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("usage: check.py"), "{out}");
+    let missing = [args[0], args[1], "pkg.nothing"];
+    let (code, _) = run(dir.path(), &missing, &[]);
+    assert_eq!(code, Some(2));
+}
