@@ -82,6 +82,20 @@ impl Operand {
     pub fn key(&self) -> Option<&TypeKey> {
         self.ty.as_ref().and_then(ValueType::plugin_key)
     }
+    /// The operand as diagnostics name it: `int literal 3`, `float literal 0.5`, `None`, `an
+    /// unresolved value`, `a float`, ...; a plugin type as `plugin_type` describes it.
+    pub fn describe(&self, plugin_type: impl Fn(&TypeKey) -> String) -> String {
+        match (&self.literal, &self.ty) {
+            (Some(Literal::Int(v)), _) => format!("int literal {v}"),
+            (Some(Literal::Float(v)), _) => format!("float literal {v:?}"),
+            (Some(Literal::Bool(v)), _) => format!("bool literal {v}"),
+            (Some(Literal::Str(s)), _) => format!("str literal {s:?}"),
+            (Some(Literal::None), _) => "None".to_owned(),
+            (None, None) => "an unresolved value".to_owned(),
+            (None, Some(ValueType::Plugin(k))) => plugin_type(k),
+            (None, Some(t)) => format!("a {t}"),
+        }
+    }
     /// The plugin type keys the operand carries: its own, or each element's (recursively) when
     /// it is a tuple.
     pub fn type_keys(&self) -> Vec<&TypeKey> {

@@ -175,23 +175,14 @@ pub(crate) fn tensor(op: &Operand, shown: &str) -> Result<Tensor, NoPlan> {
 
 /// Describe an operand for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    match (&op.literal, &op.ty) {
-        (Some(Literal::Int(v)), _) => format!("int literal {v}"),
-        (Some(Literal::Float(v)), _) => format!("float literal {v:?}"),
-        (Some(Literal::Bool(v)), _) => format!("bool literal {v}"),
-        (Some(Literal::Str(s)), _) => format!("str literal {s:?}"),
-        (Some(Literal::None), _) => "None".to_owned(),
-        (None, None) => "an unresolved value".to_owned(),
-        (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
-            Some(r) => format!("a rank-{r} float32 tensor"),
-            None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-            None => match crate::types::f32_gpu0_rank(k) {
-                Some(r) => format!("a rank-{r} float32 GPU:0 tensor"),
-                None => format!("a `{k}` value"),
-            },
+    op.describe(|k| match f32_cpu_rank(k) {
+        Some(r) => format!("a rank-{r} float32 tensor"),
+        None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
+        None => match crate::types::f32_gpu0_rank(k) {
+            Some(r) => format!("a rank-{r} float32 GPU:0 tensor"),
+            None => format!("a `{k}` value"),
         },
-        (None, Some(t)) => format!("a {t}"),
-    }
+    })
 }
 
 /// A rejection with this plugin's code.

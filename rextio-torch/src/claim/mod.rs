@@ -327,23 +327,14 @@ pub(crate) fn f32_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
 
 /// Describe an operand type for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    match (&op.literal, &op.ty) {
-        (Some(Literal::Int(v)), _) => format!("int literal {v}"),
-        (Some(Literal::Float(v)), _) => format!("float literal {v:?}"),
-        (Some(Literal::Bool(v)), _) => format!("bool literal {v}"),
-        (Some(Literal::Str(s)), _) => format!("str literal {s:?}"),
-        (Some(Literal::None), _) => "None".to_owned(),
-        (None, None) => "an unresolved value".to_owned(),
-        (None, Some(ValueType::Plugin(k))) => match f32_cpu_rank(k) {
-            Some(r) => format!("a rank-{r} float32 tensor"),
-            None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-            None if bool_cpu_rank(k).is_some() => {
-                format!("a rank-{} bool tensor", bool_cpu_rank(k).unwrap_or(0))
-            }
+    op.describe(|k| match f32_cpu_rank(k) {
+        Some(r) => format!("a rank-{r} float32 tensor"),
+        None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
+        None => match bool_cpu_rank(k) {
+            Some(r) => format!("a rank-{r} bool tensor"),
             None => k.to_string(),
         },
-        (None, Some(t)) => format!("a {t}"),
-    }
+    })
 }
 
 pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
