@@ -237,71 +237,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             python,
             timeout,
             strict,
-        } => {
-            let project = Project::open(root_or_cwd(root))?;
-            eprintln!("rextio: building {}", project.root().display());
-            let options = BuildOptions {
-                python: python.clone(),
-                timeout: Duration::from_secs(timeout),
-                target_dir: None,
-                strict,
-                events: Some(progress()),
-            };
-            let out = project.build(&registry, &options)?;
-            print!("{}", render_text(&out.check.report, &out.check.modules));
-            let Some(wheel) = &out.wheel else {
-                bail!("the build produced no wheel");
-            };
-            // The interpreter the extension was built for; a pure-Python build resolves it the
-            // same way.
-            let interpreter = match &out.python {
-                Some(d) => d.chosen.executable.clone(),
-                None => {
-                    let d = project.python(python.as_deref())?;
-                    report_interpreter(&d.summary(), &d.notes());
-                    d.chosen.executable
-                }
-            };
-            match rextio_host::develop::install(&project.state_dir(), wheel, &interpreter)? {
-                rextio_host::develop::Installed::Installed(r) => println!(
-                    "installed {} {} into {} ({})",
-                    r.distribution,
-                    r.version,
-                    interpreter.display(),
-                    wheel.display()
-                ),
-                rextio_host::develop::Installed::Unchanged(r) => println!(
-                    "unchanged: {} {} is already installed into {} (sha256 {})",
-                    r.distribution,
-                    r.version,
-                    interpreter.display(),
-                    &r.sha256[..12.min(r.sha256.len())]
-                ),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Cmd::Docs { which, out, check } => {
-            let text = match which {
-                DocArg::Diagnostics => rextio_host::docs::diagnostics_markdown(&registry),
-            };
-            match (out, check) {
-                (None, _) => print!("{text}"),
-                (Some(path), true) => {
-                    let current = std::fs::read_to_string(&path).unwrap_or_default();
-                    if current != text {
-                        eprintln!(
-                            "'{}' is stale; regenerate it with: {}",
-                            path.display(),
-                            rextio_host::docs::REGENERATE_DIAGNOSTICS
-                        );
-                        return Ok(ExitCode::FAILURE);
-                    }
-                }
-                (Some(path), false) => std::fs::write(&path, text)
-                    .with_context(|| format!("writing '{}'", path.display()))?,
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => develop(&registry, root, python, timeout, strict),
+        Cmd::Docs { which, out, check } => docs(&registry, which, out, check),
         Cmd::Check {
             root,
             format,
@@ -368,54 +305,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             plugins,
             python,
             out,
-        } => {
-            let ids: Vec<String> = if plugins.is_empty() {
-                registry
-                    .plugins()
-                    .iter()
-                    .filter(|r| r.plugin.certification_kit().is_some())
-                    .map(|r| r.plugin.id().to_owned())
-                    .collect()
-            } else {
-                plugins
-            };
-            let mut ok = true;
-            for id in ids {
-                eprintln!(
-                    "rextio: certifying {id} on {}",
-                    rextio_host::certify::host_platform()
-                );
-                let (ev, path) = rextio_host::certify::certify(
-                    &registry,
-                    &id,
-                    python.clone(),
-                    &out,
-                    &rextio_host::certify::evidence_dir(),
-                )?;
-                let failed: Vec<&str> = ev
-                    .rules
-                    .iter()
-                    .filter(|r| !r.passed)
-                    .map(|r| r.id.as_str())
-                    .collect();
-                println!(
-                    "{id}: {} of {} native rules passed on {} (evidence: {})",
-                    ev.rules.len() - failed.len(),
-                    ev.rules.len(),
-                    ev.host_platform,
-                    path.display()
-                );
-                for f in &failed {
-                    println!("  FAILED {f}");
-                }
-                ok &= failed.is_empty() && !ev.rules.is_empty();
-            }
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
-        }
+        } => certify(&registry, plugins, python, out),
         Cmd::Explain { code } => match rextio_host::explain::explain(&code, &registry) {
             Some((owner, doc)) => {
                 print!("{}", rextio_host::explain::render(&owner, doc));
@@ -430,6 +320,138 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `rextio develop`: build, then install the wheel into the interpreter it was built for.
+fn develop(
+    registry: &Registry,
+    root: Option<PathBuf>,
+    python: Option<PathBuf>,
+    timeout: u64,
+    strict: bool,
+) -> Result<ExitCode> {
+    let project = Project::open(root_or_cwd(root))?;
+    eprintln!("rextio: building {}", project.root().display());
+    let options = BuildOptions {
+        python: python.clone(),
+        timeout: Duration::from_secs(timeout),
+        target_dir: None,
+        strict,
+        events: Some(progress()),
+    };
+    let out = project.build(registry, &options)?;
+    print!("{}", render_text(&out.check.report, &out.check.modules));
+    let Some(wheel) = &out.wheel else {
+        bail!("the build produced no wheel");
+    };
+    // The interpreter the extension was built for; a pure-Python build resolves it the
+    // same way.
+    let interpreter = match &out.python {
+        Some(d) => d.chosen.executable.clone(),
+        None => {
+            let d = project.python(python.as_deref())?;
+            report_interpreter(&d.summary(), &d.notes());
+            d.chosen.executable
+        }
+    };
+    match rextio_host::develop::install(&project.state_dir(), wheel, &interpreter)? {
+        rextio_host::develop::Installed::Installed(r) => println!(
+            "installed {} {} into {} ({})",
+            r.distribution,
+            r.version,
+            interpreter.display(),
+            wheel.display()
+        ),
+        rextio_host::develop::Installed::Unchanged(r) => println!(
+            "unchanged: {} {} is already installed into {} (sha256 {})",
+            r.distribution,
+            r.version,
+            interpreter.display(),
+            &r.sha256[..12.min(r.sha256.len())]
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rextio docs`: print a generated document, write it, or check that a file is current.
+fn docs(registry: &Registry, which: DocArg, out: Option<PathBuf>, check: bool) -> Result<ExitCode> {
+    let text = match which {
+        DocArg::Diagnostics => rextio_host::docs::diagnostics_markdown(registry),
+    };
+    match (out, check) {
+        (None, _) => print!("{text}"),
+        (Some(path), true) => {
+            let current = std::fs::read_to_string(&path).unwrap_or_default();
+            if current != text {
+                eprintln!(
+                    "'{}' is stale; regenerate it with: {}",
+                    path.display(),
+                    rextio_host::docs::REGENERATE_DIAGNOSTICS
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        (Some(path), false) => {
+            std::fs::write(&path, text).with_context(|| format!("writing '{}'", path.display()))?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rextio certify`: certify the named plugins (default: every one with a kit); fails when a
+/// rule failed or a kit covered none.
+fn certify(
+    registry: &Registry,
+    plugins: Vec<String>,
+    python: Option<PathBuf>,
+    out: PathBuf,
+) -> Result<ExitCode> {
+    let ids: Vec<String> = if plugins.is_empty() {
+        registry
+            .plugins()
+            .iter()
+            .filter(|r| r.plugin.certification_kit().is_some())
+            .map(|r| r.plugin.id().to_owned())
+            .collect()
+    } else {
+        plugins
+    };
+    let mut ok = true;
+    for id in ids {
+        eprintln!(
+            "rextio: certifying {id} on {}",
+            rextio_host::certify::host_platform()
+        );
+        let (ev, path) = rextio_host::certify::certify(
+            registry,
+            &id,
+            python.clone(),
+            &out,
+            &rextio_host::certify::evidence_dir(),
+        )?;
+        let failed: Vec<&str> = ev
+            .rules
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| r.id.as_str())
+            .collect();
+        println!(
+            "{id}: {} of {} native rules passed on {} (evidence: {})",
+            ev.rules.len() - failed.len(),
+            ev.rules.len(),
+            ev.host_platform,
+            path.display()
+        );
+        for f in &failed {
+            println!("  FAILED {f}");
+        }
+        ok &= failed.is_empty() && !ev.rules.is_empty();
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Build progress on stderr: a spinner with the stage and cargo's latest unit on a terminal,
