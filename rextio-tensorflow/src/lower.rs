@@ -118,7 +118,7 @@ mod tests {
     }
 
     #[test]
-    fn canonical_helpers_match_the_seed() {
+    fn canonical_helpers_match_the_published_names() {
         let int = |v| Operand::literal(Literal::Int(v));
         let boolean = |v| Operand::literal(Literal::Bool(v));
         let cases: Vec<(ClaimSite, &str)> = vec![

@@ -456,7 +456,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seed_rule_ids_are_all_declared() {
+    fn the_published_rule_ids_are_all_declared() {
         let ids = native_ids();
         let want = [
             "matmul-f32-cpu-2d",

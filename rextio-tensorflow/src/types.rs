@@ -125,7 +125,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn vocabulary_names_the_seed_markers_and_runtime_boundary() {
+    fn vocabulary_names_the_published_markers_and_runtime_boundary() {
         let v = vocabulary();
         let names: Vec<&str> = v.iter().map(|t| t.annotation.as_str()).collect();
         assert_eq!(

@@ -149,7 +149,7 @@ fn third_party_plugin_registers_through_the_builder() {
 }
 
 #[test]
-fn whole_surface_project_routes_as_the_seed_says_and_matches_eager() {
+fn whole_surface_project_routes_as_documented_and_matches_eager() {
     let built = build("surface");
     let native = [
         "score",

@@ -5,7 +5,7 @@
 use rextio_tests::build;
 
 #[test]
-fn tensorflow_model_routes_as_seed_003_says_and_matches_eager() {
+fn tensorflow_model_routes_as_documented_and_matches_eager() {
     let built = build("tf_model");
     for f in [
         "encode", "score", "label", "stats", "flipped", "vector", "activate", "rectify", "head",
