@@ -90,15 +90,10 @@ pub fn select_driver_image(
 #[derive(Debug)]
 pub struct DriverImage {
     #[cfg(unix)]
-    handle: std::ptr::NonNull<std::ffi::c_void>,
+    image: rextio_plugin_api::dl::DlImage,
+    #[cfg(not(unix))]
     path: PathBuf,
 }
-
-// SAFETY: the handle is a process-wide dlopen handle; dlsym and dlclose are thread-safe and the
-// image is never mutated through it.
-unsafe impl Send for DriverImage {}
-// SAFETY: as above; `&DriverImage` only allows dlsym lookups.
-unsafe impl Sync for DriverImage {}
 
 impl DriverImage {
     /// Open the reviewed driver image of this host (production policy).
@@ -113,21 +108,23 @@ impl DriverImage {
 
     /// The canonical path that was loaded.
     pub fn path(&self) -> &Path {
-        &self.path
+        #[cfg(unix)]
+        {
+            self.image.path()
+        }
+        #[cfg(not(unix))]
+        {
+            &self.path
+        }
     }
 
     #[cfg(unix)]
     fn open_canonical(path: PathBuf) -> Result<DriverImage, LoadError> {
-        use std::os::unix::ffi::OsStrExt;
-        let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| LoadError::Load("the path contains a NUL byte".to_owned()))?;
-        // SAFETY: c_path is a valid NUL-terminated string; loading the reviewed driver runs its
+        use rextio_plugin_api::dl::{DlImage, NOW_LOCAL};
+        // SAFETY: loading the reviewed driver (trusted by `select_driver_image`) runs its
         // initialisers, which is the point of loading it.
-        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        match std::ptr::NonNull::new(handle) {
-            Some(handle) => Ok(DriverImage { handle, path }),
-            None => Err(LoadError::Load(last_dl_error())),
-        }
+        let image = unsafe { DlImage::open(&path, NOW_LOCAL) }.map_err(LoadError::Load)?;
+        Ok(DriverImage { image })
     }
 
     #[cfg(not(unix))]
@@ -138,18 +135,10 @@ impl DriverImage {
     /// Look a symbol up in this image only.
     #[cfg(unix)]
     pub fn symbol(&self, name: &'static str) -> Result<*mut std::ffi::c_void, LoadError> {
-        let c_name = std::ffi::CString::new(name).map_err(|_| LoadError::Symbol(name))?;
-        // SAFETY: the handle is open for self's lifetime; dlerror/dlsym have no other
-        // preconditions.
-        let ptr = unsafe {
-            libc::dlerror();
-            libc::dlsym(self.handle.as_ptr(), c_name.as_ptr())
-        };
-        if ptr.is_null() {
-            Err(LoadError::Symbol(name))
-        } else {
-            Ok(ptr)
-        }
+        self.image
+            .symbol(name)
+            .map(std::ptr::NonNull::as_ptr)
+            .map_err(|_| LoadError::Symbol(name))
     }
 
     /// Look a symbol up in this image only.
@@ -227,31 +216,6 @@ impl DriverImage {
                 mem_free: transmute::<*mut c_void, crate::ffi::CuMemFreeFn>(self.symbol(free)?),
             })
         }
-    }
-}
-
-#[cfg(unix)]
-impl Drop for DriverImage {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from dlopen and is closed exactly once; every DriverApi that
-        // holds pointers into the image holds an Arc<DriverImage>, so none outlives this.
-        unsafe {
-            libc::dlclose(self.handle.as_ptr());
-        }
-    }
-}
-
-#[cfg(unix)]
-fn last_dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated thread-local string.
-    let msg = unsafe { libc::dlerror() };
-    if msg.is_null() {
-        "unknown dlopen error".to_owned()
-    } else {
-        // SAFETY: non-null, NUL-terminated, valid until the next dl* call on this thread.
-        unsafe { std::ffi::CStr::from_ptr(msg) }
-            .to_string_lossy()
-            .into_owned()
     }
 }
 

@@ -63,6 +63,8 @@
 
 pub mod device;
 pub mod diagnostic;
+#[cfg(all(feature = "dl", unix))]
+pub mod dl;
 pub mod lowering;
 pub mod modules;
 pub mod plugin;

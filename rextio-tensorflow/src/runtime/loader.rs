@@ -6,7 +6,8 @@
 
 use libc::{c_char, c_int, c_uchar, c_void, size_t};
 use pyo3::prelude::*;
-use std::ffi::{CStr, CString};
+use rextio_plugin_api::dl::DlImage;
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -34,7 +35,7 @@ pub(crate) const TF_INT64: c_int = 9;
 
 /// The dlopen mode: bind now, keep the symbols local, and never load an image that is not
 /// already mapped.
-pub(crate) const DLOPEN_FLAGS: c_int = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_NOLOAD;
+pub(crate) const DLOPEN_FLAGS: c_int = rextio_plugin_api::dl::NOW_LOCAL_NOLOAD;
 
 /// Wheel images, relative to the tensorflow package directory, and the `platform.machine()`
 /// tags of this build's target (Linux GNU only; other targets stop at `compile_error!`).
@@ -97,8 +98,7 @@ fn py_fail(step: &str, e: PyErr) -> BindError {
 
 /// An image opened with `RTLD_NOLOAD`; closed on drop unless retained by the API table.
 struct Image {
-    raw: *mut c_void,
-    path: PathBuf,
+    image: DlImage,
     label: &'static str,
 }
 
@@ -107,23 +107,18 @@ impl Image {
         let Some(text) = path.to_str() else {
             return fail(format!("{label} path {} is not UTF-8", path.display()));
         };
-        let Ok(c_path) = CString::new(text) else {
+        if text.contains('\0') {
             return fail(format!("{label} path contains NUL"));
-        };
-        // SAFETY: dlerror/dlopen are called with a valid NUL-terminated path; RTLD_NOLOAD only
-        // returns an image the process already mapped, so no constructor of a new copy runs.
-        let raw = unsafe {
-            libc::dlerror();
-            libc::dlopen(c_path.as_ptr(), DLOPEN_FLAGS)
-        };
-        if raw.is_null() {
-            return fail(format!(
-                "{label} ({}) is not loaded by the imported tensorflow wheel ({}); refusing to load a second TensorFlow",
-                path.display(),
-                dl_error()
-            ));
         }
-        Ok(Self { raw, path, label })
+        // SAFETY: RTLD_NOLOAD only returns an image the process already mapped, so no
+        // constructor of a new copy runs.
+        let image = unsafe { DlImage::open(&path, DLOPEN_FLAGS) }.map_err(|e| {
+            BindError(format!(
+                "{label} ({}) is not loaded by the imported tensorflow wheel ({e}); refusing to load a second TensorFlow",
+                path.display()
+            ))
+        })?;
+        Ok(Self { image, label })
     }
 
     /// Resolve `symbol` from this image only and prove that it lives in this image.
@@ -134,52 +129,24 @@ impl Image {
         if std::mem::size_of::<T>() != std::mem::size_of::<*mut c_void>() {
             return fail(format!("{symbol}: not a function-pointer type"));
         }
-        let Ok(c_symbol) = CString::new(symbol) else {
+        if symbol.contains('\0') {
             return fail(format!("symbol name {symbol:?} contains NUL"));
-        };
-        // SAFETY: `self.raw` is a live handle from dlopen; the name is NUL-terminated.
-        let pointer = unsafe {
-            libc::dlerror();
-            libc::dlsym(self.raw, c_symbol.as_ptr())
-        };
-        if pointer.is_null() {
-            return fail(format!(
-                "required TensorFlow symbol {symbol} is missing from {} ({})",
-                self.label,
-                dl_error()
-            ));
         }
-        provenance(pointer, &self.path, symbol)?;
+        let pointer = self.image.symbol(symbol).map_err(|e| {
+            BindError(format!(
+                "required TensorFlow symbol {symbol} is missing from {} ({e})",
+                self.label
+            ))
+        })?;
+        let pointer = pointer.as_ptr();
+        provenance(pointer, self.image.path(), symbol)?;
         // SAFETY: sizes match (checked above) and the caller guarantees the signature.
         Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&pointer) })
     }
 
     /// Keep the image open for the life of the process (the function table points into it).
     fn retain(self) -> usize {
-        let raw = self.raw as usize;
-        std::mem::forget(self);
-        raw
-    }
-}
-
-impl Drop for Image {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from a successful dlopen and is closed once; RTLD_NOLOAD took a
-        // reference of its own, so this never unmaps what tensorflow still uses.
-        unsafe {
-            libc::dlclose(self.raw);
-        }
-    }
-}
-
-fn dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated thread-local string.
-    let p = unsafe { libc::dlerror() };
-    if p.is_null() {
-        "no loader error text".to_owned()
-    } else {
-        // SAFETY: non-null dlerror text is a valid C string until the next dl* call.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        self.image.retain()
     }
 }
 
