@@ -292,25 +292,30 @@ impl CudaDeviceProvider {
         ))
     }
 
-    /// The typed build contribution; validates the selection (steps 1-3) but runs no probe.
-    pub fn cuda_build_contribution(
-        &self,
-        req: &CudaPreflightRequest,
-    ) -> Result<CudaBuildContribution, Refusal> {
+    /// Steps 1-4 of preflight without the probe: the selection, then the domain requirements
+    /// when supplied.
+    fn checked_selection(&self, req: &CudaPreflightRequest) -> Result<CudaCapability, Refusal> {
         let (cap, options) = self.validate_selection(&req.capability, &req.options)?;
         if let Some(domain) = &req.domain {
             check_requirements(cap, options.sm, domain)?;
         }
-        Ok(CudaBuildContribution::for_capability(cap))
+        Ok(cap)
+    }
+
+    /// The typed build contribution; validates the selection (steps 1-4) but runs no probe.
+    pub fn cuda_build_contribution(
+        &self,
+        req: &CudaPreflightRequest,
+    ) -> Result<CudaBuildContribution, Refusal> {
+        Ok(CudaBuildContribution::for_capability(
+            self.checked_selection(req)?,
+        ))
     }
 
     /// The lock record of a valid selection: names and digest of the options (never their
     /// values), the domain requirements checked (when supplied), the lane's contribution.
     pub fn lock_record(&self, req: &CudaPreflightRequest) -> Result<LockRecord, Refusal> {
-        let (cap, options) = self.validate_selection(&req.capability, &req.options)?;
-        if let Some(domain) = &req.domain {
-            check_requirements(cap, options.sm, domain)?;
-        }
+        let cap = self.checked_selection(req)?;
         Ok(LockRecord::checked(cap, &req.options, req.domain.as_ref()))
     }
 }

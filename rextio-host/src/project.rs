@@ -488,14 +488,14 @@ impl Project {
         let contribution = check
             .preflight
             .as_ref()
-            .and_then(|p| p.contribution.clone())
-            .unwrap_or_default();
-        for dep in contribution.dependencies {
+            .and_then(|p| p.contribution.as_ref());
+        for dep in contribution.iter().flat_map(|c| &c.dependencies) {
             if !deps.iter().any(|d| d.name == dep.name) {
-                deps.push(dep);
+                deps.push(dep.clone());
             }
         }
-        let provider_env: Vec<(String, String)> = contribution.env.into_iter().collect();
+        let provider_env: Vec<(String, String)> =
+            contribution.iter().flat_map(|c| c.env.clone()).collect();
         // The runtime crates' sources travel with the plugins; write them under the cache.
         let api = (!used_plugins.is_empty()).then(crate::vendor::plugin_api_dependency);
         let deps: Vec<CrateDependency> = api.into_iter().chain(deps).collect();
@@ -538,12 +538,10 @@ impl Project {
                         "requirements": p.request.domain,
                         "lock": crate::target::lock_record(registry, p),
                         "contribution": {
-                            "dependencies": deps.iter().filter(|d| {
-                                p.contribution.as_ref().is_some_and(|c| {
-                                    c.dependencies.iter().any(|x| x.name == d.name)
-                                })
-                            }).map(|d| d.name.clone()).collect::<Vec<_>>(),
-                            "env": provider_env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+                            "dependencies": p.contribution.iter()
+                                .flat_map(|c| c.dependencies.iter().map(|d| &d.name))
+                                .collect::<Vec<_>>(),
+                            "env": provider_env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
                         },
                     });
                     write(&stamp, &serde_json::to_string_pretty(&record)?)?;
