@@ -2,6 +2,8 @@
 
 use crate::diagnostic::is_plugin_code;
 use crate::plugin::{CrateSource, Plugin};
+use crate::rules::{RuleOutcome, RuleRecord};
+use crate::site::{ClaimOutcome, ClaimSite};
 use std::collections::BTreeSet;
 use thiserror::Error;
 
@@ -163,4 +165,26 @@ pub fn validate_plugin(plugin: &dyn Plugin) -> Result<(), ValidationError> {
         }
     }
     Ok(())
+}
+
+/// The native rules among `rules` (a backend's claim rules: decorator rules are proved another
+/// way) that no site of `accepted` is claimed by through `plugin`, in order: a backend's table of
+/// accepted forms should leave none (each backend's claim tests assert it).
+pub fn rules_without_accepted_form(
+    plugin: &dyn Plugin,
+    rules: &[RuleRecord],
+    accepted: &[ClaimSite],
+) -> Vec<String> {
+    let claimed: BTreeSet<String> = accepted
+        .iter()
+        .filter_map(|s| match plugin.claim(s) {
+            ClaimOutcome::Claimed { rule_id, .. } => Some(rule_id),
+            _ => None,
+        })
+        .collect();
+    rules
+        .iter()
+        .filter(|r| r.outcome == RuleOutcome::Native && !claimed.contains(&r.id))
+        .map(|r| r.id.clone())
+        .collect()
 }

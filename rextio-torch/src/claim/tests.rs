@@ -1706,19 +1706,18 @@ fn cpu_forms_never_claim_cuda_rules() {
 
 #[test]
 fn every_native_rule_has_an_accepted_form() {
-    let claimed: Vec<String> = accepted()
-        .iter()
-        .chain(cuda_accepted().iter())
-        .map(|(s, _)| match claim(s) {
-            ClaimOutcome::Claimed { rule_id, .. } => rule_id,
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    let missing: Vec<String> = crate::rules::records()
+    let sites: Vec<ClaimSite> = accepted()
         .into_iter()
-        .filter(|r| r.outcome == rextio_plugin_api::RuleOutcome::Native)
-        .map(|r| r.id)
-        .filter(|id| !claimed.contains(id))
+        .chain(cuda_accepted())
+        .map(|(s, _)| s)
         .collect();
+    for s in &sites {
+        assert!(matches!(claim(s), ClaimOutcome::Claimed { .. }), "{s:?}");
+    }
+    let missing = rextio_plugin_api::rules_without_accepted_form(
+        &crate::TorchPlugin::new(),
+        &crate::rules::records(),
+        &sites,
+    );
     assert!(missing.is_empty(), "no accepted form for {missing:?}");
 }
