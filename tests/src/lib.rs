@@ -27,12 +27,13 @@ pub fn python() -> PathBuf {
     p
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copy a project tree, leaving out build state (`.rextio`, `dist`, `__pycache__`).
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name();
-        if name == ".rextio" || name == "__pycache__" {
+        if name == ".rextio" || name == "dist" || name == "__pycache__" {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));

@@ -22,30 +22,12 @@ fn registry() -> Registry {
         .unwrap()
 }
 
-/// Copy a directory tree (the kit project), leaving out build state.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == ".rextio" || name == "dist" || name == "__pycache__" {
-            continue;
-        }
-        let path = entry.path();
-        if path.is_dir() {
-            copy_tree(&path, &to.join(&name));
-        } else {
-            std::fs::copy(&path, to.join(&name)).unwrap();
-        }
-    }
-}
-
 /// The rules each function of a plugin's certification project claims, by `rextio check` of a
 /// copy (the kit's own directory is never written to).
 fn kit_claims(registry: &Registry, plugin: &dyn Plugin) -> Option<Vec<(String, Vec<String>)>> {
     let kit = plugin.certification_kit()?;
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(Path::new(&kit.project_dir), dir.path());
+    rextio_tests::copy_dir(Path::new(&kit.project_dir), dir.path());
     let out = Project::open(dir.path()).unwrap().check(registry).unwrap();
     Some(
         out.report
