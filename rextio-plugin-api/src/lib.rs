@@ -68,6 +68,7 @@ pub mod dl;
 pub mod lowering;
 pub mod modules;
 pub mod plugin;
+pub mod routes;
 pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;

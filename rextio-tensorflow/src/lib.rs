@@ -38,39 +38,6 @@ pub const TENSORFLOW_VERSION: &str = "2.21.0";
 /// The CPython version whose private EagerTensor layout the runtime reads.
 pub const EAGER_ABI_PYTHON: (i64, i64) = (3, 11);
 
-/// Symbols this plugin recognises (documentation; sites are offered by package and type).
-pub const SYMBOLS: &[&str] = &[
-    "tensorflow.matmul",
-    "tensorflow.linalg.matmul",
-    "tensorflow.nn.relu",
-    "tensorflow.nn.sigmoid",
-    "tensorflow.nn.tanh",
-    "tensorflow.abs",
-    "tensorflow.negative",
-    "tensorflow.square",
-    "tensorflow.exp",
-    "tensorflow.math.log",
-    "tensorflow.math.sqrt",
-    "tensorflow.add",
-    "tensorflow.math.add",
-    "tensorflow.multiply",
-    "tensorflow.math.multiply",
-    "tensorflow.subtract",
-    "tensorflow.math.subtract",
-    "tensorflow.divide",
-    "tensorflow.math.divide",
-    "tensorflow.maximum",
-    "tensorflow.minimum",
-    "tensorflow.reduce_mean",
-    "tensorflow.math.reduce_mean",
-    "tensorflow.reduce_sum",
-    "tensorflow.math.reduce_sum",
-    "tensorflow.nn.softmax",
-    "tensorflow.argmax",
-    "tensorflow.transpose",
-    "tensorflow.nn.bias_add",
-];
-
 /// The rextio-tensorflow plugin.
 pub struct TensorflowPlugin {
     rules: Vec<RuleRecord>,
@@ -141,7 +108,7 @@ impl Plugin for TensorflowPlugin {
     fn coverage(&self) -> Coverage {
         Coverage {
             packages: vec!["tensorflow".into()],
-            symbols: SYMBOLS.iter().map(|s| (*s).to_owned()).collect(),
+            symbols: claim::symbols(),
             // The runtime binds only images the imported tensorflow wheel already mapped.
             preload_modules: vec!["tensorflow".into()],
         }

@@ -89,9 +89,10 @@ operands stay on Python.",
     CodeDoc {
         code: UNARY_ARGS,
         summary: "activation or unary math with extra arguments",
-        explanation: "Methods `.relu() .sigmoid() .tanh() .abs() .neg() .negative() .square() .exp() .log() \
-.sqrt()` are lowered without arguments, and the functions `torch.relu(t)`, `torch.exp(t)`, ... with \
-exactly one positional tensor and no keywords (`out=` is not lowered).",
+        explanation: "The activations and unary math ops (`relu`, `sigmoid`, `tanh`, `abs`, `exp`, `sqrt`, \
+`erf`, ...; `rextio capabilities` lists every one) are lowered as methods without arguments \
+(`t.exp()`) and as functions with exactly one positional tensor and no keywords (`torch.exp(t)`; \
+`out=` is not lowered).",
     },
     CodeDoc {
         code: IN_PLACE,

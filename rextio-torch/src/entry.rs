@@ -1,4 +1,5 @@
-//! The runtime entry points lowering may call, as one typed table. Lowering names
+//! The runtime entry points lowering may call, as one typed table (the unary elementwise ops
+//! have their own, [`crate::rules::UNARY_OPS`], with one typed runtime entry for all of them). Lowering names
 //! `rextio_torch::runtime` functions only through [`Rt`], never by assembling strings, and a test
 //! checks every entry against the runtime module's source.
 
@@ -59,26 +60,6 @@ entries! {
     DivScalar => "div_scalar", owned "div_scalar_owned";
     /// `s / t`.
     RdivScalar => "rdiv_scalar", owned "rdiv_scalar_owned";
-    /// `relu`.
-    Relu => "relu", owned "relu_owned";
-    /// `sigmoid`.
-    Sigmoid => "sigmoid", owned "sigmoid_owned";
-    /// `tanh`.
-    Tanh => "tanh", owned "tanh_owned";
-    /// `abs`.
-    Abs => "abs", owned "abs_owned";
-    /// `neg`.
-    Neg => "neg", owned "neg_owned";
-    /// `negative`.
-    Negative => "negative", owned "negative_owned";
-    /// `square`.
-    Square => "square", owned "square_owned";
-    /// `exp`.
-    Exp => "exp", owned "exp_owned";
-    /// `log`.
-    Log => "log", owned "log_owned";
-    /// `sqrt`.
-    Sqrt => "sqrt", owned "sqrt_owned";
     /// Exact GELU.
     GeluNone => "gelu_none", owned "gelu_none_owned";
     /// `mean(dim, keepdim)`.

@@ -6,6 +6,7 @@ use crate::entry::Rt;
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
 
 const RT: &str = "::rextio_torch::runtime";
+const RULES: &str = "::rextio_torch::rules";
 
 fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
     match src {
@@ -71,6 +72,15 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
                 by_ref(get(x)?),
                 by_ref(get(w)?)
             )
+        }
+        Op::Math { op, t } => {
+            let t = get(t)?;
+            let op = format!("{RULES}::Unary::{}", op.row().variant);
+            if t.owned_temp {
+                format!("{RT}::unary_owned({op}, {})?", t.expr)
+            } else {
+                format!("{RT}::unary({op}, {})?", by_ref(t))
+            }
         }
         Op::Unary { f, t } => {
             let t = get(t)?;

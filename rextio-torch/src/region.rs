@@ -24,17 +24,10 @@ fn is_f32_cpu(ty: &ValueType) -> bool {
     matches!(ty, ValueType::Plugin(k) if F32_TYPES.contains(&k.0.as_str()))
 }
 
+/// The fused form of a unary runtime function outside the unary table (whose rows name their
+/// own, [`crate::rules::UnaryOp::fused`]).
 fn unary(f: Rt) -> Option<UnaryF> {
     Some(match f {
-        Rt::Relu => UnaryF::Relu,
-        Rt::Sigmoid => UnaryF::Sigmoid,
-        Rt::Tanh => UnaryF::Tanh,
-        Rt::Abs => UnaryF::Abs,
-        Rt::Neg | Rt::Negative => UnaryF::Neg,
-        Rt::Exp => UnaryF::Exp,
-        Rt::Log => UnaryF::Log,
-        Rt::Sqrt => UnaryF::Sqrt,
-        Rt::Square => UnaryF::Square,
         Rt::GeluNone => UnaryF::Gelu,
         Rt::Silu => UnaryF::Silu,
         _ => return None,
@@ -154,6 +147,10 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
                 },
             },
             Op::Matmul { a, b } => Ins::Matmul { a: t!(a), b: t!(b) },
+            Op::Math { op, t } => match op.row().fused {
+                Some(f) => Ins::Unary { f, t: t!(t) },
+                None => return Ok(None),
+            },
             Op::Unary { f, t } => match unary(f) {
                 Some(f) => Ins::Unary { f, t: t!(t) },
                 None => return Ok(None),

@@ -100,10 +100,109 @@ pub const CAT: &str = "rextio-torch/cat-static-dim-f32-cpu-2d";
 /// The fallback lane for covered sites outside the surface.
 pub const UNSUPPORTED: &str = "rextio-torch/unsupported-tensor-surface";
 
-/// Activation methods.
-pub const ACTIVATIONS: [&str; 3] = ["relu", "sigmoid", "tanh"];
-/// Unary math functions and methods.
-pub const UNARY: [&str; 7] = ["abs", "neg", "negative", "square", "exp", "log", "sqrt"];
+/// Where a unary op's rule ids come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryFamily {
+    /// An activation: one rule per receiver rank for `t.name()`
+    /// ([`activation_method`]) and one for `torch.name(t)` ([`activation_function`]).
+    Activation,
+    /// Unary math: one rule for `torch.name(t)` and `t.name()` alike ([`unary`]).
+    Math,
+}
+
+/// One unary elementwise op: claimed as `t.name()` and `torch.name(t)` on a float32 CPU
+/// tensor of rank 1 or 2, lowered to [`Unary`]'s runtime (`runtime::unary`, or
+/// `runtime::unary_owned` on an owned temporary), fused as `fused` when the kernels have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnaryOp {
+    /// The op.
+    pub op: Unary,
+    /// Its Rust variant name (generated code names `rules::Unary::<variant>`).
+    pub variant: &'static str,
+    /// The method and `torch.` function name.
+    pub name: &'static str,
+    /// Its rule ids' family.
+    pub family: UnaryFamily,
+    /// The fused kernel with torch's float32 semantics, specials included.
+    pub fused: Option<rextio_fusion::UnaryF>,
+}
+
+macro_rules! unary_ops {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal, $family:ident, $fused:expr;)*) => {
+        /// A unary op of [`UNARY_OPS`] (the runtime matches on it exhaustively).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Unary {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Unary {
+            /// Its row of [`UNARY_OPS`].
+            pub const fn row(self) -> &'static UnaryOp {
+                match self {
+                    $(Unary::$variant => &UnaryOp {
+                        op: Unary::$variant,
+                        variant: stringify!($variant),
+                        name: $name,
+                        family: UnaryFamily::$family,
+                        fused: $fused,
+                    },)*
+                }
+            }
+        }
+
+        /// The unary elementwise table: one row per op, in documentation order.
+        pub const UNARY_OPS: &[UnaryOp] = &[$(*Unary::$variant.row(),)*];
+    };
+}
+
+unary_ops! {
+    /// `t.relu()` / `torch.relu(t)`.
+    Relu => "relu", Activation, Some(rextio_fusion::UnaryF::Relu);
+    /// `t.sigmoid()` / `torch.sigmoid(t)`.
+    Sigmoid => "sigmoid", Activation, Some(rextio_fusion::UnaryF::Sigmoid);
+    /// `t.tanh()` / `torch.tanh(t)`.
+    Tanh => "tanh", Activation, Some(rextio_fusion::UnaryF::Tanh);
+    /// `t.abs()` / `torch.abs(t)`.
+    Abs => "abs", Math, Some(rextio_fusion::UnaryF::Abs);
+    /// `t.neg()` / `torch.neg(t)`.
+    Neg => "neg", Math, Some(rextio_fusion::UnaryF::Neg);
+    /// `t.negative()` / `torch.negative(t)`.
+    Negative => "negative", Math, Some(rextio_fusion::UnaryF::Neg);
+    /// `t.square()` / `torch.square(t)`.
+    Square => "square", Math, Some(rextio_fusion::UnaryF::Square);
+    /// `t.exp()` / `torch.exp(t)`.
+    Exp => "exp", Math, Some(rextio_fusion::UnaryF::Exp);
+    /// `t.log()` / `torch.log(t)`.
+    Log => "log", Math, Some(rextio_fusion::UnaryF::Log);
+    /// `t.sqrt()` / `torch.sqrt(t)`.
+    Sqrt => "sqrt", Math, Some(rextio_fusion::UnaryF::Sqrt);
+    /// `t.erf()` / `torch.erf(t)`.
+    Erf => "erf", Math, Some(rextio_fusion::UnaryF::Erf);
+}
+
+impl Unary {
+    /// The op named `name` (method or `torch.` function name).
+    pub fn named(name: &str) -> Option<Unary> {
+        UNARY_OPS.iter().find(|r| r.name == name).map(|r| r.op)
+    }
+}
+
+impl UnaryOp {
+    /// The rule of `t.name()` on a rank-`rank` receiver (`method`) or of `torch.name(t)`.
+    pub fn rule(&self, rank: u8, method: bool) -> String {
+        match (self.family, method) {
+            (UnaryFamily::Activation, true) => activation_method(self.name, rank),
+            (UnaryFamily::Activation, false) => activation_function(self.name),
+            (UnaryFamily::Math, _) => unary(self.name),
+        }
+    }
+}
+
+/// The rows of one family.
+fn unary_family(family: UnaryFamily) -> impl Iterator<Item = &'static UnaryOp> {
+    UNARY_OPS.iter().filter(move |r| r.family == family)
+}
+
 /// Elementwise arithmetic: (operator, name).
 pub const ELEMENTWISE: [(&str, &str); 4] = [("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "div")];
 
@@ -214,7 +313,7 @@ pub fn records() -> Vec<RuleRecord> {
             "tensor keywords input/weight/bias; ranks 2, 2, 1; result rank 2",
         ),
     ];
-    for name in ACTIVATIONS {
+    for name in unary_family(UnaryFamily::Activation).map(|r| r.name) {
         for rank in [1u8, 2] {
             out.push(native(
                 activation_method(name, rank),
@@ -236,7 +335,7 @@ pub fn records() -> Vec<RuleRecord> {
         "torch.nn.functional.relu(t[, inplace=False])",
         "one positional tensor; inplace omitted or literal False; rank 1 or 2",
     ));
-    for name in UNARY {
+    for name in unary_family(UnaryFamily::Math).map(|r| r.name) {
         out.push(native(
             unary(name),
             Call,

@@ -4,6 +4,7 @@
 //! user can reach. Values that came from Python are only ever read: in-place kernels run only on
 //! owned temporaries (`*_owned`), which the host hands over when nothing else can observe them.
 
+use crate::rules::Unary;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::cell::Cell;
@@ -553,36 +554,44 @@ pub fn rdiv_scalar_owned<S: Into<Scalar>>(mut t: RxtTorchTensor, s: S) -> PyResu
     mul_scalar_owned(t, s)
 }
 
-macro_rules! unary {
-    ($name:ident, $owned:ident, $f:ident, $f_:ident, $doc:literal) => {
-        #[doc = concat!("`", $doc, "`.")]
-        pub fn $name(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            ok(t.tensor().$f())
-        }
-        #[doc = concat!("`", $doc, "` on an owned temporary, in place.")]
-        pub fn $owned(mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
-            drop(t.tensor_mut().$f_().map_err(map_err)?);
-            Ok(t)
-        }
-    };
+/// A unary op of the table ([`crate::rules::UNARY_OPS`]).
+pub fn unary(op: Unary, t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    let t = t.tensor();
+    ok(match op {
+        Unary::Relu => t.f_relu(),
+        Unary::Sigmoid => t.f_sigmoid(),
+        Unary::Tanh => t.f_tanh(),
+        Unary::Abs => t.f_abs(),
+        Unary::Neg => t.f_neg(),
+        Unary::Negative => t.f_negative(),
+        Unary::Square => t.f_square(),
+        Unary::Exp => t.f_exp(),
+        Unary::Log => t.f_log(),
+        Unary::Sqrt => t.f_sqrt(),
+        Unary::Erf => t.f_erf(),
+    })
 }
 
-unary!(relu, relu_owned, f_relu, f_relu_, "relu");
-unary!(sigmoid, sigmoid_owned, f_sigmoid, f_sigmoid_, "sigmoid");
-unary!(tanh, tanh_owned, f_tanh, f_tanh_, "tanh");
-unary!(abs, abs_owned, f_abs, f_abs_, "abs");
-unary!(neg, neg_owned, f_neg, f_neg_, "neg");
-unary!(
-    negative,
-    negative_owned,
-    f_negative,
-    f_negative_,
-    "negative"
-);
-unary!(square, square_owned, f_square, f_square_, "square");
-unary!(exp, exp_owned, f_exp, f_exp_, "exp");
-unary!(log, log_owned, f_log, f_log_, "log");
-unary!(sqrt, sqrt_owned, f_sqrt, f_sqrt_, "sqrt");
+/// [`unary`] on an owned temporary, in place.
+pub fn unary_owned(op: Unary, mut t: RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    let m = t.tensor_mut();
+    let done = match op {
+        Unary::Relu => m.f_relu_(),
+        Unary::Sigmoid => m.f_sigmoid_(),
+        Unary::Tanh => m.f_tanh_(),
+        Unary::Abs => m.f_abs_(),
+        Unary::Neg => m.f_neg_(),
+        Unary::Negative => m.f_negative_(),
+        Unary::Square => m.f_square_(),
+        Unary::Exp => m.f_exp_(),
+        Unary::Log => m.f_log_(),
+        Unary::Sqrt => m.f_sqrt_(),
+        Unary::Erf => m.f_erf_(),
+    };
+    // The returned handle aliases `t`; only the side effect matters.
+    drop(done.map_err(map_err)?);
+    Ok(t)
+}
 
 /// Exact GELU (`approximate="none"`, fixed here, never taken from the source).
 pub fn gelu_none(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {

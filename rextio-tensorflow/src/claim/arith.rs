@@ -110,6 +110,18 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     plan_pair(a, true, &format!("`{op}`"), l, r)
 }
 
+/// [`plan_call`] with the row of [`crate::rules::ARITH`] the site's target names.
+pub fn plan_call_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let target = site.target.strip_prefix(super::PREFIX);
+    match crate::rules::ARITH
+        .iter()
+        .find(|a| a.targets.iter().any(|t| Some(*t) == target))
+    {
+        Some(a) => plan_call(site, a),
+        None => Err(ClaimOutcome::NotCovered),
+    }
+}
+
 /// Top-level `tf.maximum(a, b)` / `tf.minimum(a, b)`: equal ranks only.
 pub fn plan_extremum(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     let Some((f, _, code)) = EXTREMA.iter().find(|(n, _, _)| *n == name).copied() else {

@@ -20,9 +20,11 @@ mod unary;
 
 use crate::codes;
 use crate::types::{f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use rextio_plugin_api::routes::{Overlap, Route, Routes};
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
 };
+use std::sync::OnceLock;
 
 /// Resolved prefix of every covered call target.
 pub const PREFIX: &str = "tensorflow.";
@@ -50,42 +52,113 @@ pub struct Plan {
 /// Why a site has no plan: a rejection or not ours.
 pub type NoPlan = ClaimOutcome;
 
+/// What a planner answers.
+pub type Planned = Result<Plan, NoPlan>;
+
+/// The claim table: which planner answers each call target. Rows sharing a target are tried by
+/// priority; two rows of one target and priority are refused (see
+/// [`rextio_plugin_api::routes`]).
+pub fn routes() -> &'static Result<Routes<Planned>, Overlap> {
+    static ROUTES: OnceLock<Result<Routes<Planned>, Overlap>> = OnceLock::new();
+    ROUTES.get_or_init(|| Routes::new(rows()))
+}
+
+/// Call rows: `target after tensorflow.` => planner, each row named by its target.
+macro_rules! calls {
+    ($out:ident: $($target:literal => $plan:expr),* $(,)?) => {
+        $out.extend([$(Route::new(
+            SiteKind::Call,
+            concat!("tensorflow.", $target),
+            concat!("tf.", $target),
+            $plan,
+        )),*]);
+    };
+}
+
+/// Every row of the claim table.
+pub(crate) fn rows() -> Vec<Route<Planned>> {
+    let mut out = Vec::new();
+    calls!(out:
+        "matmul" => matmul::plan,
+        "linalg.matmul" => matmul::plan,
+        "nn.relu" => |s| unary::plan_activation(s, "relu"),
+        "nn.sigmoid" => |s| unary::plan_activation(s, "sigmoid"),
+        "nn.tanh" => |s| unary::plan_activation(s, "tanh"),
+        "transpose" => layout::plan_transpose,
+        "nn.bias_add" => layout::plan_bias_add,
+        "maximum" => |s| arith::plan_extremum(s, "maximum"),
+        "minimum" => |s| arith::plan_extremum(s, "minimum"),
+        "reduce_mean" => |s| reductions::plan(s, "mean", false),
+        "math.reduce_mean" => |s| reductions::plan(s, "mean", false),
+        "reduce_sum" => |s| reductions::plan(s, "sum", false),
+        "math.reduce_sum" => |s| reductions::plan(s, "sum", false),
+        "nn.softmax" => classification::plan_softmax,
+        "argmax" => classification::plan_argmax,
+    );
+    // `tf.reduce_mean(x, axis=1)` / `tf.reduce_sum(...)` with keepdims omitted or False keep
+    // their own, older rule ids and codes; every other literal axis is the general rule.
+    for target in ["reduce_mean", "math.reduce_mean"] {
+        out.push(
+            Route::new(
+                SiteKind::Call,
+                format!("{PREFIX}{target}"),
+                format!("tf.{target}(x, axis=1)"),
+                |s| reductions::plan(s, "mean", true),
+            )
+            .guarded(1, reductions::is_axis1_mean),
+        );
+    }
+    for target in ["reduce_sum", "math.reduce_sum"] {
+        out.push(
+            Route::new(
+                SiteKind::Call,
+                format!("{PREFIX}{target}"),
+                format!("tf.{target}(x, axis=1)"),
+                |s| reductions::plan(s, "sum", true),
+            )
+            .guarded(1, reductions::is_axis1_sum),
+        );
+    }
+    for u in &crate::rules::MATH_UNARY {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("{PREFIX}{}", u.target),
+            format!("math unary table: tf.{}", u.target),
+            unary::plan_math_site,
+        ));
+    }
+    for a in &crate::rules::ARITH {
+        for target in a.targets {
+            out.push(Route::new(
+                SiteKind::Call,
+                format!("{PREFIX}{target}"),
+                format!("arithmetic table: tf.{target}"),
+                arith::plan_call_site,
+            ));
+        }
+    }
+    out
+}
+
 /// Plan a site.
-pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+pub fn plan(site: &ClaimSite) -> Planned {
     // GPU values reach only the CUDA lane, never a CPU rule.
     if cuda::touches_gpu(site) {
         return cuda::plan(site);
     }
     match site.kind {
         SiteKind::Call => {
-            let Some(name) = site.target.strip_prefix(PREFIX) else {
-                return Err(ClaimOutcome::NotCovered);
-            };
             if site.receiver.is_some() {
                 return Err(ClaimOutcome::NotCovered);
             }
-            match name {
-                "matmul" | "linalg.matmul" => matmul::plan(site),
-                "nn.relu" | "nn.sigmoid" | "nn.tanh" => unary::plan_activation(site, &name[3..]),
-                "transpose" => layout::plan_transpose(site),
-                "nn.bias_add" => layout::plan_bias_add(site),
-                "maximum" | "minimum" => arith::plan_extremum(site, name),
-                "reduce_mean" | "math.reduce_mean" => reductions::plan(site, "mean"),
-                "reduce_sum" | "math.reduce_sum" => reductions::plan(site, "sum"),
-                "nn.softmax" => classification::plan_softmax(site),
-                "argmax" => classification::plan_argmax(site),
-                other => {
-                    if let Some(u) = crate::rules::MATH_UNARY.iter().find(|u| u.target == other) {
-                        unary::plan_math(site, u)
-                    } else if let Some(a) = crate::rules::ARITH
-                        .iter()
-                        .find(|a| a.targets.contains(&other))
-                    {
-                        arith::plan_call(site, a)
-                    } else {
-                        Err(ClaimOutcome::NotCovered)
-                    }
-                }
+            match routes() {
+                Ok(routes) => routes.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered)),
+                // A broken table claims nothing (its unit test names the two rows).
+                Err(overlap) => Err(reject(
+                    codes::UNSUPPORTED,
+                    format!("rextio-tensorflow's claim table is inconsistent: {overlap}"),
+                    "keep this function in Python and report the rextio-tensorflow build",
+                )),
             }
         }
         // Method-style receivers (`x.numpy()`, `x.__add__(y)`) and attribute reads (`x.shape`)
@@ -110,6 +183,18 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 "keep this function in Python",
             ))
         }
+    }
+}
+
+/// The call targets the claim table reaches (coverage documentation).
+pub fn symbols() -> Vec<String> {
+    match routes() {
+        Ok(routes) => routes
+            .targets(SiteKind::Call)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 

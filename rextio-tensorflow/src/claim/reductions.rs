@@ -8,20 +8,26 @@ use super::{
 use crate::{codes, rules};
 use rextio_plugin_api::ClaimSite;
 
-/// Plan a reduction; `which` is `mean` or `sum`.
-pub fn plan(site: &ClaimSite, which: &str) -> Result<Plan, NoPlan> {
-    let mean = which == "mean";
-    let (legacy_code, general_code) = if mean {
+/// The codes of `which`'s rejections: the `axis=1` form's (also every malformed form's), and
+/// the other literal axes'.
+fn codes_of(mean: bool) -> (&'static str, &'static str) {
+    if mean {
         (codes::MEAN, codes::MEAN_LITERAL_AXIS)
     } else {
         (codes::SUM, codes::SUM_LITERAL_AXIS)
-    };
-    let shown = format!("tf.{}", &site.target[PREFIX.len()..]);
+    }
+}
+
+/// The form of a reduction: its literal axis (0 or 1) and keepdims, or the rejection of a
+/// malformed one.
+fn form_of(site: &ClaimSite, mean: bool) -> Result<(i64, bool), NoPlan> {
+    let (axis1_code, _) = codes_of(mean);
+    let shown = format!("tf.{}", site.target.get(PREFIX.len()..).unwrap_or_default());
     let op = if mean { "reduce_mean" } else { "reduce_sum" };
     let suggestion = format!("write tf.{op}(x, axis=1) or tf.{op}(x, 0, keepdims=True)");
     let form = |why: &str| {
         reject(
-            legacy_code,
+            axis1_code,
             format!("{shown} {why}; expected one rank-2 tensor, a literal axis 0 or 1 given once and keepdims omitted or a named bool literal"),
             &suggestion,
         )
@@ -48,8 +54,32 @@ pub fn plan(site: &ClaimSite, which: &str) -> Result<Plan, NoPlan> {
             bool_literal(v).ok_or_else(|| form("has a keepdims that is not a bool literal"))?
         }
     };
-    let legacy = d == 1 && !keep;
-    let code = if legacy { legacy_code } else { general_code };
+    Ok((d, keep))
+}
+
+/// Whether a `tf.reduce_mean` site is the `axis=1`, keepdims-False form, which has its own,
+/// older rule id (the claim table routes it at a higher priority than the literal-axis rule).
+pub fn is_axis1_mean(site: &ClaimSite) -> bool {
+    matches!(form_of(site, true), Ok((1, false)))
+}
+
+/// [`is_axis1_mean`] for `tf.reduce_sum`.
+pub fn is_axis1_sum(site: &ClaimSite) -> bool {
+    matches!(form_of(site, false), Ok((1, false)))
+}
+
+/// Plan a reduction; `which` is `mean` or `sum`; `axis1_form`: the site is the `axis=1`,
+/// keepdims-False form and gets that form's rule and code.
+pub fn plan(site: &ClaimSite, which: &str, axis1_form: bool) -> Result<Plan, NoPlan> {
+    let mean = which == "mean";
+    let (axis1_code, literal_axis_code) = codes_of(mean);
+    let shown = format!("tf.{}", site.target.get(PREFIX.len()..).unwrap_or_default());
+    let (d, keep) = form_of(site, mean)?;
+    let code = if axis1_form {
+        axis1_code
+    } else {
+        literal_axis_code
+    };
     match tensor(&site.args[0], &shown)? {
         Tensor::F32(2) => {}
         Tensor::F32(r) => {
@@ -69,7 +99,7 @@ pub fn plan(site: &ClaimSite, which: &str) -> Result<Plan, NoPlan> {
             ))
         }
     }
-    let rule = match (mean, legacy) {
+    let rule = match (mean, axis1_form) {
         (true, true) => rules::MEAN_AXIS1,
         (true, false) => rules::MEAN_LITERAL_AXIS,
         (false, true) => rules::SUM_AXIS1,

@@ -1198,3 +1198,57 @@ fn cpu_forms_never_claim_cuda_rules() {
         }
     }
 }
+
+#[test]
+fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
+    use rextio_plugin_api::routes::{Route, Routes};
+    if let Err(e) = super::routes() {
+        panic!("{e}");
+    }
+    let mut rows = super::rows();
+    rows.push(Route::new(
+        SiteKind::Call,
+        "tensorflow.math.sqrt",
+        "a second sqrt",
+        super::unary::plan_math_site,
+    ));
+    let err = Routes::new(rows).unwrap_err();
+    assert_eq!(err.first, "math unary table: tf.math.sqrt");
+    assert_eq!(err.second, "a second sqrt");
+    let mut rows = super::rows();
+    rows.push(
+        Route::new(
+            SiteKind::Call,
+            "tensorflow.reduce_sum",
+            "another axis=1 sum",
+            |s| super::reductions::plan(s, "sum", true),
+        )
+        .guarded(1, super::reductions::is_axis1_sum),
+    );
+    let err = Routes::new(rows).unwrap_err();
+    assert_eq!(err.first, "tf.reduce_sum(x, axis=1)");
+    assert_eq!(err.second, "another axis=1 sum");
+}
+
+#[test]
+fn coverage_symbols_are_the_call_targets_the_claim_table_reaches() {
+    let symbols = super::symbols();
+    let mut unique = symbols.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), symbols.len(), "{symbols:?}");
+    for u in &crate::rules::MATH_UNARY {
+        let s = format!("tensorflow.{}", u.target);
+        assert!(symbols.contains(&s), "{s} missing from {symbols:?}");
+    }
+    for s in [
+        "tensorflow.matmul",
+        "tensorflow.nn.bias_add",
+        "tensorflow.math.reduce_sum",
+    ] {
+        assert!(
+            symbols.iter().any(|x| x == s),
+            "{s} missing from {symbols:?}"
+        );
+    }
+}

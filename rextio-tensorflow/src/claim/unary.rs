@@ -62,3 +62,12 @@ pub fn plan_math(site: &ClaimSite, u: &MathUnary) -> Result<Plan, NoPlan> {
     let r = single(site, &format!("tf.{}", u.target), u.code)?;
     plan_f32(rules::math_unary(u.name), r, u.name, vec![Src::Arg(0)])
 }
+
+/// [`plan_math`] with the row of [`rules::MATH_UNARY`] the site's target names.
+pub fn plan_math_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let target = site.target.strip_prefix(super::PREFIX);
+    match rules::MATH_UNARY.iter().find(|u| Some(u.target) == target) {
+        Some(u) => plan_math(site, u),
+        None => Err(ClaimOutcome::NotCovered),
+    }
+}

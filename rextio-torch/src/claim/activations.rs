@@ -3,27 +3,11 @@
 
 use super::{bind, get, operand, plan_f32, reject, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
+use crate::rules::Unary;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Literal};
 
-/// The runtime entry point of a unary name.
-fn runtime_name(name: &str) -> Option<Rt> {
-    rules::ACTIVATIONS
-        .iter()
-        .chain(rules::UNARY.iter())
-        .find(|n| **n == name)
-        .and_then(|n| Rt::from_name(n))
-}
-
-fn rule_for(name: &str, rank: u8, method: bool) -> String {
-    match (rules::ACTIVATIONS.contains(&name), method) {
-        (true, true) => rules::activation_method(name, rank),
-        (true, false) => rules::activation_function(name),
-        (false, _) => rules::unary(name),
-    }
-}
-
-/// `t.relu()`, `t.exp()`, ...
+/// `t.relu()`, `t.exp()`, ... (a row of [`rules::UNARY_OPS`]).
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let name = site.target.as_str();
     if !site.args.is_empty() || !site.keywords.is_empty() {
@@ -33,15 +17,18 @@ pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
             &format!("call .{name}() with no arguments"),
         ));
     }
-    let (Some(recv), Some(f)) = (&site.receiver, runtime_name(name)) else {
+    let (Some(recv), Some(op)) = (&site.receiver, Unary::named(name)) else {
         return Err(super::ClaimOutcome::NotCovered);
     };
     let r = super::f32_rank(recv, &format!(".{name}()"))?;
-    plan_f32(rule_for(name, r, true), r, Op::Unary { f, t: Src::Recv })
+    plan_f32(op.row().rule(r, true), r, Op::Math { op, t: Src::Recv })
 }
 
-/// `torch.relu(t)`, `torch.exp(t)`, ...
-pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+/// `torch.relu(t)`, `torch.exp(t)`, ... (a row of [`rules::UNARY_OPS`]).
+pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let Some(name) = site.target.strip_prefix("torch.") else {
+        return Err(super::ClaimOutcome::NotCovered);
+    };
     let ([t], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
         return Err(reject(
             codes::UNARY_ARGS,
@@ -49,11 +36,11 @@ pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
             &format!("write torch.{name}(t)"),
         ));
     };
-    let Some(f) = runtime_name(name) else {
+    let Some(op) = Unary::named(name) else {
         return Err(super::ClaimOutcome::NotCovered);
     };
     let r = super::f32_rank(t, &format!("torch.{name}"))?;
-    plan_f32(rule_for(name, r, false), r, Op::Unary { f, t: Src::Arg(0) })
+    plan_f32(op.row().rule(r, false), r, Op::Math { op, t: Src::Arg(0) })
 }
 
 /// `F.relu(t[, inplace=False])`.
@@ -87,8 +74,8 @@ pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     plan_f32(
         rules::F_RELU,
         r,
-        Op::Unary {
-            f: Rt::Relu,
+        Op::Math {
+            op: Unary::Relu,
             t: Src::Arg(0),
         },
     )

@@ -17,9 +17,11 @@ mod shape;
 
 use crate::codes;
 use crate::types::{bool_cpu_rank, f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use rextio_plugin_api::routes::{Overlap, Route, Routes};
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
 };
+use std::sync::OnceLock;
 
 /// `torch.nn.functional.linear`.
 pub const T_LINEAR: &str = "torch.nn.functional.linear";
@@ -69,7 +71,14 @@ pub enum Op {
         /// Optional bias.
         b: Option<Src>,
     },
-    /// A unary runtime function (`relu`, `exp`, `gelu_none`, ...).
+    /// A unary op of the table ([`crate::rules::UNARY_OPS`]).
+    Math {
+        /// The op.
+        op: crate::rules::Unary,
+        /// Operand.
+        t: Src,
+    },
+    /// A unary runtime function outside the table (`gelu_none`, `silu`).
     Unary {
         /// Runtime entry point.
         f: crate::entry::Rt,
@@ -152,95 +161,178 @@ pub struct Plan {
 /// Why a site has no plan: a rejection or not ours.
 pub type NoPlan = ClaimOutcome;
 
+/// What a planner answers.
+pub type Planned = Result<Plan, NoPlan>;
+
+/// The claim table: which planner answers each call target, method name and attribute. Rows
+/// sharing a target are tried by priority; two rows of one target and priority are refused
+/// (see [`rextio_plugin_api::routes`]).
+pub fn routes() -> &'static Result<Routes<Planned>, Overlap> {
+    static ROUTES: OnceLock<Result<Routes<Planned>, Overlap>> = OnceLock::new();
+    ROUTES.get_or_init(|| Routes::new(rows()))
+}
+
+/// Rows of one site kind: `target => planner`, each row named by its kind and target.
+macro_rules! rows {
+    ($out:ident, $kind:ident: $($target:literal => $plan:expr),* $(,)?) => {
+        $out.extend([$(Route::new(
+            SiteKind::$kind,
+            $target,
+            concat!(stringify!($kind), " ", $target),
+            $plan,
+        )),*]);
+    };
+}
+
+/// Every row of the claim table.
+pub(crate) fn rows() -> Vec<Route<Planned>> {
+    let mut out = Vec::new();
+    for u in crate::rules::UNARY_OPS {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", u.name),
+            format!("unary table: torch.{}", u.name),
+            activations::plan_function,
+        ));
+        out.push(Route::new(
+            SiteKind::MethodCall,
+            u.name,
+            format!("unary table: .{}()", u.name),
+            activations::plan_method,
+        ));
+    }
+    rows!(out, Call:
+        "builtins.len" => shape::plan_len,
+        "torch.clamp" => |s| elementwise::plan_clamp(s, "clamp"),
+        "torch.clip" => |s| elementwise::plan_clamp(s, "clip"),
+        "torch.clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),
+        "torch.clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
+        "torch.maximum" => |s| elementwise::plan_maximum(s, "maximum"),
+        "torch.minimum" => |s| elementwise::plan_maximum(s, "minimum"),
+        "torch.zeros_like" => |s| elementwise::plan_like(s, "zeros_like"),
+        "torch.ones_like" => |s| elementwise::plan_like(s, "ones_like"),
+        "torch.full_like" => |s| elementwise::plan_like(s, "full_like"),
+        "torch.where" => compare::plan_where,
+        "torch.nn.functional.layer_norm" => norm::plan_layer_norm,
+        "torch.nn.functional.silu" => activations::plan_silu,
+        "torch.nn.functional.leaky_relu" => activations::plan_leaky_relu,
+        "torch.nn.functional.elu" => activations::plan_elu,
+        "torch.nn.functional.softplus" => activations::plan_softplus,
+        "torch.log_softmax" => |s| classification::plan_log_softmax(s, false),
+        "torch.nn.functional.log_softmax" => |s| classification::plan_log_softmax(s, true),
+        "torch.max" => reductions::plan_max_dim,
+        "torch.amax" => |s| reductions::plan(s, "amax", false, false),
+        "torch.amin" => |s| reductions::plan(s, "amin", false, false),
+        "torch.transpose" => |s| shape::plan_view(s, "transpose"),
+        "torch.t" => |s| shape::plan_view(s, "t"),
+        "torch.unsqueeze" => |s| shape::plan_view(s, "unsqueeze"),
+        "torch.squeeze" => |s| shape::plan_view(s, "squeeze"),
+        "torch.flatten" => shape::plan_flatten,
+        "torch.cat" => |s| concat::plan_cat(s, "cat"),
+        "torch.concat" => |s| concat::plan_cat(s, "concat"),
+        "torch.nn.functional.linear" => linear::plan,
+        "torch.nn.functional.relu" => activations::plan_f_relu,
+        "torch.nn.functional.gelu" => activations::plan_gelu,
+        "torch.matmul" => binops::plan_matmul_call,
+        "torch.add" => |s| binops::plan_function(s, "add"),
+        "torch.sub" => |s| binops::plan_function(s, "sub"),
+        "torch.mul" => |s| binops::plan_function(s, "mul"),
+        "torch.div" => |s| binops::plan_function(s, "div"),
+        "torch.mean" => |s| reductions::plan(s, "mean", false, false),
+        "torch.sum" => |s| reductions::plan(s, "sum", false, false),
+        "torch.softmax" => |s| classification::plan_softmax(s, false),
+        "torch.nn.functional.softmax" => |s| classification::plan_softmax(s, true),
+        "torch.argmax" => classification::plan_argmax,
+    );
+    rows!(out, MethodCall:
+        "mean" => |s| reductions::plan(s, "mean", true, false),
+        "sum" => |s| reductions::plan(s, "sum", true, false),
+        "matmul" => binops::plan_matmul_method,
+        "softmax" => |s| classification::plan_softmax(s, false),
+        "argmax" => classification::plan_argmax,
+        "amax" => |s| reductions::plan(s, "amax", true, false),
+        "amin" => |s| reductions::plan(s, "amin", true, false),
+        "max" => reductions::plan_max_dim,
+        "log_softmax" => |s| classification::plan_log_softmax(s, false),
+        "clamp" => |s| elementwise::plan_clamp(s, "clamp"),
+        "clip" => |s| elementwise::plan_clamp(s, "clip"),
+        "clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),
+        "clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
+        "maximum" => |s| elementwise::plan_maximum(s, "maximum"),
+        "minimum" => |s| elementwise::plan_maximum(s, "minimum"),
+        "t" => |s| shape::plan_view(s, "t"),
+        "transpose" => |s| shape::plan_view(s, "transpose"),
+        "unsqueeze" => |s| shape::plan_view(s, "unsqueeze"),
+        "squeeze" => |s| shape::plan_view(s, "squeeze"),
+        "flatten" => shape::plan_flatten,
+        "size" => shape::plan_size,
+        "dim" => shape::plan_dim_query,
+        "ndimension" => shape::plan_dim_query,
+        "numel" => shape::plan_numel,
+    );
+    // `t.mean(dim=1, keepdim=False)` / `t.sum(...)` written exactly so on a rank-2 receiver keep
+    // their own, older rule ids; every other form is the general static-dim rule.
+    out.push(
+        Route::new(
+            SiteKind::MethodCall,
+            "mean",
+            "MethodCall mean(dim=1, keepdim=False)",
+            |s| reductions::plan(s, "mean", true, true),
+        )
+        .guarded(1, reductions::is_dim1_form),
+    );
+    out.push(
+        Route::new(
+            SiteKind::MethodCall,
+            "sum",
+            "MethodCall sum(dim=1, keepdim=False)",
+            |s| reductions::plan(s, "sum", true, true),
+        )
+        .guarded(1, reductions::is_dim1_form),
+    );
+    rows!(out, Attribute:
+        "T" => shape::plan_attribute,
+        "shape" => shape::plan_attribute,
+        "ndim" => shape::plan_attribute,
+    );
+    out
+}
+
 /// Plan a site.
-pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
+pub fn plan(site: &ClaimSite) -> Planned {
     // CUDA values reach only the CUDA slice, never a CPU rule.
     if cuda::touches_cuda(site) {
         return cuda::plan(site);
     }
-    match site.kind {
-        SiteKind::Call => {
-            if site.target == "builtins.len" {
-                return shape::plan_len(site);
-            }
-            let Some(name) = site.target.strip_prefix("torch.") else {
-                return Err(ClaimOutcome::NotCovered);
-            };
-            match name {
-                "clamp" | "clip" | "clamp_min" | "clamp_max" => elementwise::plan_clamp(site, name),
-                "maximum" | "minimum" => elementwise::plan_maximum(site, name),
-                "zeros_like" | "ones_like" | "full_like" => elementwise::plan_like(site, name),
-                "where" => compare::plan_where(site),
-                "nn.functional.layer_norm" => norm::plan_layer_norm(site),
-                "nn.functional.silu" => activations::plan_silu(site),
-                "nn.functional.leaky_relu" => activations::plan_leaky_relu(site),
-                "nn.functional.elu" => activations::plan_elu(site),
-                "nn.functional.softplus" => activations::plan_softplus(site),
-                "log_softmax" => classification::plan_log_softmax(site, false),
-                "nn.functional.log_softmax" => classification::plan_log_softmax(site, true),
-                "max" => reductions::plan_max_dim(site),
-                "amax" => reductions::plan(site, "amax", false),
-                "amin" => reductions::plan(site, "amin", false),
-                "transpose" | "t" | "unsqueeze" | "squeeze" => shape::plan_view(site, name),
-                "flatten" => shape::plan_flatten(site),
-                "cat" | "concat" => concat::plan_cat(site, name),
-                "nn.functional.linear" => linear::plan(site),
-                "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp"
-                | "log" | "sqrt" => activations::plan_function(site, name),
-                "nn.functional.relu" => activations::plan_f_relu(site),
-                "nn.functional.gelu" => activations::plan_gelu(site),
-                "matmul" => binops::plan_matmul_call(site),
-                "add" | "sub" | "mul" | "div" => binops::plan_function(site, name),
-                "mean" => reductions::plan(site, "mean", false),
-                "sum" => reductions::plan(site, "sum", false),
-                "softmax" => classification::plan_softmax(site, false),
-                "nn.functional.softmax" => classification::plan_softmax(site, true),
-                "argmax" => classification::plan_argmax(site),
-                _ => Err(ClaimOutcome::NotCovered),
-            }
+    let routes = match routes() {
+        Ok(r) => r,
+        // A broken table claims nothing (its unit test names the two rows).
+        Err(overlap) => {
+            return Err(reject(
+                codes::UNSUPPORTED_SURFACE,
+                format!("rextio-torch's claim table is inconsistent: {overlap}"),
+                "keep this function in Python and report the rextio-torch build",
+            ))
         }
-        SiteKind::MethodCall => {
+    };
+    match site.kind {
+        SiteKind::Call => routes.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered)),
+        SiteKind::MethodCall | SiteKind::Attribute => {
             let Some(recv) = &site.receiver else {
                 return Err(ClaimOutcome::NotCovered);
             };
             if !is_ours(recv) {
                 return Err(ClaimOutcome::NotCovered);
             }
-            match site.target.as_str() {
-                "relu" | "sigmoid" | "tanh" | "abs" | "neg" | "negative" | "square" | "exp" | "log" | "sqrt" => activations::plan_method(site),
-                "mean" | "sum" => {
-                    let name = if site.target == "mean" { "mean" } else { "sum" };
-                    reductions::plan(site, name, true)
-                }
-                "matmul" => binops::plan_matmul_method(site),
-                "softmax" => classification::plan_softmax(site, false),
-                "argmax" => classification::plan_argmax(site),
-                "amax" => reductions::plan(site, "amax", true),
-                "amin" => reductions::plan(site, "amin", true),
-                "max" => reductions::plan_max_dim(site),
-                "log_softmax" => classification::plan_log_softmax(site, false),
-                "clamp" | "clip" | "clamp_min" | "clamp_max" => {
-                    let name = match site.target.as_str() {
-                        "clamp" => "clamp",
-                        "clip" => "clip",
-                        "clamp_min" => "clamp_min",
-                        _ => "clamp_max",
-                    };
-                    elementwise::plan_clamp(site, name)
-                }
-                "maximum" => elementwise::plan_maximum(site, "maximum"),
-                "minimum" => elementwise::plan_maximum(site, "minimum"),
-                "t" => shape::plan_view(site, "t"),
-                "transpose" => shape::plan_view(site, "transpose"),
-                "unsqueeze" => shape::plan_view(site, "unsqueeze"),
-                "squeeze" => shape::plan_view(site, "squeeze"),
-                "flatten" => shape::plan_flatten(site),
-                "size" => shape::plan_size(site),
-                "dim" | "ndimension" => shape::plan_dim_query(site),
-                "numel" => shape::plan_numel(site),
-                other => Err(reject(
+            match routes.plan(site) {
+                Some(planned) => planned,
+                None if site.kind == SiteKind::Attribute => shape::plan_attribute(site),
+                None => Err(reject(
                     codes::UNSUPPORTED_SURFACE,
-                    format!("tensor method `.{other}()` is not in the native rextio-torch surface"),
+                    format!(
+                        "tensor method `.{}()` is not in the native rextio-torch surface",
+                        site.target
+                    ),
                     "keep this function in Python; in-place methods, views and method arithmetic are not lowered",
                 )),
             }
@@ -251,15 +343,6 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
             }
             binops::plan_binop(site)
         }
-        SiteKind::Attribute => {
-            let Some(recv) = &site.receiver else {
-                return Err(ClaimOutcome::NotCovered);
-            };
-            if !is_ours(recv) {
-                return Err(ClaimOutcome::NotCovered);
-            }
-            shape::plan_attribute(site)
-        }
         SiteKind::Compare => {
             if !site.args.iter().any(is_ours) {
                 return Err(ClaimOutcome::NotCovered);
@@ -267,6 +350,33 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
             compare::plan_compare(site)
         }
     }
+}
+
+/// The symbols the claim table reaches (coverage documentation): every call target, every
+/// method and attribute as `torch.Tensor.<name>`, every comparison as its dunder method.
+pub fn symbols() -> Vec<String> {
+    let Ok(routes) = routes() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = routes
+        .targets(SiteKind::Call)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    for kind in [SiteKind::MethodCall, SiteKind::Attribute] {
+        out.extend(
+            routes
+                .targets(kind)
+                .into_iter()
+                .map(|m| format!("torch.Tensor.{m}")),
+        );
+    }
+    out.extend(
+        crate::rules::COMPARISONS
+            .iter()
+            .map(|(_, name)| format!("torch.Tensor.__{name}__")),
+    );
+    out
 }
 
 /// Decide a site.

@@ -4,14 +4,37 @@
 
 use super::{
     bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
-    Op, Plan, Src,
+    Op, Plan,
 };
 use crate::types::{f32_cpu, i64_cpu_1d};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, ValueType};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, ValueType};
 
-/// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`.
-pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, NoPlan> {
+/// Whether a site is written exactly `t.mean(dim=1, keepdim=False)` (or `sum`, keywords in
+/// either order) on a rank-2 float32 receiver: the form with its own, older rule id (the claim
+/// table routes it at a higher priority than the general static-dim rule).
+pub fn is_dim1_form(site: &ClaimSite) -> bool {
+    let literal = |name: &str| {
+        site.keywords
+            .iter()
+            .find(|k| k.name == name)
+            .and_then(|k| k.value.literal.as_ref())
+    };
+    site.receiver.as_ref().and_then(super::rank) == Some(2)
+        && site.args.is_empty()
+        && site.keywords.len() == 2
+        && matches!(literal("dim"), Some(Literal::Int(1)))
+        && matches!(literal("keepdim"), Some(Literal::Bool(false)))
+}
+
+/// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`;
+/// `dim1_form`: the site is [`is_dim1_form`] and gets that form's rule.
+pub fn plan(
+    site: &ClaimSite,
+    name: &'static str,
+    method: bool,
+    dim1_form: bool,
+) -> Result<Plan, NoPlan> {
     let shown = if method {
         format!(".{name}(...)")
     } else {
@@ -62,14 +85,7 @@ pub fn plan(site: &ClaimSite, name: &'static str, method: bool) -> Result<Plan, 
             ))
         }
     };
-    let legacy = method
-        && r == 2
-        && raw == 1
-        && !keep
-        && matches!(dim_src, Src::Kw(_))
-        && keepdim.is_some()
-        && site.args.is_empty();
-    let rule = match (name, legacy) {
+    let rule = match (name, dim1_form) {
         ("mean", true) => rules::MEAN_DIM1,
         ("sum", true) => rules::SUM_DIM1,
         ("mean", false) => rules::MEAN_STATIC,

@@ -203,6 +203,14 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             "unary-sqrt-f32-cpu-rank1-2 -> f32-cpu-1d",
         ),
         (
+            method(t2(), "erf", vec![], vec![]),
+            "unary-erf-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("torch.erf", vec![t1()], vec![]),
+            "unary-erf-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
             method(t2(), "negative", vec![], vec![]),
             "unary-negative-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
@@ -923,6 +931,12 @@ fn rejected_and_uncovered_forms() {
         ),
         (method(l64(), "relu", vec![], vec![]), "RXTP-TORCH-015"),
         (call("torch.exp", vec![flt(1.0)], vec![]), "RXTP-TORCH-010"),
+        (
+            call("torch.erf", vec![t2(), t2()], vec![]),
+            "RXTP-TORCH-003",
+        ),
+        (method(t2(), "erf", vec![int(1)], vec![]), "RXTP-TORCH-003"),
+        (method(l64(), "erf", vec![], vec![]), "RXTP-TORCH-015"),
         (method(t2(), "relu_", vec![], vec![]), "RXTP-TORCH-010"),
         (
             method(t2(), "view", vec![int(16)], vec![]),
@@ -1720,4 +1734,72 @@ fn every_native_rule_has_an_accepted_form() {
         &sites,
     );
     assert!(missing.is_empty(), "no accepted form for {missing:?}");
+}
+
+#[test]
+fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
+    use rextio_plugin_api::routes::{Route, Routes};
+    use rextio_plugin_api::SiteKind;
+    if let Err(e) = super::routes() {
+        panic!("{e}");
+    }
+    // A second row for a target the unary table already answers.
+    let mut rows = super::rows();
+    rows.push(Route::new(
+        SiteKind::Call,
+        "torch.sqrt",
+        "a second sqrt",
+        super::activations::plan_function,
+    ));
+    let err = Routes::new(rows).unwrap_err();
+    assert_eq!(err.first, "unary table: torch.sqrt");
+    assert_eq!(err.second, "a second sqrt");
+    assert!(
+        err.to_string().contains("`torch.sqrt` at priority 0"),
+        "{err}"
+    );
+    // A second specific mean form at the priority of the first.
+    let mut rows = super::rows();
+    rows.push(
+        Route::new(SiteKind::MethodCall, "mean", "another dim=1 mean", |s| {
+            super::reductions::plan(s, "mean", true, true)
+        })
+        .guarded(1, super::reductions::is_dim1_form),
+    );
+    let err = Routes::new(rows).unwrap_err();
+    assert_eq!(err.first, "MethodCall mean(dim=1, keepdim=False)");
+    assert_eq!(err.second, "another dim=1 mean");
+}
+
+#[test]
+fn coverage_symbols_are_what_the_claim_table_reaches() {
+    let symbols = super::symbols();
+    let mut unique = symbols.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), symbols.len(), "{symbols:?}");
+    for u in crate::rules::UNARY_OPS {
+        for s in [
+            format!("torch.{}", u.name),
+            format!("torch.Tensor.{}", u.name),
+        ] {
+            assert!(symbols.contains(&s), "{s} missing from {symbols:?}");
+        }
+    }
+    for s in [
+        "torch.nn.functional.linear",
+        "builtins.len",
+        "torch.Tensor.T",
+        "torch.Tensor.__lt__",
+        "torch.Tensor.mean",
+    ] {
+        assert!(
+            symbols.iter().any(|x| x == s),
+            "{s} missing from {symbols:?}"
+        );
+    }
+    // Every symbol is a torch name or `len`.
+    assert!(symbols
+        .iter()
+        .all(|s| s.starts_with("torch.") || s == "builtins.len"));
 }

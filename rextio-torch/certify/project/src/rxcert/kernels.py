@@ -178,6 +178,19 @@ def method_sqrt(x: M) -> M:
     return x.sqrt()
 
 
+def unary_erf(x: V) -> V:
+    return torch.erf(x)
+
+
+def method_erf(x: M) -> M:
+    return x.erf()
+
+
+def owned_erf(x: M) -> M:
+    # erf of a temporary: in place on the per-op path, one fused program otherwise.
+    return (x * 0.7071067811865476).erf() + 1.0
+
+
 def act_relu(x: V) -> V:
     return x.relu()
 
