@@ -136,6 +136,23 @@ else:
     raise AssertionError("eager accepted mismatched shapes")
 raises(Exception, net.encode, x, t(7, 3), b, 1)
 
+# A tensor met again is checked against what its first conversion read, and a new tensor at a
+# dead one's address (CPython reuses freed memory at once) is read afresh: shapes, ranks and
+# values always follow the tensor actually passed.
+for i in range(300):
+    n, m = int(rng.integers(1, 9)), int(rng.integers(1, 40))
+    x = t(n, m, special=bool(i % 2))
+    same(net.activate(x, x), eager.activate(x, x), f"fresh tensor {i} ({n}x{m})")
+    if i % 3 == 0:
+        v = t(m)
+        e = raises(ValueError, net.activate, v, v)
+        assert "expected rank-2 tensor, got rank 1" in str(e), str(e)
+    del x
+w = t(12, 12)
+for i in range(20):
+    x = t(i + 1, 12)
+    same(net.encode(x, w, b, 2), eager.encode(x, w, b, 2), f"same weights, call {i}")
+
 # Devices by exact full name (last: this replaces the eager context). Once a remote task is
 # connected, this process's CPU:0 still works, and the worker's CPU:0 is not it.
 server = tf.distribute.Server.create_local_server()

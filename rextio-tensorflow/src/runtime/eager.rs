@@ -201,6 +201,8 @@ pub(crate) struct Context {
     /// has one), so that re-validation is two dict lookups rather than two attribute lookups.
     module_dict: Option<Py<PyDict>>,
     context_dict: Option<Py<PyDict>>,
+    /// The namespaces' version tags when `still_current` last found both names unchanged.
+    validated: Cell<Option<(u64, u64)>>,
     prepared: RefCell<Vec<Prepared>>,
     devices: RefCell<Vec<Rc<CString>>>,
     /// One idle `TFE_Op` of this context and thread (null when none), reset for the next op.
@@ -219,13 +221,15 @@ impl Context {
     /// This thread's borrow of the current Python eager context. The borrow is cached per
     /// thread and re-validated on every call, under the GIL: the module's `_context` must still
     /// be the same Python `Context` and its `_context_handle` the same capsule (otherwise the
-    /// context was reset and is borrowed afresh), and this thread's executor must be
-    /// synchronous. Two attribute reads and three C calls instead of five Python calls.
+    /// context was reset and is borrowed afresh). While neither namespace dict changed since
+    /// the last validation (CPython's dict version tags) that takes no lookup at all.
+    ///
+    /// Whether this thread's executor is synchronous is checked where work runs
+    /// ([`Context::check_sync`]: before each TFE op and each fused program), not here.
     pub fn current(py: Python<'_>, api: &'static Api) -> PyResult<Rc<Self>> {
         let cached = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten();
         if let Some(context) = cached {
             if context.still_current(py)? {
-                context.check_sync()?;
                 return Ok(context);
             }
         }
@@ -236,6 +240,10 @@ impl Context {
     }
 
     fn still_current(&self, py: Python<'_>) -> PyResult<bool> {
+        let versions = self.dict_versions(py);
+        if versions.is_some() && versions == self.validated.get() {
+            return Ok(true);
+        }
         let context = Self::lookup(
             &self.module,
             self.module_dict.as_ref(),
@@ -249,7 +257,28 @@ impl Context {
             self.context_dict.as_ref(),
             pyo3::intern!(py, "_context_handle"),
         )?;
-        Ok(handle.is_some_and(|h| h.is(&self.capsule)))
+        let current = handle.is_some_and(|h| h.is(&self.capsule));
+        if current {
+            self.validated.set(versions);
+        }
+        Ok(current)
+    }
+
+    /// The version tags of the two namespace dicts `still_current` reads, when both are plain
+    /// dicts: CPython 3.11 gives every change of a dict a new, process-wide unique tag, so
+    /// equal tags mean neither `_context` nor `_context_handle` can have changed. (The runtime
+    /// loads only under CPython 3.11, [`crate::EAGER_ABI_PYTHON`].)
+    #[allow(deprecated)] // `ma_version_tag` is deprecated from CPython 3.12 on.
+    fn dict_versions(&self, py: Python<'_>) -> Option<(u64, u64)> {
+        let tag = |d: &Py<PyDict>| {
+            // SAFETY: the GIL is held and `d` is a live exact dict (checked when it was taken),
+            // so its object is a `PyDictObject`; the tag is only read.
+            unsafe { (*d.bind(py).as_ptr().cast::<pyo3::ffi::PyDictObject>()).ma_version_tag }
+        };
+        Some((
+            tag(self.module_dict.as_ref()?),
+            tag(self.context_dict.as_ref()?),
+        ))
     }
 
     /// `obj.key`, read from `obj`'s namespace dict when it has one (`None`: not there).
@@ -273,8 +302,9 @@ impl Context {
         d.cast_exact::<PyDict>().ok().map(|d| d.clone().unbind())
     }
 
-    /// Fail unless this thread's executor of the context is synchronous.
-    fn check_sync(&self) -> PyResult<()> {
+    /// Fail unless this thread's executor of the context is synchronous (the only kind the
+    /// runtime runs work on).
+    pub fn check_sync(&self) -> PyResult<()> {
         // SAFETY: the context is live (held by `capsule`); the call returns a new wrapper
         // that does not own the executor.
         let executor = unsafe { (self.api.tfe_context_executor_for_thread)(self.raw) };
@@ -321,6 +351,7 @@ impl Context {
             raw,
             module_dict: Self::namespace(module.as_any()),
             context_dict: Self::namespace(&context),
+            validated: Cell::new(None),
             module: module.into_any().unbind(),
             context: context.unbind(),
             capsule: handle.unbind(),
@@ -555,6 +586,14 @@ impl Handle {
             exclusive: Cell::new(false),
             view: Cell::new(None),
         }
+    }
+
+    /// The same handle with its sizes and buffer already known (read by an earlier conversion
+    /// of the same EagerTensor, see `known`).
+    pub fn with_known(self, dims: [usize; 2], view: Option<HostView>) -> Self {
+        self.dims.set(Some(dims));
+        self.view.set(view);
+        self
     }
 
     /// The EagerTensor a borrowed handle came from.

@@ -79,6 +79,7 @@ pub fn fused<const N: usize>(
     {
         return Ok(None);
     }
+    first.inner.context.check_sync()?;
     let host = Tf {
         context: Rc::clone(&first.inner.context),
         device: Rc::clone(&first.facts.device),

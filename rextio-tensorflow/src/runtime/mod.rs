@@ -17,7 +17,9 @@
 //!
 //! Cost per op is kept close to `TFE_Execute` itself: each thread caches its borrow of the eager
 //! context and re-validates it cheaply under the GIL at every boundary conversion (same Python
-//! `Context` object, same capsule, synchronous executor for this thread), int32 axis and
+//! `Context` object, same capsule; the executor for this thread is checked synchronous before
+//! each op and fused program), an EagerTensor met again keeps what its first conversion read
+//! (see [`known`]), int32 axis and
 //! permutation inputs are prepared once per borrow, attribute and op names are C literals, and
 //! result facts intern the device name instead of copying it, and each thread reuses one idle
 //! `TFE_Op` per context (`TFE_OpReset`; never holding inputs while idle) and its statuses that
@@ -37,6 +39,7 @@ compile_error!(
 pub mod cuda;
 mod eager;
 mod fused;
+mod known;
 mod loader;
 
 pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
@@ -95,7 +98,7 @@ fn dtype_name(dtype: c_int) -> &'static str {
 pub fn load(py: Python<'_>) -> PyResult<()> {
     let api = loader::api(py).map_err(|e| PyImportError::new_err(e.to_string()))?;
     Context::current(py, api)
-        .map(drop)
+        .and_then(|c| c.check_sync())
         .map_err(|e| PyImportError::new_err(format!("rextio-tensorflow: {e}")))
 }
 
@@ -150,11 +153,56 @@ pub(crate) fn extract_on(
         );
     }
     let context = Context::current(py, api)?;
+    if let Some(k) = known::recall(obj, borrowed, &context) {
+        // Met before in this context, still alive: the same handle, whose facts, sizes and
+        // buffer never change. Only the checks asked for now remain.
+        check_facts(&k.facts, &context, dtype, rank, device, wrong_device)?;
+        let handle = Handle::borrowed(api, borrowed, context, obj.clone().unbind())
+            .with_known(k.dims, k.view);
+        return Ok(RxtTfTensor {
+            inner: Rc::new(handle),
+            facts: k.facts.clone(),
+        });
+    }
     let status = Status::new(api)?;
     // `borrowed` is owned by `obj`, which the handle keeps alive.
-    let handle = Handle::borrowed(api, borrowed, context, obj.clone().unbind());
+    let handle = Handle::borrowed(api, borrowed, Rc::clone(&context), obj.clone().unbind());
     let facts = handle.facts(&status)?;
-    if !handle.context.is_local(&facts.device, device) {
+    check_facts(&facts, &context, dtype, rank, device, wrong_device)?;
+    handle.check_dims(rank, &status)?;
+    // What the fused path reads of a local float32 matrix or vector, read once now.
+    let view = if facts.dtype == TF_FLOAT
+        && (1..=2).contains(&facts.rank)
+        && context.is_local(&facts.device, Local::Cpu0)
+    {
+        Some(handle.host_view(facts.rank, &status)?)
+    } else {
+        None
+    };
+    known::remember(
+        obj,
+        borrowed,
+        &context,
+        &facts,
+        handle.dims2(rank, &status)?,
+        view,
+    );
+    Ok(RxtTfTensor {
+        inner: Rc::new(handle),
+        facts,
+    })
+}
+
+/// The boundary's checks of a handle's facts: device, dtype, rank.
+fn check_facts(
+    facts: &Facts,
+    context: &Context,
+    dtype: c_int,
+    rank: c_int,
+    device: Local,
+    wrong_device: &str,
+) -> PyResult<()> {
+    if !context.is_local(&facts.device, device) {
         return Err(value_error(wrong_device));
     }
     if facts.dtype != dtype {
@@ -170,11 +218,7 @@ pub(crate) fn extract_on(
             facts.rank
         )));
     }
-    handle.check_dims(rank, &status)?;
-    Ok(RxtTfTensor {
-        inner: Rc::new(handle),
-        facts,
-    })
+    Ok(())
 }
 
 /// Boundary check for `TensorF32Cpu1D`.
@@ -279,6 +323,7 @@ pub(crate) fn execute_on(
             )));
         }
     }
+    context.check_sync()?;
     let status = Status::new(context.api)?;
     let op = Op::new(context, name, context.placement(device), &status)?;
     for t in inputs {
