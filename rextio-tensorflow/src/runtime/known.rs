@@ -24,6 +24,7 @@ use std::rc::{Rc, Weak};
 const SLOTS: usize = 32;
 
 /// What the boundary read of one tensor.
+#[derive(Clone)]
 pub(crate) struct Known {
     /// Dtype, rank, device.
     pub facts: Facts,
@@ -38,7 +39,7 @@ struct Entry {
     weak: Py<PyWeakrefReference>,
     handle: *mut TfeTensorHandle,
     context: Weak<Context>,
-    known: Rc<Known>,
+    known: Known,
 }
 
 #[derive(Default)]
@@ -58,7 +59,7 @@ pub(crate) fn recall(
     obj: &Bound<'_, PyAny>,
     handle: *mut TfeTensorHandle,
     context: &Rc<Context>,
-) -> Option<Rc<Known>> {
+) -> Option<Known> {
     let addr = obj.as_ptr() as usize;
     SLOTS_OF_THREAD
         .try_with(|s| {
@@ -66,7 +67,7 @@ pub(crate) fn recall(
             let e = slots.entries.iter().find(|e| e.addr == addr)?;
             let alive = e.weak.bind(obj.py()).upgrade().is_some_and(|o| o.is(obj));
             (alive && e.handle == handle && std::ptr::eq(e.context.as_ptr(), Rc::as_ptr(context)))
-                .then(|| Rc::clone(&e.known))
+                .then(|| e.known.clone())
         })
         .ok()
         .flatten()
@@ -91,11 +92,11 @@ pub(crate) fn remember(
         weak: weak.unbind(),
         handle,
         context: Rc::downgrade(context),
-        known: Rc::new(Known {
+        known: Known {
             facts: facts.clone(),
             dims,
             view,
-        }),
+        },
     };
     let _ = SLOTS_OF_THREAD.try_with(|s| {
         let Ok(mut slots) = s.try_borrow_mut() else {

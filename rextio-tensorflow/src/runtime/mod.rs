@@ -161,7 +161,7 @@ pub(crate) fn extract_on(
             .with_known(k.dims, k.view);
         return Ok(RxtTfTensor {
             inner: Rc::new(handle),
-            facts: k.facts.clone(),
+            facts: k.facts,
         });
     }
     let status = Status::new(api)?;

@@ -4,27 +4,29 @@
 
 use super::{
     bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
-    Op, Plan,
+    Op, Plan, Src,
 };
 use crate::types::{f32_cpu, i64_cpu_1d};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, ValueType};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, ValueType};
 
 /// Whether a site is written exactly `t.mean(dim=1, keepdim=False)` (or `sum`, keywords in
 /// either order) on a rank-2 float32 receiver: the form with its own, older rule id (the claim
 /// table routes it at a higher priority than the general static-dim rule).
 pub fn is_dim1_form(site: &ClaimSite) -> bool {
-    let literal = |name: &str| {
-        site.keywords
-            .iter()
-            .find(|k| k.name == name)
-            .and_then(|k| k.value.literal.as_ref())
+    // The same form parser the planner uses, so the guard and the plan cannot disagree.
+    let Ok(DimArgs {
+        dim: Some(dim @ Src::Kw(_)),
+        keepdim: Some(keepdim),
+        ..
+    }) = dim_args(site, true, |_| false)
+    else {
+        return false;
     };
     site.receiver.as_ref().and_then(super::rank) == Some(2)
         && site.args.is_empty()
-        && site.keywords.len() == 2
-        && matches!(literal("dim"), Some(Literal::Int(1)))
-        && matches!(literal("keepdim"), Some(Literal::Bool(false)))
+        && int_literal(operand(site, dim)) == Some(1)
+        && bool_literal(operand(site, keepdim)) == Some(false)
 }
 
 /// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`;
