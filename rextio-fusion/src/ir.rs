@@ -1,7 +1,7 @@
 //! The region IR: a straight-line [`Program`] over float32 (and int64) values of rank 0 to 2.
 //!
 //! A backend translates a region of its claims into a [`ProgramBuf`], renders it as a `static`
-//! [`Program`] in the generated crate ([`render`]), and at run time hands it to
+//! [`Program`] in the generated crate ([`crate::render`]), and at run time hands it to
 //! [`crate::exec::run`] with its tensors. The instructions name their functions with one
 //! vocabulary, the kernels': [`UnaryF`] (converted to [`kernels::Unary`] exhaustively in both
 //! directions, so an op the kernels gain is an op the IR can name), [`kernels::Binary`] itself,
@@ -337,92 +337,4 @@ pub fn number_slots(inputs: &mut [Input]) {
             Input::Unused => {}
         }
     }
-}
-
-/// Rust source of one fused call for a generated crate: `prog` as a `static` program (paths
-/// under `krate`, see [`render`]) passed to `run` (the backend's runtime entry point, returning
-/// `PyResult<Option<[T; N]>>`) with the tensor and scalar argument expressions, the result as
-/// an `Option` of an `N`-tuple.
-pub fn render_call(
-    prog: &ProgramBuf,
-    krate: &str,
-    run: &str,
-    tensors: &[String],
-    scalars: &[String],
-) -> String {
-    let n = prog.outputs.len();
-    let names: Vec<String> = (0..n).map(|i| format!("__rx_o{i}")).collect();
-    format!(
-        "{{ static __RX_PROGRAM: {krate}::Program = {}; \
-         {run}::<{n}>(&__RX_PROGRAM, &[{}], &[{}])?\
-         .map(|[{}]| ({},)) }}",
-        render(prog, krate),
-        tensors.join(", "),
-        scalars.join(", "),
-        names.join(", "),
-        names.join(", "),
-    )
-}
-
-/// Rust source of `prog` as a `Program` value, every path under `krate` (the path by which the
-/// generated crate reaches this crate, e.g. `::rextio_torch::fusion`).
-pub fn render(prog: &ProgramBuf, krate: &str) -> String {
-    let p = krate;
-    let opt = |b: Option<V>| match b {
-        Some(v) => format!("::std::option::Option::Some({v})"),
-        None => "::std::option::Option::None".to_owned(),
-    };
-    let ins = |i: &Ins| {
-        match *i {
-        Ins::Linear { x, w, b } => format!("{p}::Ins::Linear {{ x: {x}, w: {w}, b: {} }}", opt(b)),
-        Ins::Matmul { a, b } => format!("{p}::Ins::Matmul {{ a: {a}, b: {b} }}"),
-        Ins::Transpose { t } => format!("{p}::Ins::Transpose {{ t: {t} }}"),
-        Ins::Unary { f, t } => format!("{p}::Ins::Unary {{ f: {p}::UnaryF::{f:?}, t: {t} }}"),
-        Ins::Binary { f, a, b } => {
-            format!("{p}::Ins::Binary {{ f: {p}::kernels::Binary::{f:?}, a: {a}, b: {b} }}")
-        }
-        Ins::Scalar { f, t, s, rev } => format!(
-            "{p}::Ins::Scalar {{ f: {p}::kernels::Binary::{f:?}, t: {t}, s: {s}, rev: {rev} }}"
-        ),
-        Ins::Softmax {
-            t,
-            dim,
-            log,
-            finite_only,
-        } => format!(
-            "{p}::Ins::Softmax {{ t: {t}, dim: {dim}, log: {log}, finite_only: {finite_only} }}"
-        ),
-        Ins::Reduce { f, t, dim, keepdim } => format!(
-            "{p}::Ins::Reduce {{ f: {p}::ReduceF::{f:?}, t: {t}, dim: {dim}, keepdim: {keepdim} }}"
-        ),
-        Ins::Argmax {
-            t,
-            dim,
-            keepdim,
-            finite_only,
-        } => format!(
-            "{p}::Ins::Argmax {{ t: {t}, dim: {dim}, keepdim: {keepdim}, finite_only: {finite_only} }}"
-        ),
-        Ins::LayerNorm { x, n, w, b, eps } => format!(
-            "{p}::Ins::LayerNorm {{ x: {x}, n: {n}, w: {}, b: {}, eps: {} }}",
-            opt(w),
-            opt(b),
-            opt(eps)
-        ),
-    }
-    };
-    let input = |i: &Input| match *i {
-        Input::Tensor { slot, owned } => {
-            format!("{p}::Input::Tensor {{ slot: {slot}, owned: {owned} }}")
-        }
-        Input::Scalar { slot } => format!("{p}::Input::Scalar {{ slot: {slot} }}"),
-        Input::Unused => format!("{p}::Input::Unused"),
-    };
-    let list = |xs: Vec<String>| xs.join(", ");
-    format!(
-        "{p}::Program {{ inputs: &[{}], ins: &[{}], outputs: &[{}] }}",
-        list(prog.inputs.iter().map(input).collect()),
-        list(prog.ins.iter().map(ins).collect()),
-        list(prog.outputs.iter().map(|v| v.to_string()).collect()),
-    )
 }

@@ -4,8 +4,8 @@
 //! [`Program`] that runs on float32 CPU buffers with this crate's SIMD [`kernels`], instead of
 //! one framework call (and one allocation) per site:
 //!
-//! - [`ir`]: the program, its instructions and their one op vocabulary (the kernels'), and
-//!   [`ir::render`], which writes a program as Rust for a generated crate;
+//! - [`ir`]: the program, its instructions and their one op vocabulary (the kernels');
+//! - [`render`]: a program and its call as Rust tokens for a generated crate;
 //! - [`plan`]: shapes, broadcasts, buffer assignment and reuse, in-place owned operands, work;
 //! - [`exec`]: running a planned call over a backend's tensors through [`exec::Host`];
 //! - [`kernels`]: the float32 kernels with their instruction-set dispatch.
@@ -19,13 +19,14 @@ pub mod exec;
 pub mod ir;
 pub mod kernels;
 pub mod plan;
+pub mod render;
 
 pub use exec::{run, Buf, Edges, Host, Limits, PathMode};
 pub use ir::{
-    number_slots, operands, render, render_call, Input, Ins, Program, ProgramBuf, ProgramView,
-    ReduceF, UnaryF, V,
+    number_slots, operands, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF, UnaryF, V,
 };
 pub use plan::{broadcast, plan, Dt, Plan, Role, Shape, Store};
+pub use render::{render, render_call};
 
 /// This crate's sources with a standalone manifest, embedded at build time (see `rextio-embed`),
 /// so generated crates depend on a copy under the host's cache directory.

@@ -5,10 +5,10 @@
 use rextio_host::{Project, Registry};
 use rextio_plugin_api::*;
 
-/// Lowers `textlib.good(n)` to valid Rust and `textlib.bad(n)` to text that does not parse;
-/// declares a module-init step and Python requirements (API 1.8 hooks) under the API version
-/// in its second field.
-struct Text(Vec<RuleRecord>, &'static str);
+/// Lowers `textlib.good(n)` to valid Rust and `textlib.bad(n)` to code that does not parse,
+/// as text or (third field) as tokens; declares a module-init step and Python requirements (API
+/// 1.8 hooks) under the API version in its second field.
+struct Text(Vec<RuleRecord>, &'static str, bool);
 
 impl Plugin for Text {
     fn id(&self) -> &str {
@@ -66,12 +66,24 @@ impl Plugin for Text {
         cx: &mut LoweringContext,
     ) -> Result<LoweredExpr, LowerError> {
         let n = &cx.args[0].expr;
-        let expr = if site.rule_id == "text/good" {
+        let good = site.rule_id == "text/good";
+        if self.2 {
+            // Balanced (as `quote!` must be), yet not one expression when bad.
+            return Ok(LoweredExpr::tokens(if good {
+                syntax::quote!(::rextio_plugin_api::runtime::int_add(#n, 1)?)
+            } else {
+                syntax::quote!(#n + ; drop_tables())
+            }));
+        }
+        let expr = if good {
             format!("::rextio_plugin_api::runtime::int_add({n}, 1)?")
         } else {
             format!("{n} + ) ; drop_tables(")
         };
-        Ok(LoweredExpr { expr, uses: vec![] })
+        Ok(LoweredExpr {
+            expr: expr.into(),
+            uses: vec![],
+        })
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         None
@@ -90,7 +102,7 @@ fn plugin() -> Text {
         stability: Stability::Experimental,
         verified: false,
     };
-    Text(vec![rule("text/good"), rule("text/bad")], "1.8.0")
+    Text(vec![rule("text/good"), rule("text/bad")], "1.8.0", false)
 }
 
 /// A project enabling the `text` plugin with `src` as `src/m.py`.
@@ -168,6 +180,56 @@ fn an_expression_that_does_not_parse_demotes_only_its_function() {
     assert_eq!(krate.function_lines.len(), 1);
     assert_eq!(krate.function_lines[0].0, "m.good");
     assert!(function_text(&krate.lib_rs, &krate.function_lines, "m.good").contains("fn __rx_fn_0"));
+}
+
+/// API 1.14: tokens are spliced as they are and a malformed expression demotes its function
+/// as text does; text from a plugin that declared 1.14 is refused.
+#[test]
+fn a_plugin_of_api_1_14_returns_tokens_and_its_text_is_refused() {
+    let dir = text_project(
+        "import textlib\n\n\ndef bad(n: int) -> int:\n    return textlib.bad(n)\n\n\ndef good(n: int) -> int:\n    return textlib.good(n)\n",
+    );
+    let generate = |tokens: bool| {
+        let mut p = plugin();
+        p.1 = "1.14.0";
+        p.2 = tokens;
+        let registry = Registry::builder().plugin(p).build().unwrap();
+        Project::open(dir.path())
+            .unwrap()
+            .generate(&registry)
+            .unwrap()
+    };
+    let g = generate(true);
+    let routes = g.check.report.routes();
+    assert_eq!(
+        routes,
+        vec![
+            ("m.bad".to_owned(), "fallback-python".to_owned()),
+            ("m.good".to_owned(), "native-plugin:text".to_owned()),
+        ]
+    );
+    let bad = &g.check.report.modules[0].functions[0].diagnostics[0];
+    assert_eq!(bad.code, "RXT014");
+    assert!(bad.message.contains("does not parse"), "{}", bad.message);
+    let lib = g.crate_.expect("good is native").lib_rs;
+    assert!(
+        lib.contains("::rextio_plugin_api::runtime::int_add(l_n, 1)?"),
+        "{lib}"
+    );
+    assert!(!lib.contains("drop_tables"));
+
+    let g = generate(false);
+    let routes = g.check.report.routes();
+    assert!(
+        routes.iter().all(|(_, r)| r == "fallback-python"),
+        "{routes:?}"
+    );
+    for f in &g.check.report.modules[0].functions {
+        let d = &f.diagnostics[0];
+        assert_eq!(d.code, "RXT014");
+        assert!(d.message.contains("token streams"), "{}", d.message);
+    }
+    assert!(g.crate_.is_none());
 }
 
 #[test]

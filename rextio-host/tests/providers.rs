@@ -230,7 +230,10 @@ impl Plugin for Dev {
             cx.args[0].expr, cx.target, auth
         );
         let _ = site;
-        Ok(LoweredExpr { expr, uses: vec![] })
+        Ok(LoweredExpr {
+            expr: expr.into(),
+            uses: vec![],
+        })
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         None

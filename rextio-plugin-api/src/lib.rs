@@ -10,19 +10,21 @@
 //!    [`ClaimOutcome::Rejected`] with an `RXTP-<SEG>-NNN` diagnostic when the form is recognised
 //!    but its shape is wrong, or [`ClaimOutcome::NotCovered`];
 //! 2. **lower** — given a [`ClaimedSite`] and a [`LoweringContext`] holding the operands' Rust
-//!    expressions, return one Rust expression ([`LoweredExpr`]) that calls the plugin's runtime
-//!    crate. Lowering re-validates the claim and returns a [`LowerError`] on drift.
+//!    expressions as tokens, return one Rust expression ([`LoweredExpr`]) built with
+//!    [`syntax::quote!`] that calls the plugin's runtime crate. Lowering re-validates the claim
+//!    and returns a [`LowerError`] on drift.
 //!
 //! ## Writing a third-party backend
 //!
 //! ```
 //! use rextio_plugin_api::*;
+//! use rextio_plugin_api::syntax::quote;
 //!
 //! struct Doubler { rules: Vec<RuleRecord>, types: Vec<PluginType> }
 //!
 //! impl Plugin for Doubler {
 //!     fn id(&self) -> &str { "doubler" }
-//!     fn api_version(&self) -> &str { "1.7.0" }
+//!     fn api_version(&self) -> &str { "1.14.0" }
 //!     fn coverage(&self) -> Coverage {
 //!         Coverage { packages: vec!["doubler".into()], ..Coverage::default() }
 //!     }
@@ -41,7 +43,8 @@
 //!         let [x] = cx.args.as_slice() else {
 //!             return Err(LowerError::new(&site.rule_id, "expected one operand"));
 //!         };
-//!         Ok(LoweredExpr { expr: format!("::rextio_plugin_api::runtime::int_mul({}, 2)?", x.expr), uses: vec![] })
+//!         let x = &x.expr;
+//!         Ok(LoweredExpr::tokens(quote!(::rextio_plugin_api::runtime::int_mul(#x, 2)?)))
 //!     }
 //!     fn runtime_crate(&self) -> Option<CrateDependency> { None }
 //! }
@@ -55,7 +58,10 @@
 //! not newer), and validates the declarations with [`validate_plugin`]: rule ids and type keys
 //! inside `<id>/`, codes of the form `RXTP-<SEG>-NNN` documented once each, runtime crates pinned
 //! exactly. Optional hooks ([`Plugin::function_scope_guard`], [`Plugin::device_requirements`])
-//! are only called for plugins whose declared minor version introduced them.
+//! are only called for plugins whose declared minor version introduced them. A plugin declaring
+//! a minor below 14 may return its lowerings as text (`LoweredExpr { expr: text.into(), .. }`),
+//! which the host parses; from 1.14 on lowerings are tokens, and a plugin's unit tests can
+//! parse each one with [`syntax::Code::expr`] (feature `check`).
 //!
 //! Generated code evaluates a lowered expression inside a function returning `PyResult<_>`, so
 //! expressions may use `?`. Runtime functions must map every backend error to a Python
@@ -73,6 +79,7 @@ pub mod rules;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod site;
+pub mod syntax;
 pub mod types;
 pub mod validate;
 pub mod version;

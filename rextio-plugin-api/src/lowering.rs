@@ -1,23 +1,32 @@
 //! Lowering: turning a claimed site into one Rust expression.
 
 use crate::device::DeviceAuthorization;
+use crate::syntax::{Code, TokenStream};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// One operand as lowered Rust code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct LoweredOperand {
     /// A Rust expression evaluating to the operand (of the operand type's Rust type, or a
-    /// scalar: `i64`, `f64`, `bool`).
-    pub expr: String,
+    /// scalar: `i64`, `f64`, `bool`), as tokens (`#expr` inside `quote!`). Plugins of API
+    /// <= 1.13 read it as text through its `Display`.
+    pub expr: TokenStream,
     /// True when the value is an owned temporary nothing else can observe (result of an inner
     /// claimed op). The plugin may then consume it or write it in place. Values that came from
     /// Python are never marked owned.
     pub owned_temp: bool,
 }
 
+impl LoweredOperand {
+    /// An operand from its tokens.
+    pub fn new(expr: TokenStream, owned_temp: bool) -> Self {
+        Self { expr, owned_temp }
+    }
+}
+
 /// Everything a plugin needs to lower one claimed site.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LoweringContext {
     /// The receiver of a method call.
     pub receiver: Option<LoweredOperand>,
@@ -99,13 +108,23 @@ impl LoweringContext {
 }
 
 /// The Rust code for one claimed site.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoweredExpr {
     /// One Rust expression (no trailing `;`). It may use `?`: it is evaluated inside a function
-    /// returning `PyResult<_>`.
-    pub expr: String,
-    /// `use` lines it needs.
-    pub uses: Vec<String>,
+    /// returning `PyResult<_>`. Tokens from API 1.14 on; text before.
+    pub expr: Code,
+    /// `use` items it needs.
+    pub uses: Vec<Code>,
+}
+
+impl LoweredExpr {
+    /// One expression built with `quote!`, needing no `use` items.
+    pub fn tokens(expr: TokenStream) -> Self {
+        Self {
+            expr: Code::Tokens(expr),
+            uses: Vec::new(),
+        }
+    }
 }
 
 /// A claim that no longer holds at lowering time, or an internal inconsistency.
@@ -166,7 +185,7 @@ pub enum RegionRef {
 }
 
 /// A value flowing into a region from outside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RegionInput {
     /// How to read it: a Rust place or pure expression that may be evaluated or borrowed any
     /// number of times. Plugin-typed inputs are locals; the fused code borrows them and never
@@ -197,7 +216,7 @@ pub struct RegionNode {
 /// Nodes are in evaluation order; every node's result has a plugin type whose rank is static.
 /// Only the nodes listed in `outputs` are observed after the region (assigned to a local that
 /// is read later, carried around a loop, or returned); the others are internal temporaries.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Region {
     /// The function's qualified name (for messages).
     pub qualname: String,
@@ -219,16 +238,27 @@ pub struct RegionContext {
 }
 
 /// A fused lowering of a whole region.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoweredRegion {
     /// One Rust expression of type `Option<(T0, T1, ...)>` (the output nodes' Rust types, in
     /// [`Region::outputs`] order; a one-element tuple for one output). It may use `?` for
     /// errors that the per-site path would raise identically. `None` means the fused path does
     /// not apply to these inputs at run time (layout, size, shape): the host then runs the
     /// region's per-site lowering, so `None` must be decided before anything is written.
-    pub expr: String,
-    /// `use` lines it needs.
-    pub uses: Vec<String>,
+    /// Tokens from API 1.14 on; text before.
+    pub expr: Code,
+    /// `use` items it needs.
+    pub uses: Vec<Code>,
+}
+
+impl LoweredRegion {
+    /// One expression built with `quote!`, needing no `use` items.
+    pub fn tokens(expr: TokenStream) -> Self {
+        Self {
+            expr: Code::Tokens(expr),
+            uses: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ impl Plugin for TensorflowPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.13.0"
+        "1.14.0"
     }
     fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
         // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is

@@ -2,10 +2,8 @@
 //! recomputed from the site and must match the claim; otherwise lowering fails closed.
 
 use crate::claim::{self, Src};
+use rextio_plugin_api::syntax::{self, quote};
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweringContext};
-
-/// The runtime module generated code calls.
-pub const RT: &str = "::rextio_tensorflow::runtime";
 
 /// A CUDA rule lowers only when the target is the TFE CUDA capability and `rextio-device-cuda`
 /// authorised exactly that capability.
@@ -52,24 +50,28 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
             .get(i)
             .ok_or_else(|| drift("an operand of the plan is missing"))?;
         // Inputs are only borrowed: TFE ops allocate their outputs and never write an input.
-        operands.push(format!("&({})", op.expr));
+        let e = &op.expr;
+        operands.push(quote!(&(#e)));
     }
-    Ok(LoweredExpr {
-        expr: format!("{RT}::{}({})?", plan.f, operands.join(", ")),
-        uses: Vec::new(),
-    })
+    let f = syntax::path(plan.f).map_err(|e| drift(&e.to_string()))?;
+    Ok(LoweredExpr::tokens(
+        quote!(::rextio_tensorflow::runtime::#f(#(#operands),*)?),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::claim::tests::{accepted, binop, call, kw, t1, t2};
+    use rextio_plugin_api::syntax::{quote, ToTokens};
     use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, LoweredOperand, Operand};
 
     fn context(site: &ClaimSite) -> LoweringContext {
-        let op = |i: usize| LoweredOperand {
-            expr: format!("v{i}"),
-            owned_temp: false,
+        let op = |i: usize| {
+            LoweredOperand::new(
+                rextio_plugin_api::syntax::format_ident!("v{i}").into_token_stream(),
+                false,
+            )
         };
         LoweringContext::new(
             None,
@@ -98,8 +100,15 @@ mod tests {
         }
     }
 
+    /// The lowering as compact text (no spaces), after checking that it parses.
     fn lowered(site: &ClaimSite) -> String {
-        lower(&claimed(site), &mut context(site)).unwrap().expr
+        let e = lower(&claimed(site), &mut context(site)).unwrap();
+        e.expr.expr().unwrap_or_else(|err| panic!("{err}"));
+        compact(&e.expr.to_string())
+    }
+
+    fn compact(text: &str) -> String {
+        text.replace(' ', "")
     }
 
     #[test]
@@ -203,7 +212,7 @@ mod tests {
         for (site, want) in cases {
             assert_eq!(
                 lowered(&site),
-                format!("::rextio_tensorflow::runtime::{want}?")
+                compact(&format!("::rextio_tensorflow::runtime::{want}?"))
             );
         }
     }
@@ -225,15 +234,15 @@ mod tests {
         cx.args.pop();
         assert!(lower(&c, &mut cx).is_err());
         let mut cx = context(&site);
-        cx.receiver = Some(LoweredOperand {
-            expr: "r".into(),
-            owned_temp: false,
-        });
+        cx.receiver = Some(LoweredOperand::new(quote!(r), false));
         assert!(lower(&c, &mut cx).is_err());
         // A CPU rule under a CUDA target still lowers to the CPU:0 lane, unchanged.
         let mut cx = context(&site);
         cx.target = "cuda-tensorflow-tfe-linux-x86_64".into();
-        assert_eq!(lower(&c, &mut cx).unwrap().expr, lowered(&site));
+        assert_eq!(
+            compact(&lower(&c, &mut cx).unwrap().expr.to_string()),
+            lowered(&site)
+        );
         let mut c = claimed(&site);
         c.plugin_id = "rextio-torch".into();
         assert!(lower(&c, &mut context(&site)).is_err());
@@ -265,7 +274,9 @@ mod tests {
         for ((site, _), want) in sites.iter().zip(want) {
             let c = claimed(site);
             let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            assert_eq!(lower(&c, &mut cx).unwrap().expr, want);
+            let got = lower(&c, &mut cx).unwrap().expr;
+            got.expr().unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(compact(&got.to_string()), compact(want));
             let err = lower(&c, &mut context(site)).unwrap_err();
             assert!(
                 err.reason.contains("cuda-tensorflow-tfe-linux-x86_64"),

@@ -22,10 +22,8 @@
 use crate::claim::{self, Src};
 use rextio_fusion::kernels::Binary;
 use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
+use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
-
-/// The path by which generated code reaches the fusion crate.
-const FUSION: &str = "::rextio_tensorflow::fusion";
 
 /// The instruction of runtime function `f` over `ops` (the plan's tensor operands, in order).
 fn instruction(f: &str, ops: &[V]) -> Option<Ins> {
@@ -193,23 +191,23 @@ pub fn lower_region(
     let Some(prog) = build(region)? else {
         return Ok(None);
     };
-    let tensors: Vec<String> = prog
+    let tensors: Vec<_> = prog
         .inputs
         .iter()
         .zip(&region.inputs)
         .filter(|(i, _)| matches!(i, Input::Tensor { .. }))
-        .map(|(_, r)| format!("&({})", r.operand.expr))
+        .map(|(_, r)| {
+            let e = &r.operand.expr;
+            quote!(&(#e))
+        })
         .collect();
-    Ok(Some(LoweredRegion {
-        expr: rextio_fusion::render_call(
-            &prog,
-            FUSION,
-            "::rextio_tensorflow::runtime::fused",
-            &tensors,
-            &[],
-        ),
-        uses: Vec::new(),
-    }))
+    Ok(Some(LoweredRegion::tokens(rextio_fusion::render_call(
+        &prog,
+        &quote!(::rextio_tensorflow::fusion),
+        &quote!(::rextio_tensorflow::runtime::fused),
+        &tensors,
+        &[],
+    ))))
 }
 
 #[cfg(test)]
@@ -238,12 +236,10 @@ mod tests {
     }
 
     fn input(ty: ValueType, expr: &str) -> RegionInput {
+        let expr = rextio_plugin_api::syntax::format_ident!("{expr}");
         RegionInput {
             ty,
-            operand: LoweredOperand {
-                expr: expr.into(),
-                owned_temp: true,
-            },
+            operand: LoweredOperand::new(quote!(#expr), true),
         }
     }
 
@@ -318,12 +314,13 @@ mod tests {
             device_authorization: None,
         };
         let lowered = lower_region(&region, &cx).unwrap().unwrap();
+        lowered.expr.expr().unwrap_or_else(|e| panic!("{e}"));
+        let text = lowered.expr.to_string().replace(' ', "");
         assert!(
-            lowered.expr.contains(
-                "::rextio_tensorflow::runtime::fused::<1>(&__RX_PROGRAM, &[&(x), &(w), &(b)], &[])?"
+            text.contains(
+                "::rextio_tensorflow::runtime::fused::<1usize>(&__RX_PROGRAM,&[&(x),&(w),&(b)],&[])?"
             ),
-            "{}",
-            lowered.expr
+            "{text}"
         );
         // maximum has no fused form: the whole region stays per op.
         let mut max = region.clone();

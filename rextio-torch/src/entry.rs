@@ -167,6 +167,17 @@ entries! {
 }
 
 impl Rt {
+    /// Its name in `rextio_torch::runtime`, as an identifier for lowered code.
+    pub fn ident(self) -> rextio_plugin_api::syntax::Ident {
+        rextio_plugin_api::syntax::format_ident!("{}", self.name())
+    }
+
+    /// The name of its owned variant, as an identifier.
+    pub fn owned_ident(self) -> Option<rextio_plugin_api::syntax::Ident> {
+        self.owned()
+            .map(|o| rextio_plugin_api::syntax::format_ident!("{}", o))
+    }
+
     /// The entry point with this runtime name.
     pub fn from_name(name: &str) -> Option<Rt> {
         Rt::ALL.iter().copied().find(|e| e.name() == name)

@@ -74,7 +74,7 @@ impl Plugin for TorchPlugin {
         PLUGIN_ID
     }
     fn api_version(&self) -> &str {
-        "1.13.0"
+        "1.14.0"
     }
     fn version(&self) -> &str {
         env!("CARGO_PKG_VERSION")

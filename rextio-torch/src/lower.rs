@@ -3,10 +3,10 @@
 
 use crate::claim::{self, Arg, Op, Src};
 use crate::entry::Rt;
+use rextio_plugin_api::syntax::{
+    f64_literal, i64_literal, int_literal, quote, Ident, Span, TokenStream,
+};
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
-
-const RT: &str = "::rextio_torch::runtime";
-const RULES: &str = "::rextio_torch::rules";
 
 fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
     match src {
@@ -16,17 +16,20 @@ fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
     }
 }
 
-fn by_ref(op: &LoweredOperand) -> String {
-    format!("&({})", op.expr)
+fn by_ref(op: &LoweredOperand) -> TokenStream {
+    let e = &op.expr;
+    quote!(&(#e))
 }
 
-/// A Rust `f64` literal that reads back bit for bit (non-finite values through their bits).
-fn f64_literal(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:?}_f64")
-    } else {
-        format!("f64::from_bits({:#x}_u64)", v.to_bits())
-    }
+/// A call of a runtime entry point.
+fn call(f: Rt, args: &[TokenStream]) -> TokenStream {
+    let f = f.ident();
+    quote!(::rextio_torch::runtime::#f(#(#args),*)?)
+}
+
+/// A call of an entry point's owned variant (which consumes its first operand).
+fn call_owned(f: Ident, args: &[TokenStream]) -> TokenStream {
+    quote!(::rextio_torch::runtime::#f(#(#args),*)?)
 }
 
 /// A CUDA rule lowers only under the exact authorisation: the target is the libtorch CUDA
@@ -63,93 +66,88 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
     let expr = match plan.op {
         Op::Linear { x, w, b } => {
             let bias = match b {
-                Some(b) => format!("Some({})", by_ref(get(b)?)),
-                None => "None".to_owned(),
+                Some(b) => {
+                    let b = by_ref(get(b)?);
+                    quote!(Some(#b))
+                }
+                None => quote!(None),
             };
-            format!(
-                "{RT}::{}({}, {}, {bias})?",
-                Rt::Linear.name(),
-                by_ref(get(x)?),
-                by_ref(get(w)?)
-            )
+            call(Rt::Linear, &[by_ref(get(x)?), by_ref(get(w)?), bias])
         }
         Op::Math { op, t } => {
             let t = get(t)?;
-            let op = format!("{RULES}::Unary::{}", op.row().variant);
+            let variant = Ident::new(op.row().variant, Span::call_site());
+            let op = quote!(::rextio_torch::rules::Unary::#variant);
             if t.owned_temp {
-                format!("{RT}::unary_owned({op}, {})?", t.expr)
+                let e = &t.expr;
+                quote!(::rextio_torch::runtime::unary_owned(#op, #e)?)
             } else {
-                format!("{RT}::unary({op}, {})?", by_ref(t))
+                let t = by_ref(t);
+                quote!(::rextio_torch::runtime::unary(#op, #t)?)
             }
         }
         Op::Unary { f, t } => {
             let t = get(t)?;
-            match f.owned() {
-                Some(owned) if t.owned_temp => format!("{RT}::{owned}({})?", t.expr),
-                _ => format!("{RT}::{}({})?", f.name(), by_ref(t)),
+            match f.owned_ident() {
+                Some(owned) if t.owned_temp => call_owned(owned, std::slice::from_ref(&t.expr)),
+                _ => call(f, &[by_ref(t)]),
             }
         }
-        Op::Matmul { a, b } => format!(
-            "{RT}::{}({}, {})?",
-            Rt::Matmul.name(),
-            by_ref(get(a)?),
-            by_ref(get(b)?)
-        ),
+        Op::Matmul { a, b } => call(Rt::Matmul, &[by_ref(get(a)?), by_ref(get(b)?)]),
         Op::Binary { f, a, b } => {
             let (a, b) = (get(a)?, get(b)?);
             let commutes = matches!(f, Rt::Add | Rt::Mul);
-            match f.owned() {
-                Some(owned) if a.owned_temp => {
-                    format!("{RT}::{owned}({}, {})?", a.expr, by_ref(b))
-                }
+            match f.owned_ident() {
+                Some(owned) if a.owned_temp => call_owned(owned, &[a.expr.clone(), by_ref(b)]),
                 // IEEE addition and multiplication commute exactly: the owned right operand may host it.
                 Some(owned) if b.owned_temp && commutes => {
-                    format!("{RT}::{owned}({}, {})?", b.expr, by_ref(a))
+                    call_owned(owned, &[b.expr.clone(), by_ref(a)])
                 }
-                _ => format!("{RT}::{}({}, {})?", f.name(), by_ref(a), by_ref(b)),
+                _ => call(f, &[by_ref(a), by_ref(b)]),
             }
         }
         Op::Scalar { f, t, s } => {
             let (t, s) = (get(t)?, get(s)?);
-            match f.owned() {
-                Some(owned) if t.owned_temp => format!("{RT}::{owned}({}, {})?", t.expr, s.expr),
-                _ => format!("{RT}::{}({}, {})?", f.name(), by_ref(t), s.expr),
+            match f.owned_ident() {
+                Some(owned) if t.owned_temp => call_owned(owned, &[t.expr.clone(), s.expr.clone()]),
+                _ => call(f, &[by_ref(t), s.expr.clone()]),
             }
         }
         Op::Reduce { f, t, dim, keepdim } => {
-            format!("{RT}::{}({}, {dim}, {keepdim})?", f.name(), by_ref(get(t)?))
+            call(f, &[by_ref(get(t)?), int_literal(dim), quote!(#keepdim)])
         }
-        Op::Softmax { t, dim } => {
-            format!("{RT}::{}({}, {dim})?", Rt::Softmax.name(), by_ref(get(t)?))
-        }
+        Op::Softmax { t, dim } => call(Rt::Softmax, &[by_ref(get(t)?), int_literal(dim)]),
         Op::Call { f, args } => {
             let mut parts = Vec::with_capacity(args.len());
             for a in args {
                 parts.push(match a {
                     Arg::Tensor(s) | Arg::Tensors(s) => by_ref(get(s)?),
-                    Arg::OptTensor(Some(s)) => format!("Some({})", by_ref(get(s)?)),
-                    Arg::OptTensor(None) => "None".to_owned(),
-                    Arg::Scalar(s) => format!("({})", get(s)?.expr),
-                    Arg::TupleFirst(s) => format!("({}).0", get(s)?.expr),
-                    Arg::Int(v) => format!("{v}_i64"),
-                    Arg::Bool(v) => v.to_string(),
+                    Arg::OptTensor(Some(s)) => {
+                        let t = by_ref(get(s)?);
+                        quote!(Some(#t))
+                    }
+                    Arg::OptTensor(None) => quote!(None),
+                    Arg::Scalar(s) => {
+                        let e = &get(s)?.expr;
+                        quote!((#e))
+                    }
+                    Arg::TupleFirst(s) => {
+                        let e = &get(s)?.expr;
+                        quote!((#e).0)
+                    }
+                    Arg::Int(v) => i64_literal(v),
+                    Arg::Bool(v) => quote!(#v),
                     Arg::Float(v) => f64_literal(v),
                 });
             }
-            format!("{RT}::{}({})?", f.name(), parts.join(", "))
+            call(f, &parts)
         }
-        Op::Argmax { t, dim, keepdim } => {
-            format!(
-                "{RT}::{}({}, {dim}, {keepdim})?",
-                Rt::Argmax.name(),
-                by_ref(get(t)?)
-            )
-        }
+        Op::Argmax { t, dim, keepdim } => call(
+            Rt::Argmax,
+            &[by_ref(get(t)?), int_literal(dim), quote!(#keepdim)],
+        ),
     };
-    Ok(LoweredExpr {
-        expr,
-        uses: Vec::new(),
-    })
+    Ok(LoweredExpr::tokens(expr))
 }
 
 #[cfg(test)]
@@ -159,9 +157,9 @@ mod tests {
     use rextio_plugin_api::{ClaimOutcome, ClaimedSite};
 
     fn context(site: &rextio_plugin_api::ClaimSite, owned: bool) -> LoweringContext {
-        let op = |i: usize| LoweredOperand {
-            expr: format!("v{i}"),
-            owned_temp: owned,
+        let op = |i: usize| {
+            let v = rextio_plugin_api::syntax::format_ident!("v{i}");
+            LoweredOperand::new(quote!(#v), owned)
         };
         LoweringContext::new(
             site.receiver.as_ref().map(|_| op(99)),
@@ -190,18 +188,41 @@ mod tests {
         }
     }
 
+    /// The site's lowering as compact text (no spaces), after checking that it parses as one
+    /// expression: a malformed lowering fails here, in the plugin's own tests.
+    fn text(site: &rextio_plugin_api::ClaimSite, owned: bool) -> String {
+        let e = lower(&claimed(site), &mut context(site, owned)).unwrap();
+        checked(&e)
+    }
+
+    fn checked(e: &LoweredExpr) -> String {
+        e.expr.expr().unwrap_or_else(|err| panic!("{err}"));
+        assert!(e.uses.is_empty());
+        compact(&e.expr.to_string())
+    }
+
+    fn compact(s: &str) -> String {
+        s.replace(' ', "")
+    }
+
     #[test]
     fn every_accepted_form_lowers_to_one_runtime_call() {
         for (site, _) in accepted() {
             for owned in [false, true] {
-                let e = lower(&claimed(&site), &mut context(&site, owned)).unwrap();
+                let e = text(&site, owned);
                 assert!(
-                    e.expr.starts_with("::rextio_torch::runtime::") && e.expr.ends_with(")?"),
-                    "{}",
-                    e.expr
+                    e.starts_with("::rextio_torch::runtime::") && e.ends_with(")?"),
+                    "{e}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_malformed_lowering_fails_the_check_every_lowering_passes() {
+        // Balanced tokens (so `quote!` builds them) that are not one expression.
+        let bad = LoweredExpr::tokens(quote!(::rextio_torch::runtime::relu(&(v0)) ?? +));
+        assert!(bad.expr.expr().is_err());
     }
 
     #[test]
@@ -211,15 +232,17 @@ mod tests {
             rextio_plugin_api::Operand::literal(rextio_plugin_api::Literal::Float(2.0)),
             t1(),
         );
-        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
-        assert_eq!(e.expr, "::rextio_torch::runtime::rdiv_scalar(&(v1), v0)?");
+        assert_eq!(
+            text(&site, false),
+            compact("::rextio_torch::runtime::rdiv_scalar(&(v1), v0)?")
+        );
     }
 
     #[test]
     fn borrowed_operands_are_never_written_in_place() {
         for (site, _) in accepted() {
-            let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
-            assert!(!e.expr.contains("_owned("), "{}", e.expr);
+            let e = text(&site, false);
+            assert!(!e.contains("_owned("), "{e}");
         }
     }
 
@@ -233,8 +256,10 @@ mod tests {
             )],
             vec![],
         );
-        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
-        assert_eq!(e.expr, "::rextio_torch::runtime::softmax(&(v99), 1)?");
+        assert_eq!(
+            text(&site, false),
+            compact("::rextio_torch::runtime::softmax(&(v99), 1)?")
+        );
     }
 
     #[test]
@@ -250,21 +275,20 @@ mod tests {
             ],
             vec![],
         );
-        let e = lower(&claimed(&site), &mut context(&site, true)).unwrap();
         assert_eq!(
-            e.expr,
-            "::rextio_torch::runtime::layer_norm(&(v0), (v1).0, Some(&(v2)), None, 1e-5_f64)?"
+            text(&site, true),
+            compact(
+                "::rextio_torch::runtime::layer_norm(&(v0), (v1).0, Some(&(v2)), None, 1e-5f64)?"
+            )
         );
         let site = crate::claim::tests::compare(
             "<",
             rextio_plugin_api::Operand::literal(rextio_plugin_api::Literal::Float(0.5)),
             t2(),
         );
-        let e = lower(&claimed(&site), &mut context(&site, false)).unwrap();
-        assert_eq!(e.expr, "::rextio_torch::runtime::gt_scalar(&(v1), (v0))?");
         assert_eq!(
-            f64_literal(f64::INFINITY),
-            "f64::from_bits(0x7ff0000000000000_u64)"
+            text(&site, false),
+            compact("::rextio_torch::runtime::gt_scalar(&(v1), (v0))?")
         );
     }
 
@@ -286,8 +310,10 @@ mod tests {
         );
         // Owned or not, the elements are only borrowed: cat never writes in place.
         for owned in [false, true] {
-            let e = lower(&claimed(&site), &mut context(&site, owned)).unwrap();
-            assert_eq!(e.expr, "::rextio_torch::runtime::cat(&(v0), 1_i64)?");
+            assert_eq!(
+                text(&site, owned),
+                compact("::rextio_torch::runtime::cat(&(v0), 1i64)?")
+            );
         }
     }
 
@@ -333,7 +359,7 @@ mod tests {
         for ((site, _), want) in sites.iter().zip(want) {
             let c = claimed(site);
             let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            assert_eq!(lower(&c, &mut cx).unwrap().expr, want);
+            assert_eq!(checked(&lower(&c, &mut cx).unwrap()), compact(want));
             // No authorisation (a CPU target) is a LowerError, never CPU code.
             let err = lower(&c, &mut context(site, false)).unwrap_err();
             assert!(err.reason.contains("cuda-libtorch-linux-x86_64"), "{err}");
@@ -359,7 +385,7 @@ mod tests {
             let plain = lower(&c, &mut context(&site, false)).unwrap();
             let mut cx = authorised_context(&site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
             assert_eq!(lower(&c, &mut cx).unwrap(), plain);
-            assert!(!plain.expr.contains("cuda0_"), "{}", plain.expr);
+            assert!(!checked(&plain).contains("cuda0_"), "{}", plain.expr);
         }
     }
 

@@ -71,7 +71,10 @@ impl Plugin for Broken {
         } else {
             "this_function_does_not_exist_anywhere(1)".to_owned()
         };
-        Ok(LoweredExpr { expr, uses: vec![] })
+        Ok(LoweredExpr {
+            expr: expr.into(),
+            uses: vec![],
+        })
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         None

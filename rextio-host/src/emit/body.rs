@@ -239,25 +239,8 @@ impl Lx<'_> {
                     ))
                     .at(e.span)
                 })?;
-                let parsed: syn::Expr = parse("expression", &lowered.expr).map_err(|m| {
-                    fail(format!(
-                        "plugin `{}` lowered rule `{}` to code that does not parse: {m}",
-                        claimed.plugin_id, claimed.rule_id
-                    ))
-                    .at(e.span)
-                })?;
-                for u in &lowered.uses {
-                    let item: syn::ItemUse = parse("use item", u).map_err(|m| {
-                        fail(format!(
-                            "plugin `{}` (rule `{}`): {m}",
-                            claimed.plugin_id, claimed.rule_id
-                        ))
-                        .at(e.span)
-                    })?;
-                    if !self.uses.contains(&item) {
-                        self.uses.push(item);
-                    }
-                }
+                let what = format!("rule `{}`", claimed.rule_id);
+                let parsed = self.splice(reg, &what, &lowered.expr, &lowered.uses)?;
                 self.plugins.insert(claimed.plugin_id.clone());
                 self.rules
                     .insert((claimed.plugin_id.clone(), claimed.rule_id.clone()));
@@ -266,12 +249,40 @@ impl Lx<'_> {
         })
     }
 
+    /// A plugin's lowered code as one expression, its `use` items recorded: tokens parsed as
+    /// they are, text (plugins older than API 1.14) lexed first; text from a newer plugin is
+    /// refused.
+    fn splice(
+        &mut self,
+        reg: &Registered,
+        what: &str,
+        expr: &Code,
+        uses: &[Code],
+    ) -> LResult<syn::Expr> {
+        let id = reg.plugin.id();
+        let refuse = |m: rextio_plugin_api::syntax::SyntaxError| {
+            fail(format!(
+                "plugin `{id}` lowered {what} to code that does not parse: {m}"
+            ))
+        };
+        if reg.negotiated.token_lowering {
+            for code in std::iter::once(expr).chain(uses) {
+                code.require_tokens("lowering").map_err(refuse)?;
+            }
+        }
+        let parsed = expr.expr().map_err(refuse)?;
+        for u in uses {
+            let item = u.use_item().map_err(refuse)?;
+            if !self.uses.contains(&item) {
+                self.uses.push(item);
+            }
+        }
+        Ok(parsed)
+    }
+
     pub(super) fn operand(&mut self, e: &Expr) -> LResult<LoweredOperand> {
         let owned_temp = matches!(e.kind, ExprKind::Site { .. } | ExprKind::Move(_));
-        Ok(LoweredOperand {
-            expr: self.expr(e)?.to_string(),
-            owned_temp,
-        })
+        Ok(LoweredOperand::new(self.expr(e)?, owned_temp))
     }
 
     pub(super) fn block(&mut self, body: &[Stmt]) -> LResult<TokenStream> {
@@ -311,9 +322,7 @@ impl Lx<'_> {
         }
         let qualname = self.qualname.clone();
         let reads = std::mem::take(&mut self.reads);
-        let formed = region::form(&qualname, run, &reads, &mut |e: &Expr| {
-            Ok(self.expr(e)?.to_string())
-        });
+        let formed = region::form(&qualname, run, &reads, &mut |e: &Expr| self.expr(e));
         self.reads = reads;
         let formed = formed?;
         let cx = RegionContext {
@@ -335,18 +344,8 @@ impl Lx<'_> {
         let Some(lowered) = lowered else {
             return Ok(fallback);
         };
-        let fused: syn::Expr = parse("region expression", &lowered.expr).map_err(|m| {
-            fail(format!(
-                "plugin `{plugin}` lowered a region of `{qualname}` to code that does not parse: {m}"
-            ))
-        })?;
-        for u in &lowered.uses {
-            let item: syn::ItemUse = parse("use item", u)
-                .map_err(|m| fail(format!("plugin `{plugin}` (region): {m}")))?;
-            if !self.uses.contains(&item) {
-                self.uses.push(item);
-            }
-        }
+        let what = format!("a region of `{qualname}`");
+        let fused = self.splice(reg, &what, &lowered.expr, &lowered.uses)?;
         self.regions += 1;
         let slot = format_ident!("__rx_region_{}", self.regions);
         let outs: Vec<Ident> = (0..formed.region.outputs.len())

@@ -17,12 +17,12 @@
 //! vocabulary of those files.
 
 use crate::ir::{CmpKind, Expr, ExprKind, FnIr, ScalarOp, Stmt};
-use crate::registry::Registry;
+use crate::registry::{Registered, Registry};
 use proc_macro2::{Ident, Span as PmSpan, TokenStream};
 use quote::{format_ident, quote};
 use rextio_plugin_api::{
-    CrateDependency, CrateSource, DeviceAuthorization, Diagnostic, FunctionScope, LoweredOperand,
-    LoweringContext, RegionContext, ValueType,
+    syntax::Code, CrateDependency, CrateSource, DeviceAuthorization, Diagnostic, FunctionScope,
+    LoweredOperand, LoweringContext, RegionContext, ValueType,
 };
 use std::collections::{BTreeMap, BTreeSet};
 

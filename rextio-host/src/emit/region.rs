@@ -12,6 +12,8 @@
 //! temporary the plugin never has to materialise.
 
 use crate::ir::{Expr, ExprKind, ScalarOp, Stmt};
+use proc_macro2::TokenStream;
+use quote::quote;
 use rextio_plugin_api::{LoweredOperand, Region, RegionInput, RegionNode, RegionRef, ValueType};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -159,7 +161,8 @@ pub struct Formed {
 }
 
 /// How one leaf is read: `lower` renders a leaf expression as Rust.
-pub type LowerLeaf<'a> = dyn FnMut(&Expr) -> Result<String, rextio_plugin_api::Diagnostic> + 'a;
+pub type LowerLeaf<'a> =
+    dyn FnMut(&Expr) -> Result<TokenStream, rextio_plugin_api::Diagnostic> + 'a;
 
 struct Builder<'a, 'b> {
     lower_leaf: &'b mut LowerLeaf<'a>,
@@ -185,12 +188,9 @@ impl Builder<'_, '_> {
                     }
                     return Ok(RegionRef::Input(i));
                 }
-                let ident = crate::emit::local_ident(n).to_string();
+                let ident = crate::emit::local_ident(n);
                 self.inputs.push(RegionInput {
-                    operand: LoweredOperand {
-                        expr: ident,
-                        owned_temp: moved,
-                    },
+                    operand: LoweredOperand::new(quote!(#ident), moved),
                     ty: e.ty.clone(),
                 });
                 self.by_local.insert(n.clone(), self.inputs.len() - 1);
@@ -200,10 +200,7 @@ impl Builder<'_, '_> {
             _ => {
                 let expr = (self.lower_leaf)(e)?;
                 self.inputs.push(RegionInput {
-                    operand: LoweredOperand {
-                        expr,
-                        owned_temp: false,
-                    },
+                    operand: LoweredOperand::new(expr, false),
                     ty: e.ty.clone(),
                 });
                 Ok(RegionRef::Input(self.inputs.len() - 1))

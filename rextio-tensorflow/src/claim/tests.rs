@@ -1052,10 +1052,12 @@ mod purity {
                     let claimed = rextio_plugin_api::ClaimedSite { site: site.clone(), plugin_id: crate::PLUGIN_ID.into(), rule_id, result_type: ValueType::Plugin(k) };
                     let mut cx = rextio_plugin_api::LoweringContext::new(
                         None,
-                        (0..site.args.len()).map(|i| rextio_plugin_api::LoweredOperand { expr: format!("v{i}"), owned_temp: false }).collect(),
-                        site.keywords.iter().map(|k| (k.name.clone(), rextio_plugin_api::LoweredOperand { expr: "k".into(), owned_temp: false })).collect(),
+                        (0..site.args.len()).map(|i| { let v = rextio_plugin_api::syntax::format_ident!("v{i}"); rextio_plugin_api::LoweredOperand::new(rextio_plugin_api::syntax::quote!(#v), false) }).collect(),
+                        site.keywords.iter().map(|k| (k.name.clone(), rextio_plugin_api::LoweredOperand::new(rextio_plugin_api::syntax::quote!(k), false))).collect(),
                     );
-                    prop_assert!(crate::lower::lower(&claimed, &mut cx).is_ok());
+                    // ... to one expression.
+                    let lowered = crate::lower::lower(&claimed, &mut cx);
+                    prop_assert!(lowered.is_ok_and(|e| e.expr.expr().is_ok()));
                 }
                 ClaimOutcome::Rejected(d) => {
                     prop_assert!(crate::codes::CODES.iter().any(|c| c.code == d.code));

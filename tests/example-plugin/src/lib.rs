@@ -104,7 +104,10 @@ impl Plugin for ExamplePlugin {
                 ))
             }
         };
-        Ok(LoweredExpr { expr, uses: vec![] })
+        Ok(LoweredExpr {
+            expr: expr.into(),
+            uses: vec![],
+        })
     }
     fn runtime_crate(&self) -> Option<CrateDependency> {
         None
