@@ -5,8 +5,21 @@
 
 use crate::ir::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
 use crate::kernels::Binary;
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Literal, TokenStream};
+use quote::{quote, ToTokens};
+
+/// An integer as an unsuffixed literal: the field it fills gives its type.
+struct N(u64);
+
+impl ToTokens for N {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        Literal::u64_unsuffixed(self.0).to_tokens(tokens);
+    }
+}
+
+fn n(v: impl Into<u64>) -> N {
+    N(v.into())
+}
 
 fn unary(p: &TokenStream, f: UnaryF) -> TokenStream {
     let v = match f {
@@ -51,7 +64,10 @@ fn reduce(p: &TokenStream, f: ReduceF) -> TokenStream {
 
 fn opt(v: Option<V>) -> TokenStream {
     match v {
-        Some(v) => quote!(::std::option::Option::Some(#v)),
+        Some(v) => {
+            let v = n(v);
+            quote!(::std::option::Option::Some(#v))
+        }
         None => quote!(::std::option::Option::None),
     }
 }
@@ -59,21 +75,27 @@ fn opt(v: Option<V>) -> TokenStream {
 fn ins(p: &TokenStream, i: &Ins) -> TokenStream {
     match *i {
         Ins::Linear { x, w, b } => {
-            let b = opt(b);
+            let (x, w, b) = (n(x), n(w), opt(b));
             quote!(#p::Ins::Linear { x: #x, w: #w, b: #b })
         }
-        Ins::Matmul { a, b } => quote!(#p::Ins::Matmul { a: #a, b: #b }),
-        Ins::Transpose { t } => quote!(#p::Ins::Transpose { t: #t }),
+        Ins::Matmul { a, b } => {
+            let (a, b) = (n(a), n(b));
+            quote!(#p::Ins::Matmul { a: #a, b: #b })
+        }
+        Ins::Transpose { t } => {
+            let t = n(t);
+            quote!(#p::Ins::Transpose { t: #t })
+        }
         Ins::Unary { f, t } => {
-            let f = unary(p, f);
+            let (f, t) = (unary(p, f), n(t));
             quote!(#p::Ins::Unary { f: #f, t: #t })
         }
         Ins::Binary { f, a, b } => {
-            let f = binary(p, f);
+            let (f, a, b) = (binary(p, f), n(a), n(b));
             quote!(#p::Ins::Binary { f: #f, a: #a, b: #b })
         }
         Ins::Scalar { f, t, s, rev } => {
-            let f = binary(p, f);
+            let (f, t, s) = (binary(p, f), n(t), n(s));
             quote!(#p::Ins::Scalar { f: #f, t: #t, s: #s, rev: #rev })
         }
         Ins::Softmax {
@@ -81,9 +103,12 @@ fn ins(p: &TokenStream, i: &Ins) -> TokenStream {
             dim,
             log,
             finite_only,
-        } => quote!(#p::Ins::Softmax { t: #t, dim: #dim, log: #log, finite_only: #finite_only }),
+        } => {
+            let (t, dim) = (n(t), n(dim));
+            quote!(#p::Ins::Softmax { t: #t, dim: #dim, log: #log, finite_only: #finite_only })
+        }
         Ins::Reduce { f, t, dim, keepdim } => {
-            let f = reduce(p, f);
+            let (f, t, dim) = (reduce(p, f), n(t), n(dim));
             quote!(#p::Ins::Reduce { f: #f, t: #t, dim: #dim, keepdim: #keepdim })
         }
         Ins::Argmax {
@@ -92,19 +117,32 @@ fn ins(p: &TokenStream, i: &Ins) -> TokenStream {
             keepdim,
             finite_only,
         } => {
+            let (t, dim) = (n(t), n(dim));
             quote!(#p::Ins::Argmax { t: #t, dim: #dim, keepdim: #keepdim, finite_only: #finite_only })
         }
-        Ins::LayerNorm { x, n, w, b, eps } => {
-            let (w, b, eps) = (opt(w), opt(b), opt(eps));
-            quote!(#p::Ins::LayerNorm { x: #x, n: #n, w: #w, b: #b, eps: #eps })
+        Ins::LayerNorm {
+            x,
+            n: size,
+            w,
+            b,
+            eps,
+        } => {
+            let (x, size, w, b, eps) = (n(x), n(size), opt(w), opt(b), opt(eps));
+            quote!(#p::Ins::LayerNorm { x: #x, n: #size, w: #w, b: #b, eps: #eps })
         }
     }
 }
 
 fn input(p: &TokenStream, i: &Input) -> TokenStream {
     match *i {
-        Input::Tensor { slot, owned } => quote!(#p::Input::Tensor { slot: #slot, owned: #owned }),
-        Input::Scalar { slot } => quote!(#p::Input::Scalar { slot: #slot }),
+        Input::Tensor { slot, owned } => {
+            let slot = n(slot);
+            quote!(#p::Input::Tensor { slot: #slot, owned: #owned })
+        }
+        Input::Scalar { slot } => {
+            let slot = n(slot);
+            quote!(#p::Input::Scalar { slot: #slot })
+        }
         Input::Unused => quote!(#p::Input::Unused),
     }
 }
@@ -114,7 +152,7 @@ fn input(p: &TokenStream, i: &Input) -> TokenStream {
 pub fn render(prog: &ProgramBuf, krate: &TokenStream) -> TokenStream {
     let inputs = prog.inputs.iter().map(|i| input(krate, i));
     let instructions = prog.ins.iter().map(|i| ins(krate, i));
-    let outputs = &prog.outputs;
+    let outputs = prog.outputs.iter().map(|&v| n(v));
     quote!(#krate::Program {
         inputs: &[#(#inputs),*],
         ins: &[#(#instructions),*],
@@ -132,13 +170,15 @@ pub fn render_call(
     tensors: &[TokenStream],
     scalars: &[TokenStream],
 ) -> TokenStream {
-    let n = prog.outputs.len();
-    let names: Vec<proc_macro2::Ident> =
-        (0..n).map(|i| quote::format_ident!("__rx_o{i}")).collect();
+    let outputs = prog.outputs.len();
+    let names: Vec<proc_macro2::Ident> = (0..outputs)
+        .map(|i| quote::format_ident!("__rx_o{i}"))
+        .collect();
+    let count = Literal::usize_unsuffixed(outputs);
     let program = render(prog, krate);
     quote!({
         static __RX_PROGRAM: #krate::Program = #program;
-        #run::<#n>(&__RX_PROGRAM, &[#(#tensors),*], &[#(#scalars),*])?
+        #run::<#count>(&__RX_PROGRAM, &[#(#tensors),*], &[#(#scalars),*])?
             .map(|[#(#names),*]| (#(#names,)*))
     })
 }
@@ -245,13 +285,10 @@ mod tests {
                 "{f:?}"
             );
         }
+        assert!(text.contains("Input::Tensor{slot:0,owned:true}"), "{text}");
+        assert!(text.contains("outputs:&[5,9]"), "{text}");
         assert!(
-            text.contains("Input::Tensor{slot:0u16,owned:true}"),
-            "{text}"
-        );
-        assert!(text.contains("outputs:&[5u16,9u16]"), "{text}");
-        assert!(
-            text.contains("eps:::std::option::Option::Some(3u16)"),
+            text.contains("eps:::std::option::Option::Some(3)"),
             "{text}"
         );
 
@@ -269,6 +306,6 @@ mod tests {
             text.contains("static__RX_PROGRAM:::backend::fusion::Program="),
             "{text}"
         );
-        assert!(text.contains("::backend::fused::<2usize>(&__RX_PROGRAM,&[&(x)],&[(sasf64)])?.map(|[__rx_o0,__rx_o1]|(__rx_o0,__rx_o1,))"), "{text}");
+        assert!(text.contains("::backend::fused::<2>(&__RX_PROGRAM,&[&(x)],&[(sasf64)])?.map(|[__rx_o0,__rx_o1]|(__rx_o0,__rx_o1,))"), "{text}");
     }
 }

@@ -318,7 +318,7 @@ mod tests {
         let text = lowered.expr.to_string().replace(' ', "");
         assert!(
             text.contains(
-                "::rextio_tensorflow::runtime::fused::<1usize>(&__RX_PROGRAM,&[&(x),&(w),&(b)],&[])?"
+                "::rextio_tensorflow::runtime::fused::<1>(&__RX_PROGRAM,&[&(x),&(w),&(b)],&[])?"
             ),
             "{text}"
         );

@@ -408,7 +408,7 @@ mod tests {
         let text = lowered.expr.to_string().replace(' ', "");
         assert!(text.contains("static__RX_PROGRAM"), "{text}");
         assert!(
-            text.contains("fused::<1usize>(&__RX_PROGRAM,&[&(l_v),&(l_v)],&[])?"),
+            text.contains("fused::<1>(&__RX_PROGRAM,&[&(l_v),&(l_v)],&[])?"),
             "{text}"
         );
         // Another target: declined, never CPU code.
