@@ -294,6 +294,22 @@ impl Program {
 }
 
 impl ProgramBuf {
+    /// A program from its inputs (tensor and scalar slots numbered here, see
+    /// [`number_slots`]), its instructions, and the instructions whose values it yields (by
+    /// instruction index, in order). `None` when a yielded value is out of `V`'s range.
+    pub fn assemble(mut inputs: Vec<Input>, ins: Vec<Ins>, yields: &[usize]) -> Option<Self> {
+        number_slots(&mut inputs);
+        let outputs = yields
+            .iter()
+            .map(|&k| V::try_from(inputs.len() + k).ok())
+            .collect::<Option<Vec<V>>>()?;
+        Some(Self {
+            inputs,
+            ins,
+            outputs,
+        })
+    }
+
     /// This program as a view.
     pub fn view(&self) -> ProgramView<'_> {
         ProgramView {

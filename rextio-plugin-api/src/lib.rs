@@ -71,6 +71,7 @@ pub mod device;
 pub mod diagnostic;
 #[cfg(all(feature = "dl", unix))]
 pub mod dl;
+pub mod kit;
 pub mod lowering;
 pub mod modules;
 pub mod plugin;

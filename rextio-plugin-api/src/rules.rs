@@ -58,3 +58,55 @@ pub struct RuleRecord {
     /// Set only from certification evidence of this host.
     pub verified: bool,
 }
+
+impl RuleRecord {
+    /// A native rule: stable, no code or guidance, not verified (certification sets that).
+    pub fn native(
+        id: impl Into<String>,
+        scope: RuleScope,
+        pattern: &str,
+        constraint: &str,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            scope,
+            pattern: pattern.to_owned(),
+            constraint: constraint.to_owned(),
+            outcome: RuleOutcome::Native,
+            diagnostic_code: None,
+            guidance: String::new(),
+            stability: Stability::Stable,
+            verified: false,
+        }
+    }
+
+    /// A fallback rule: sites it documents stay on Python with `code`; experimental.
+    pub fn fallback(
+        id: impl Into<String>,
+        scope: RuleScope,
+        pattern: &str,
+        constraint: &str,
+        code: &str,
+        guidance: &str,
+    ) -> Self {
+        Self {
+            outcome: RuleOutcome::Fallback,
+            stability: Stability::Experimental,
+            ..Self::native(id, scope, pattern, constraint).with_code(code, guidance)
+        }
+    }
+
+    /// The same rule naming `code` and `guidance` (what to do where it does not apply).
+    pub fn with_code(self, code: &str, guidance: &str) -> Self {
+        Self {
+            diagnostic_code: Some(code.to_owned()),
+            guidance: guidance.to_owned(),
+            ..self
+        }
+    }
+
+    /// The same rule with another stability.
+    pub fn with_stability(self, stability: Stability) -> Self {
+        Self { stability, ..self }
+    }
+}

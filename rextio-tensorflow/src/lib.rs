@@ -20,6 +20,7 @@ pub mod types;
 /// The fusion crate, as generated code names it (`::rextio_tensorflow::fusion::Program`).
 pub use rextio_fusion as fusion;
 
+use crate::types::F32_GPU0;
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
     DeviceRequirement, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
@@ -135,7 +136,7 @@ impl Plugin for TensorflowPlugin {
     fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
         let gpu: Vec<&str> = used
             .iter()
-            .filter(|k| types::f32_gpu0_rank(k).is_some())
+            .filter(|k| F32_GPU0.rank(k).is_some())
             .map(|k| k.as_str())
             .collect();
         if gpu.is_empty() {

@@ -63,48 +63,23 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
 mod tests {
     use super::*;
     use crate::claim::tests::{accepted, binop, call, kw, t1, t2};
-    use rextio_plugin_api::syntax::{quote, ToTokens};
-    use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, LoweredOperand, Operand};
+    use rextio_plugin_api::kit::testing;
+    use rextio_plugin_api::syntax::quote;
+    use rextio_plugin_api::{ClaimSite, ClaimedSite, Literal, LoweredOperand, Operand};
 
     fn context(site: &ClaimSite) -> LoweringContext {
-        let op = |i: usize| {
-            LoweredOperand::new(
-                rextio_plugin_api::syntax::format_ident!("v{i}").into_token_stream(),
-                false,
-            )
-        };
-        LoweringContext::new(
-            None,
-            (0..site.args.len()).map(op).collect(),
-            site.keywords
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (k.name.clone(), op(100 + i)))
-                .collect(),
-        )
+        testing::context(site, false)
     }
 
     fn claimed(site: &ClaimSite) -> ClaimedSite {
-        let ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } = claim::claim(site)
-        else {
-            panic!("not claimed: {site:?}")
-        };
-        ClaimedSite {
-            site: site.clone(),
-            plugin_id: crate::PLUGIN_ID.into(),
-            rule_id,
-            result_type,
-        }
+        testing::claimed(crate::PLUGIN_ID, site, claim::claim(site)).expect("claimed")
     }
 
     /// The lowering as compact text (no spaces), after checking that it parses.
     fn lowered(site: &ClaimSite) -> String {
         let e = lower(&claimed(site), &mut context(site)).unwrap();
         e.expr.expr().unwrap_or_else(|err| panic!("{err}"));
-        compact(&e.expr.to_string())
+        testing::compact(&e.expr)
     }
 
     fn compact(text: &str) -> String {
@@ -227,7 +202,7 @@ mod tests {
         c.site.args[1] = Operand::literal(Literal::Float(1.0));
         assert!(lower(&c, &mut context(&site)).is_err());
         let mut c = claimed(&site);
-        c.result_type = crate::types::f32_cpu(1).unwrap();
+        c.result_type = crate::types::F32_CPU.ty(1).unwrap();
         assert!(lower(&c, &mut context(&site)).is_err());
         let c = claimed(&site);
         let mut cx = context(&site);
@@ -252,13 +227,7 @@ mod tests {
     }
 
     fn authorised_context(site: &ClaimSite, provider: &str, capability: &str) -> LoweringContext {
-        let mut cx = context(site);
-        cx.target = capability.to_owned();
-        cx.device_authorization = Some(rextio_plugin_api::DeviceAuthorization {
-            provider: provider.to_owned(),
-            capability: capability.to_owned(),
-        });
-        cx
+        testing::authorised(context(site), provider, capability)
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! between handles.
 
 use crate::claim::{self, Src};
+use crate::types::F32_CPU;
 use rextio_fusion::kernels::Binary;
 use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
 use rextio_plugin_api::syntax::quote;
@@ -102,7 +103,7 @@ fn instruction(f: &str, ops: &[V]) -> Option<Ins> {
 }
 
 fn is_f32_cpu(ty: &ValueType) -> bool {
-    (1..=2).any(|r| crate::types::f32_cpu(r).as_ref() == Some(ty))
+    (1..=2).any(|r| F32_CPU.ty(r).as_ref() == Some(ty))
 }
 
 /// Translate a region into a program; `Ok(None)` when some claim has no fused form.
@@ -160,7 +161,7 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
             None => return Ok(None),
         }
     }
-    let mut inputs: Vec<Input> = tensor_in
+    let inputs: Vec<Input> = tensor_in
         .into_iter()
         .zip(&region.inputs)
         .map(|(used, input)| match used {
@@ -171,13 +172,7 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
             false => Input::Unused,
         })
         .collect();
-    rextio_fusion::number_slots(&mut inputs);
-    let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
-    Ok(Some(ProgramBuf {
-        inputs,
-        ins,
-        outputs,
-    }))
+    Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
 }
 
 /// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
@@ -255,8 +250,8 @@ mod tests {
     /// `softmax(relu(x @ w + b))`: one program whose inputs are owned as the host says.
     #[test]
     fn a_dense_head_is_one_program_that_borrows_its_inputs() {
-        let f2 = crate::types::f32_cpu(2).unwrap();
-        let f1 = crate::types::f32_cpu(1).unwrap();
+        let f2 = F32_CPU.ty(2).unwrap();
+        let f1 = F32_CPU.ty(1).unwrap();
         let region = Region {
             qualname: "m.f".into(),
             inputs: vec![

@@ -219,17 +219,9 @@ fn native(
     code: &str,
     guidance: &str,
 ) -> RuleRecord {
-    RuleRecord {
-        id: id.into(),
-        scope,
-        pattern: pattern.to_owned(),
-        constraint: constraint.to_owned(),
-        outcome: RuleOutcome::Native,
-        diagnostic_code: Some(code.to_owned()),
-        guidance: guidance.to_owned(),
-        stability: Stability::Experimental,
-        verified: false,
-    }
+    RuleRecord::native(id, scope, pattern, constraint)
+        .with_code(code, guidance)
+        .with_stability(Stability::Experimental)
 }
 
 const PAIRS: &str = "float32 CPU tensors of ranks 2/2, 1/1, 2/1 or 1/2 (trailing broadcast; result has the larger rank; concrete broadcast compatibility is checked by TensorFlow at run time)";
@@ -386,17 +378,14 @@ pub fn records() -> Vec<RuleRecord> {
         "write tf.nn.bias_add(x, b) with x TensorF32Cpu2D and b TensorF32Cpu1D",
     ));
     out.extend(cuda_records());
-    out.push(RuleRecord {
-        id: UNSUPPORTED.to_owned(),
-        scope: RuleScope::Type,
-        pattern: "covered TensorFlow sites outside the surface".to_owned(),
-        constraint: "operand types outside the float32 CPU rank-1/2 vocabulary, operators other than + - * /, comparisons".to_owned(),
-        outcome: RuleOutcome::Fallback,
-        diagnostic_code: Some(codes::UNSUPPORTED.to_owned()),
-        guidance: "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`".to_owned(),
-        stability: Stability::Experimental,
-        verified: false,
-    });
+    out.push(RuleRecord::fallback(
+        UNSUPPORTED,
+        RuleScope::Type,
+        "covered TensorFlow sites outside the surface",
+        "operand types outside the float32 CPU rank-1/2 vocabulary, operators other than + - * /, comparisons",
+        codes::UNSUPPORTED,
+        "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`",
+    ));
     out
 }
 
@@ -426,19 +415,14 @@ tf.nn.relu(h), tf.reduce_mean(h, axis=1) with TensorF32Gpu0_* annotations";
         )
     })
     .collect();
-    out.push(RuleRecord {
-        id: CUDA_DEVICE_MIX.to_owned(),
-        scope: RuleScope::Type,
-        pattern: "GPU:0 and CPU tensors in one site".to_owned(),
-        constraint: "every tensor operand of a GPU:0 site must be a TensorF32Gpu0 type".to_owned(),
-        outcome: RuleOutcome::Fallback,
-        diagnostic_code: Some(codes::CUDA_DEVICE_MIX.to_owned()),
-        guidance:
-            "place the data on GPU:0 in Python and annotate the native function with GPU types only"
-                .to_owned(),
-        stability: Stability::Experimental,
-        verified: false,
-    });
+    out.push(RuleRecord::fallback(
+        CUDA_DEVICE_MIX,
+        RuleScope::Type,
+        "GPU:0 and CPU tensors in one site",
+        "every tensor operand of a GPU:0 site must be a TensorF32Gpu0 type",
+        codes::CUDA_DEVICE_MIX,
+        "place the data on GPU:0 in Python and annotate the native function with GPU types only",
+    ));
     out
 }
 

@@ -1,5 +1,6 @@
 //! The annotation vocabulary of `rextio_tensorflow.types`.
 
+use rextio_plugin_api::kit::RankFamily;
 use rextio_plugin_api::{PluginType, TypeKey, ValueType};
 
 /// Type key of `TensorF32Cpu1D`.
@@ -17,23 +18,8 @@ pub const F32_GPU0_2D: &str = "rextio-tensorflow/tensor-f32-gpu0-2d";
 /// The Rust type of the CUDA lane's tensors (a separate type: the lanes never mix).
 pub const RUST_CUDA_TENSOR: &str = "::rextio_tensorflow::runtime::cuda::RxtTfCudaTensor";
 
-/// The float32 `GPU:0` rank of a type key, if it is one of the CUDA markers.
-pub fn f32_gpu0_rank(key: &TypeKey) -> Option<u8> {
-    match key.as_str() {
-        F32_GPU0_1D => Some(1),
-        F32_GPU0_2D => Some(2),
-        _ => None,
-    }
-}
-
-/// The type of a float32 `GPU:0` tensor of `rank` (1 or 2).
-pub fn f32_gpu0(rank: u8) -> Option<ValueType> {
-    match rank {
-        1 => Some(ValueType::Plugin(TypeKey::new(F32_GPU0_1D))),
-        2 => Some(ValueType::Plugin(TypeKey::new(F32_GPU0_2D))),
-        _ => None,
-    }
-}
+/// Float32 `GPU:0` tensors (the build-only CUDA lane) by rank.
+pub const F32_GPU0: RankFamily = RankFamily::new(&[F32_GPU0_1D, F32_GPU0_2D]);
 
 /// The Rust type of every TensorFlow tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_tensorflow::runtime::RxtTfTensor";
@@ -41,23 +27,8 @@ pub const RUST_TENSOR: &str = "::rextio_tensorflow::runtime::RxtTfTensor";
 /// Rust path of the boundary wrapper shared by every type.
 pub const WRAP_FN: &str = "::rextio_tensorflow::runtime::materialize_tensor";
 
-/// The float32 CPU rank of a type key, if it is one of ours.
-pub fn f32_cpu_rank(key: &TypeKey) -> Option<u8> {
-    match key.as_str() {
-        F32_CPU_1D => Some(1),
-        F32_CPU_2D => Some(2),
-        _ => None,
-    }
-}
-
-/// The type of a float32 CPU tensor of `rank` (1 or 2).
-pub fn f32_cpu(rank: u8) -> Option<ValueType> {
-    match rank {
-        1 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_1D))),
-        2 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_2D))),
-        _ => None,
-    }
-}
+/// Float32 CPU tensors by rank.
+pub const F32_CPU: RankFamily = RankFamily::new(&[F32_CPU_1D, F32_CPU_2D]);
 
 /// The type of an int64 CPU rank-1 tensor.
 pub fn i64_cpu_1d() -> ValueType {
@@ -139,7 +110,7 @@ mod tests {
             ]
         );
         for t in &v {
-            let gpu = f32_gpu0_rank(&t.key).is_some();
+            let gpu = F32_GPU0.rank(&t.key).is_some();
             let (rust, wrap, extract) = if gpu {
                 (
                     RUST_CUDA_TENSOR,

@@ -25,6 +25,7 @@ pub mod types;
 /// The fusion crate, as generated code names it (`::rextio_torch::fusion::Program`).
 pub use rextio_fusion as fusion;
 
+use crate::types::F32_CUDA0;
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
     DetachedBody, DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext,
@@ -162,7 +163,7 @@ impl Plugin for TorchPlugin {
     fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
         let cuda: Vec<&str> = used
             .iter()
-            .filter(|k| types::f32_cuda0_rank(k).is_some())
+            .filter(|k| F32_CUDA0.rank(k).is_some())
             .map(|k| k.as_str())
             .collect();
         if cuda.is_empty() {

@@ -154,38 +154,15 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
 mod tests {
     use super::*;
     use crate::claim::tests::{accepted, binop, t1, t2};
-    use rextio_plugin_api::{ClaimOutcome, ClaimedSite};
+    use rextio_plugin_api::kit::testing;
+    use rextio_plugin_api::ClaimedSite;
 
     fn context(site: &rextio_plugin_api::ClaimSite, owned: bool) -> LoweringContext {
-        let op = |i: usize| {
-            let v = rextio_plugin_api::syntax::format_ident!("v{i}");
-            LoweredOperand::new(quote!(#v), owned)
-        };
-        LoweringContext::new(
-            site.receiver.as_ref().map(|_| op(99)),
-            (0..site.args.len()).map(op).collect(),
-            site.keywords
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (k.name.clone(), op(100 + i)))
-                .collect(),
-        )
+        testing::context(site, owned)
     }
 
     fn claimed(site: &rextio_plugin_api::ClaimSite) -> ClaimedSite {
-        let ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } = claim::claim(site)
-        else {
-            panic!("not claimed: {site:?}")
-        };
-        ClaimedSite {
-            site: site.clone(),
-            plugin_id: "rextio-torch".into(),
-            rule_id,
-            result_type,
-        }
+        testing::claimed(crate::PLUGIN_ID, site, claim::claim(site)).expect("claimed")
     }
 
     /// The site's lowering as compact text (no spaces), after checking that it parses as one
@@ -198,7 +175,7 @@ mod tests {
     fn checked(e: &LoweredExpr) -> String {
         e.expr.expr().unwrap_or_else(|err| panic!("{err}"));
         assert!(e.uses.is_empty());
-        compact(&e.expr.to_string())
+        testing::compact(&e.expr)
     }
 
     fn compact(s: &str) -> String {
@@ -337,13 +314,7 @@ mod tests {
         provider: &str,
         capability: &str,
     ) -> LoweringContext {
-        let mut cx = context(site, false);
-        cx.target = capability.to_owned();
-        cx.device_authorization = Some(rextio_plugin_api::DeviceAuthorization {
-            provider: provider.to_owned(),
-            capability: capability.to_owned(),
-        });
-        cx
+        testing::authorised(context(site, false), provider, capability)
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! original forward instead of a stale constant.
 
 use crate::codes;
-use crate::types::f32_cpu;
+use crate::types::F32_CPU;
 use rextio_plugin_api::{
     CallPart, CtorArg, Diagnostic, Literal, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall,
     SubmoduleKind, ValueType,
@@ -402,11 +402,11 @@ fn answer(ctor: &ModuleCtor) -> Result<ModuleAnswer, Refused> {
 }
 
 fn f32_1() -> ValueType {
-    f32_cpu(1).unwrap_or(ValueType::NoneType)
+    F32_CPU.ty(1).unwrap_or(ValueType::NoneType)
 }
 
 fn f32_2() -> ValueType {
-    f32_cpu(2).unwrap_or(ValueType::NoneType)
+    F32_CPU.ty(2).unwrap_or(ValueType::NoneType)
 }
 
 /// A tensor made by a factory (`torch.zeros(a, b)`, `torch.randn((d,))`): float32, rank 1 or 2.
@@ -460,7 +460,7 @@ fn tensor_value(ctor: &ModuleCtor) -> ModuleAnswer {
             );
         }
     }
-    match f32_cpu(rank as u8) {
+    match F32_CPU.ty(rank as u8) {
         Some(ty) if rank <= 2 => ModuleAnswer::Tensor(ty),
         _ => reject(
             &shown,

@@ -285,7 +285,7 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
         };
         ins.push(i);
     }
-    let mut inputs: Vec<Input> = region
+    let inputs: Vec<Input> = region
         .inputs
         .iter()
         .enumerate()
@@ -302,13 +302,7 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
             }
         })
         .collect();
-    rextio_fusion::number_slots(&mut inputs);
-    let outputs = region.outputs.iter().map(|&k| (n_in + k) as V).collect();
-    Ok(Some(ProgramBuf {
-        inputs,
-        ins,
-        outputs,
-    }))
+    Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
 }
 
 /// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).

@@ -277,17 +277,7 @@ pub fn like(name: &str) -> String {
 }
 
 fn native(id: impl Into<String>, scope: RuleScope, pattern: &str, constraint: &str) -> RuleRecord {
-    RuleRecord {
-        id: id.into(),
-        scope,
-        pattern: pattern.to_owned(),
-        constraint: constraint.to_owned(),
-        outcome: RuleOutcome::Native,
-        diagnostic_code: None,
-        guidance: String::new(),
-        stability: Stability::Stable,
-        verified: false,
-    }
+    RuleRecord::native(id, scope, pattern, constraint)
 }
 
 /// Every rule.
@@ -451,17 +441,17 @@ pub fn records() -> Vec<RuleRecord> {
     ));
     out.extend(extended_records());
     out.extend(cuda_records());
-    out.push(RuleRecord {
-        id: UNSUPPORTED.to_owned(),
-        scope: RuleScope::Type,
-        pattern: "covered torch sites outside the surface".to_owned(),
-        constraint: "types, ranks, operators or options outside the native surface".to_owned(),
-        outcome: RuleOutcome::Fallback,
-        diagnostic_code: Some(codes::UNSUPPORTED_SURFACE.to_owned()),
-        guidance: "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`".to_owned(),
-        stability: Stability::Stable,
-        verified: false,
-    });
+    out.push(
+        RuleRecord::fallback(
+            UNSUPPORTED,
+            RuleScope::Type,
+            "covered torch sites outside the surface",
+            "types, ranks, operators or options outside the native surface",
+            codes::UNSUPPORTED_SURFACE,
+            "keep the function in Python or rewrite it with the native forms listed by `rextio capabilities`",
+        )
+        .with_stability(Stability::Stable),
+    );
     out
 }
 
@@ -498,9 +488,9 @@ rextio-device-cuda authorisation of cuda-libtorch-linux-x86_64; no host/device t
         ),
     ]
     .into_iter()
-    .map(|(id, scope, pattern, constraint)| RuleRecord {
-        stability: Stability::Experimental,
-        ..native(id, scope, pattern, &format!("{constraint}; {WHERE}"))
+    .map(|(id, scope, pattern, constraint)| {
+        native(id, scope, pattern, &format!("{constraint}; {WHERE}"))
+            .with_stability(Stability::Experimental)
     })
     .collect()
 }

@@ -1,5 +1,6 @@
 //! The annotation vocabulary of `rextio_torch.types`.
 
+use rextio_plugin_api::kit::RankFamily;
 use rextio_plugin_api::{PluginType, TypeKey, ValueType};
 
 /// Type key of `TensorF32Cpu1D`.
@@ -22,59 +23,12 @@ pub const F32_CUDA0_2D: &str = "rextio-torch/tensor-f32-cuda0-2d";
 /// The Rust type of every torch tensor value in generated code.
 pub const RUST_TENSOR: &str = "::rextio_torch::runtime::RxtTorchTensor";
 
-/// The float32 CPU rank of a type key, if it is one of ours.
-pub fn f32_cpu_rank(key: &TypeKey) -> Option<u8> {
-    match key.as_str() {
-        F32_CPU_1D => Some(1),
-        F32_CPU_2D => Some(2),
-        _ => None,
-    }
-}
-
-/// The float32 `cuda:0` rank of a type key, if it is one of the CUDA markers.
-pub fn f32_cuda0_rank(key: &TypeKey) -> Option<u8> {
-    match key.as_str() {
-        F32_CUDA0_1D => Some(1),
-        F32_CUDA0_2D => Some(2),
-        _ => None,
-    }
-}
-
-/// The type of a float32 `cuda:0` tensor of `rank` (1 or 2).
-pub fn f32_cuda0(rank: u8) -> Option<ValueType> {
-    match rank {
-        1 => Some(ValueType::Plugin(TypeKey::new(F32_CUDA0_1D))),
-        2 => Some(ValueType::Plugin(TypeKey::new(F32_CUDA0_2D))),
-        _ => None,
-    }
-}
-
-/// The type of a float32 CPU tensor of `rank` (1 or 2).
-pub fn f32_cpu(rank: u8) -> Option<ValueType> {
-    match rank {
-        1 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_1D))),
-        2 => Some(ValueType::Plugin(TypeKey::new(F32_CPU_2D))),
-        _ => None,
-    }
-}
-
-/// The bool CPU rank of a type key, if it is one of ours.
-pub fn bool_cpu_rank(key: &TypeKey) -> Option<u8> {
-    match key.as_str() {
-        BOOL_CPU_1D => Some(1),
-        BOOL_CPU_2D => Some(2),
-        _ => None,
-    }
-}
-
-/// The type of a bool CPU tensor of `rank` (1 or 2).
-pub fn bool_cpu(rank: u8) -> Option<ValueType> {
-    match rank {
-        1 => Some(ValueType::Plugin(TypeKey::new(BOOL_CPU_1D))),
-        2 => Some(ValueType::Plugin(TypeKey::new(BOOL_CPU_2D))),
-        _ => None,
-    }
-}
+/// Float32 CPU tensors by rank.
+pub const F32_CPU: RankFamily = RankFamily::new(&[F32_CPU_1D, F32_CPU_2D]);
+/// Bool CPU tensors (comparison results) by rank.
+pub const BOOL_CPU: RankFamily = RankFamily::new(&[BOOL_CPU_1D, BOOL_CPU_2D]);
+/// Float32 `cuda:0` tensors (the build-only CUDA lane) by rank.
+pub const F32_CUDA0: RankFamily = RankFamily::new(&[F32_CUDA0_1D, F32_CUDA0_2D]);
 
 /// The type of an int64 CPU rank-1 tensor.
 pub fn i64_cpu_1d() -> ValueType {

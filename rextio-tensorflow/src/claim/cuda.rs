@@ -8,21 +8,18 @@
 //! [`crate::CUDA_CAPABILITY`].
 
 use super::{describe, int_literal, reject, NoPlan, Plan, Src, PREFIX};
-use crate::types::{f32_gpu0, f32_gpu0_rank};
+use crate::types::F32_GPU0;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
 
 /// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
 /// operand) is a `GPU:0` tensor type.
 pub(crate) fn touches_gpu(site: &ClaimSite) -> bool {
-    site.nested_type_keys().any(|k| f32_gpu0_rank(k).is_some())
+    F32_GPU0.touches(site)
 }
 
 fn rank(op: &Operand) -> Option<u8> {
-    if op.literal.is_some() {
-        return None;
-    }
-    op.key().and_then(f32_gpu0_rank)
+    F32_GPU0.operand_rank(op)
 }
 
 fn outside(what: impl Into<String>) -> NoPlan {
@@ -37,7 +34,7 @@ fn outside(what: impl Into<String>) -> NoPlan {
 }
 
 fn plan_gpu(rule: &str, rank: u8, f: &'static str, operands: Vec<Src>) -> Result<Plan, NoPlan> {
-    let result = f32_gpu0(rank).ok_or_else(|| outside("a result rank"))?;
+    let result = F32_GPU0.ty(rank).ok_or_else(|| outside("a result rank"))?;
     Ok(Plan {
         rule_id: rule.to_owned(),
         result,
@@ -50,7 +47,7 @@ fn plan_gpu(rule: &str, rank: u8, f: &'static str, operands: Vec<Src>) -> Result
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let mixed = site
         .nested_type_keys()
-        .any(|k| k.namespace() == crate::PLUGIN_ID && f32_gpu0_rank(k).is_none());
+        .any(|k| k.namespace() == crate::PLUGIN_ID && F32_GPU0.rank(k).is_none());
     if mixed {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,

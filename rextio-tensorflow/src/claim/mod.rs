@@ -19,11 +19,9 @@ mod reductions;
 mod unary;
 
 use crate::codes;
-use crate::types::{f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use crate::types::{F32_CPU, F32_GPU0, I64_CPU_1D};
 use rextio_plugin_api::routes::{Overlap, Route, Routes};
-use rextio_plugin_api::{
-    ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
-};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 use std::sync::OnceLock;
 
 /// Resolved prefix of every covered call target.
@@ -200,13 +198,7 @@ pub fn symbols() -> Vec<String> {
 
 /// Decide a site.
 pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    match plan(site) {
-        Ok(p) => ClaimOutcome::Claimed {
-            rule_id: p.rule_id,
-            result_type: p.result,
-        },
-        Err(outcome) => outcome,
-    }
+    rextio_plugin_api::kit::decide(plan(site).map(|p| (p.rule_id, p.result)))
 }
 
 /// Whether a rule belongs to the build-only CUDA lane.
@@ -230,10 +222,7 @@ pub(crate) enum Tensor {
 
 /// The float32 rank of an operand that is a non-literal float32 tensor of ours.
 pub(crate) fn f32_rank_of(op: &Operand) -> Option<u8> {
-    if op.literal.is_some() {
-        return None;
-    }
-    op.key().and_then(f32_cpu_rank)
+    F32_CPU.operand_rank(op)
 }
 
 /// Classify a tensor slot. An operand the host could not type is not ours to judge
@@ -260,10 +249,10 @@ pub(crate) fn tensor(op: &Operand, shown: &str) -> Result<Tensor, NoPlan> {
 
 /// Describe an operand for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    op.describe(|k| match f32_cpu_rank(k) {
+    op.describe(|k| match F32_CPU.rank(k) {
         Some(r) => format!("a rank-{r} float32 tensor"),
         None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-        None => match crate::types::f32_gpu0_rank(k) {
+        None => match F32_GPU0.rank(k) {
             Some(r) => format!("a rank-{r} float32 GPU:0 tensor"),
             None => format!("a `{k}` value"),
         },
@@ -272,9 +261,10 @@ pub(crate) fn describe(op: &Operand) -> String {
 
 /// A rejection with this plugin's code.
 pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
-    ClaimOutcome::Rejected(
-        Diagnostic::error(code, format!("rextio-tensorflow: {}", message.into()))
-            .with_suggestion(suggestion),
+    rextio_plugin_api::kit::reject(
+        code,
+        format!("rextio-tensorflow: {}", message.into()),
+        suggestion,
     )
 }
 
@@ -285,7 +275,7 @@ pub(crate) fn plan_f32(
     f: &'static str,
     operands: Vec<Src>,
 ) -> Result<Plan, NoPlan> {
-    match f32_cpu(rank) {
+    match F32_CPU.ty(rank) {
         Some(result) => Ok(Plan {
             rule_id: rule_id.into(),
             result,

@@ -3,7 +3,7 @@
 
 use super::{describe, is_number, is_ours, rank, reject, Arg, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
-use crate::types::{bool_cpu, bool_cpu_rank, f32_cpu};
+use crate::types::{BOOL_CPU, F32_CPU};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand};
 
@@ -24,7 +24,7 @@ fn op_entry(op: &str) -> Option<(&'static str, Rt, Rt, &'static str)> {
 }
 
 fn bool_plan(rule: String, r: u8, op: Op) -> Result<Plan, NoPlan> {
-    match bool_cpu(r) {
+    match BOOL_CPU.ty(r) {
         Some(result) => Ok(Plan {
             rule_id: rule,
             result,
@@ -135,7 +135,7 @@ pub fn plan_where(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(cr) = c
         .key()
         .filter(|_| c.literal.is_none())
-        .and_then(bool_cpu_rank)
+        .and_then(|k| BOOL_CPU.rank(k))
     else {
         return Err(form(format!(
             "needs a bool tensor condition, got {}",
@@ -181,7 +181,7 @@ pub fn plan_where(site: &ClaimSite) -> Result<Plan, NoPlan> {
         }
     };
     let r = [Some(cr), ar, br].into_iter().flatten().max().unwrap_or(cr);
-    let Some(result) = f32_cpu(r) else {
+    let Some(result) = F32_CPU.ty(r) else {
         return Err(ClaimOutcome::NotCovered);
     };
     let [x, y] = args;

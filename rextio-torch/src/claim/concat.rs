@@ -8,7 +8,7 @@
 use super::{bind, describe, get, int_literal, norm_dim, operand, plan_f32, reject, Arg, NoPlan};
 use super::{Op, Plan};
 use crate::entry::Rt;
-use crate::types::{f32_cpu_rank, F32_CPU_2D};
+use crate::types::{F32_CPU, F32_CPU_2D};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
 
@@ -64,7 +64,7 @@ pub fn plan_cat(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         let is_2d = t.plugin_key().is_some_and(|k| k.as_str() == F32_CPU_2D);
         if !is_2d {
             let what = describe(&Operand::typed(t.clone()));
-            let hint = match t.plugin_key().and_then(f32_cpu_rank) {
+            let hint = match t.plugin_key().and_then(|k| F32_CPU.rank(k)) {
                 Some(1) => " (unsqueeze rank-1 tensors first)",
                 _ => "",
             };

@@ -12,21 +12,18 @@ use super::{int_literal, reject, Arg, NoPlan, Op, Plan, Src};
 use crate::codes;
 use crate::entry::Rt;
 use crate::rules;
-use crate::types::{f32_cuda0, f32_cuda0_rank};
+use crate::types::F32_CUDA0;
 use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
 
 /// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
 /// operand) is a `cuda:0` tensor type.
 pub(crate) fn touches_cuda(site: &ClaimSite) -> bool {
-    site.nested_type_keys().any(|k| f32_cuda0_rank(k).is_some())
+    F32_CUDA0.touches(site)
 }
 
 /// The CUDA rank of a non-literal operand.
 fn rank(op: &Operand) -> Option<u8> {
-    if op.literal.is_some() {
-        return None;
-    }
-    op.key().and_then(f32_cuda0_rank)
+    F32_CUDA0.operand_rank(op)
 }
 
 fn outside(what: impl Into<String>) -> NoPlan {
@@ -41,7 +38,7 @@ fn outside(what: impl Into<String>) -> NoPlan {
 }
 
 fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan> {
-    let result = f32_cuda0(rank).ok_or_else(|| outside("a result rank"))?;
+    let result = F32_CUDA0.ty(rank).ok_or_else(|| outside("a result rank"))?;
     Ok(Plan {
         rule_id: rule.to_owned(),
         result,
@@ -53,7 +50,7 @@ fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     if site
         .nested_type_keys()
-        .any(|k| k.namespace() == crate::PLUGIN_ID && f32_cuda0_rank(k).is_none())
+        .any(|k| k.namespace() == crate::PLUGIN_ID && F32_CUDA0.rank(k).is_none())
     {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,

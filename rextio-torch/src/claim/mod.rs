@@ -16,11 +16,9 @@ mod reductions;
 mod shape;
 
 use crate::codes;
-use crate::types::{bool_cpu_rank, f32_cpu, f32_cpu_rank, I64_CPU_1D};
+use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
 use rextio_plugin_api::routes::{Overlap, Route, Routes};
-use rextio_plugin_api::{
-    ClaimOutcome, ClaimSite, Diagnostic, Literal, Operand, SiteKind, ValueType,
-};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 use std::sync::OnceLock;
 
 /// `torch.nn.functional.linear`.
@@ -381,13 +379,7 @@ pub fn symbols() -> Vec<String> {
 
 /// Decide a site.
 pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    match plan(site) {
-        Ok(p) => ClaimOutcome::Claimed {
-            rule_id: p.rule_id,
-            result_type: p.result,
-        },
-        Err(outcome) => outcome,
-    }
+    rextio_plugin_api::kit::decide(plan(site).map(|p| (p.rule_id, p.result)))
 }
 
 /// Whether a rule belongs to the build-only CUDA lane.
@@ -402,10 +394,7 @@ pub(crate) fn is_ours(op: &Operand) -> bool {
 
 /// The float32 CPU rank of an operand, if it is a non-literal tensor of ours.
 pub(crate) fn rank(op: &Operand) -> Option<u8> {
-    if op.literal.is_some() {
-        return None;
-    }
-    op.key().and_then(f32_cpu_rank)
+    F32_CPU.operand_rank(op)
 }
 
 /// Whether an operand is an int64 classification result.
@@ -437,23 +426,21 @@ pub(crate) fn f32_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
 
 /// Describe an operand type for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    op.describe(|k| match f32_cpu_rank(k) {
+    op.describe(|k| match F32_CPU.rank(k) {
         Some(r) => format!("a rank-{r} float32 tensor"),
         None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-        None => match bool_cpu_rank(k) {
+        None => match BOOL_CPU.rank(k) {
             Some(r) => format!("a rank-{r} bool tensor"),
             None => k.to_string(),
         },
     })
 }
 
-pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
-    ClaimOutcome::Rejected(Diagnostic::error(code, message).with_suggestion(suggestion))
-}
+pub(crate) use rextio_plugin_api::kit::reject;
 
 /// A float32 CPU plan of result `rank`.
 pub(crate) fn plan_f32(rule_id: impl Into<String>, rank: u8, op: Op) -> Result<Plan, NoPlan> {
-    match f32_cpu(rank) {
+    match F32_CPU.ty(rank) {
         Some(result) => Ok(Plan {
             rule_id: rule_id.into(),
             result,

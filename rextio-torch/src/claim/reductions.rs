@@ -6,7 +6,7 @@ use super::{
     bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
     Op, Plan, Src,
 };
-use crate::types::{f32_cpu, i64_cpu_1d};
+use crate::types::{i64_cpu_1d, F32_CPU};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, ValueType};
 
@@ -160,7 +160,7 @@ pub fn plan_max_dim(site: &ClaimSite) -> Result<Plan, NoPlan> {
         (2, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank-2 indices, which have no registered type")),
         _ => return Err(form("on a rank-1 tensor without keepdim=True would return rank 0")),
     }
-    let Some(values) = f32_cpu(1) else {
+    let Some(values) = F32_CPU.ty(1) else {
         return Err(ClaimOutcome::NotCovered);
     };
     Ok(Plan {

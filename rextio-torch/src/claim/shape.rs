@@ -7,7 +7,7 @@ use super::{
     NoPlan, Op, Plan, Src,
 };
 use crate::entry::Rt;
-use crate::types::{bool_cpu_rank, f32_cpu_rank, I64_CPU_1D};
+use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
 
@@ -17,8 +17,9 @@ fn any_rank(op: &Operand) -> Option<u8> {
         return None;
     }
     let k = op.key()?;
-    f32_cpu_rank(k)
-        .or_else(|| bool_cpu_rank(k))
+    F32_CPU
+        .rank(k)
+        .or_else(|| BOOL_CPU.rank(k))
         .or_else(|| (k.as_str() == I64_CPU_1D).then_some(1))
 }
 

@@ -1,0 +1,235 @@
+//! Scaffolding a backend would otherwise write again: marker-type families by rank, the claim
+//! answer from a plan, rejections, the platform table's shape, and helpers for a plugin's own
+//! unit tests ([`testing`]). Both first-party backends use it; a third-party backend may.
+
+use crate::diagnostic::Diagnostic;
+use crate::plugin::{PlatformCell, PlatformState};
+use crate::site::{ClaimOutcome, ClaimSite, Operand};
+use crate::types::{TypeKey, ValueType};
+
+/// Marker types that differ only in rank: `keys[r - 1]` is the type key of rank `r`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankFamily {
+    keys: &'static [&'static str],
+}
+
+impl RankFamily {
+    /// The family whose rank-`r` key is `keys[r - 1]`.
+    pub const fn new(keys: &'static [&'static str]) -> Self {
+        Self { keys }
+    }
+
+    /// The keys, rank 1 first.
+    pub fn keys(&self) -> &'static [&'static str] {
+        self.keys
+    }
+
+    /// The rank of `key`, if it belongs to the family.
+    pub fn rank(&self, key: &TypeKey) -> Option<u8> {
+        let i = self.keys.iter().position(|k| *k == key.as_str())?;
+        u8::try_from(i + 1).ok()
+    }
+
+    /// The type of rank `rank`, if the family has one.
+    pub fn ty(&self, rank: u8) -> Option<ValueType> {
+        let i = usize::from(rank).checked_sub(1)?;
+        self.keys
+            .get(i)
+            .map(|k| ValueType::Plugin(TypeKey::new(*k)))
+    }
+
+    /// The rank of an operand that is a non-literal value of the family.
+    pub fn operand_rank(&self, op: &Operand) -> Option<u8> {
+        if op.literal.is_some() {
+            return None;
+        }
+        op.key().and_then(|k| self.rank(k))
+    }
+
+    /// Whether any operand of `site` (receiver, positional, keyword, or an element of a tuple
+    /// operand, at any depth) has a type of the family.
+    pub fn touches(&self, site: &ClaimSite) -> bool {
+        site.nested_type_keys().any(|k| self.rank(k).is_some())
+    }
+}
+
+/// The claim answer for a planned site: `Claimed` with the plan's rule and result type, or the
+/// planner's own answer (`Rejected` or `NotCovered`).
+pub fn decide(plan: Result<(String, ValueType), ClaimOutcome>) -> ClaimOutcome {
+    match plan {
+        Ok((rule_id, result_type)) => ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        },
+        Err(outcome) => outcome,
+    }
+}
+
+/// A rejection with `code`, `message` and a suggestion.
+pub fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
+    ClaimOutcome::Rejected(Diagnostic::error(code, message).with_suggestion(suggestion))
+}
+
+/// The operating systems and architectures every platform table states, one cell each, plus
+/// one `windows`/`*` cell.
+pub const PLATFORM_GRID: (&[&str], &[&str]) =
+    (&["linux", "macos"], &["x86_64", "aarch64", "x86", "arm32"]);
+
+/// Why a platform table is malformed: a grid cell missing or stated twice, no deferred Windows
+/// cell, not exactly one certifiable cell, or a reason code outside `<prefix>-`.
+pub fn check_platform_table(table: &[PlatformCell], prefix: &str) -> Result<(), String> {
+    let (oses, arches) = PLATFORM_GRID;
+    for os in oses {
+        for arch in arches {
+            let n = table
+                .iter()
+                .filter(|c| c.os == *os && c.arch == *arch)
+                .count();
+            if n != 1 {
+                return Err(format!("{os}/{arch} is stated {n} times"));
+            }
+        }
+    }
+    if !table
+        .iter()
+        .any(|c| c.os == "windows" && c.status == PlatformState::Deferred)
+    {
+        return Err("no deferred windows cell".to_owned());
+    }
+    let certifiable = table
+        .iter()
+        .filter(|c| c.status == PlatformState::Certifiable)
+        .count();
+    if certifiable != 1 {
+        return Err(format!("{certifiable} certifiable cells, expected 1"));
+    }
+    match table
+        .iter()
+        .find(|c| !c.reason_code.starts_with(&format!("{prefix}-")))
+    {
+        Some(c) => Err(format!("reason `{}` is outside `{prefix}-`", c.reason_code)),
+        None => Ok(()),
+    }
+}
+
+/// Helpers for a plugin's unit tests of its claims and lowerings.
+pub mod testing {
+    use crate::device::DeviceAuthorization;
+    use crate::lowering::{LoweredOperand, LoweringContext};
+    use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
+    use crate::syntax::{format_ident, quote, Code};
+
+    /// The claimed site `plugin` lowers, when `outcome` claims `site`.
+    pub fn claimed(plugin: &str, site: &ClaimSite, outcome: ClaimOutcome) -> Option<ClaimedSite> {
+        let ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+        } = outcome
+        else {
+            return None;
+        };
+        Some(ClaimedSite {
+            site: site.clone(),
+            plugin_id: plugin.to_owned(),
+            rule_id,
+            result_type,
+        })
+    }
+
+    /// An operand named `v{i}`.
+    pub fn operand(i: usize, owned_temp: bool) -> LoweredOperand {
+        let v = format_ident!("v{i}");
+        LoweredOperand::new(quote!(#v), owned_temp)
+    }
+
+    /// A CPU lowering context for `site`: positional operands `v0, v1, ...`, the receiver
+    /// `v99`, keyword operands `v100, v101, ...`, all with the given ownership.
+    pub fn context(site: &ClaimSite, owned_temp: bool) -> LoweringContext {
+        LoweringContext::new(
+            site.receiver.as_ref().map(|_| operand(99, owned_temp)),
+            (0..site.args.len())
+                .map(|i| operand(i, owned_temp))
+                .collect(),
+            site.keywords
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.name.clone(), operand(100 + i, owned_temp)))
+                .collect(),
+        )
+    }
+
+    /// `cx` targeting `capability` under `provider`'s authorisation of it.
+    pub fn authorised(
+        mut cx: LoweringContext,
+        provider: &str,
+        capability: &str,
+    ) -> LoweringContext {
+        cx.target = capability.to_owned();
+        cx.device_authorization = Some(DeviceAuthorization {
+            provider: provider.to_owned(),
+            capability: capability.to_owned(),
+        });
+        cx
+    }
+
+    /// Code as text without spaces, for comparing with an expected spelling.
+    pub fn compact(code: &Code) -> String {
+        code.to_string().replace(' ', "")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::site::Literal;
+
+    const F32: RankFamily = RankFamily::new(&["p/f32-1d", "p/f32-2d"]);
+
+    #[test]
+    fn a_family_maps_ranks_and_keys_both_ways() {
+        for r in 1..=2u8 {
+            let ty = F32.ty(r).unwrap();
+            assert_eq!(F32.rank(ty.plugin_key().unwrap()), Some(r));
+            assert_eq!(F32.operand_rank(&Operand::typed(ty)), Some(r));
+        }
+        assert_eq!(F32.ty(0), None);
+        assert_eq!(F32.ty(3), None);
+        assert_eq!(F32.rank(&TypeKey::new("p/other")), None);
+        assert_eq!(F32.operand_rank(&Operand::literal(Literal::Int(1))), None);
+        let site = ClaimSite {
+            kind: crate::site::SiteKind::Call,
+            target: "f".into(),
+            receiver: None,
+            args: vec![Operand::typed(ValueType::Tuple(vec![
+                ValueType::Int,
+                F32.ty(2).unwrap(),
+            ]))],
+            keywords: vec![],
+        };
+        assert!(F32.touches(&site), "inside a tuple operand");
+        assert!(!RankFamily::new(&["p/x"]).touches(&site));
+    }
+
+    #[test]
+    fn a_platform_table_states_each_cell_once() {
+        let cell = |os: &str, arch: &str, status| {
+            PlatformCell::new(os, arch, status, "p-reason", "detail")
+        };
+        let mut table = vec![cell("windows", "*", PlatformState::Deferred)];
+        for os in PLATFORM_GRID.0 {
+            for arch in PLATFORM_GRID.1 {
+                table.push(cell(os, arch, PlatformState::Unsupported));
+            }
+        }
+        assert!(check_platform_table(&table, "p")
+            .unwrap_err()
+            .contains("0 certifiable"));
+        table[1].status = PlatformState::Certifiable;
+        assert_eq!(check_platform_table(&table, "p"), Ok(()));
+        assert!(check_platform_table(&table, "q").is_err());
+        table.push(cell("linux", "x86", PlatformState::Unsupported));
+        assert!(check_platform_table(&table, "p")
+            .unwrap_err()
+            .contains("linux/x86"));
+    }
+}
