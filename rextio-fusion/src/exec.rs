@@ -55,6 +55,49 @@ impl PathMode {
     }
 }
 
+/// A backend's choice of path: the environment variable that forces one (read once per
+/// process) and the bounds of its `auto` mode.
+#[derive(Debug)]
+pub struct PathPolicy {
+    var: &'static str,
+    who: &'static str,
+    auto: Limits,
+    mode: std::sync::OnceLock<Result<PathMode, String>>,
+}
+
+impl PathPolicy {
+    /// The policy of backend `who`, forced by `var`, whose `auto` mode fuses calls of at most
+    /// `max_macs` multiply-adds and `max_numel` elements per value.
+    pub const fn new(
+        var: &'static str,
+        who: &'static str,
+        max_macs: usize,
+        max_numel: usize,
+    ) -> Self {
+        Self {
+            var,
+            who,
+            auto: Limits {
+                max_macs,
+                max_numel,
+            },
+            mode: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The mode this process takes, or the message of the error to raise.
+    pub fn mode(&self) -> Result<PathMode, String> {
+        self.mode
+            .get_or_init(|| PathMode::from_env(self.var, self.who))
+            .clone()
+    }
+
+    /// The [`run`] limits of this process's mode (see [`PathMode::limits`]).
+    pub fn limits(&self) -> Result<Option<Option<Limits>>, String> {
+        Ok(self.mode()?.limits(self.auto))
+    }
+}
+
 /// Sizes above which a backend's `auto` mode keeps a call on its per-op path (where its own
 /// BLAS and threads win).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub mod kernels;
 pub mod plan;
 pub mod render;
 
-pub use exec::{run, Buf, Edges, Host, Limits, PathMode};
+pub use exec::{run, Buf, Edges, Host, Limits, PathMode, PathPolicy};
 pub use ir::{
     number_slots, operands, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF, UnaryF, V,
 };

@@ -4,6 +4,7 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::plugin::{PlatformCell, PlatformState};
+use crate::rules::{RuleOutcome, RuleRecord};
 use crate::site::{ClaimOutcome, ClaimSite, Operand};
 use crate::types::{TypeKey, ValueType};
 
@@ -65,6 +66,15 @@ pub fn decide(plan: Result<(String, ValueType), ClaimOutcome>) -> ClaimOutcome {
     }
 }
 
+/// The ids of the native rules among `records`, in order.
+pub fn native_ids(records: &[RuleRecord]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.outcome == RuleOutcome::Native)
+        .map(|r| r.id.clone())
+        .collect()
+}
+
 /// A rejection with `code`, `message` and a suggestion.
 pub fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> ClaimOutcome {
     ClaimOutcome::Rejected(Diagnostic::error(code, message).with_suggestion(suggestion))
@@ -115,7 +125,7 @@ pub fn check_platform_table(table: &[PlatformCell], prefix: &str) -> Result<(), 
 /// Helpers for a plugin's unit tests of its claims and lowerings.
 pub mod testing {
     use crate::device::DeviceAuthorization;
-    use crate::lowering::{LoweredOperand, LoweringContext};
+    use crate::lowering::{LowerError, LoweredExpr, LoweredOperand, LoweringContext};
     use crate::site::{ClaimOutcome, ClaimSite, ClaimedSite};
     use crate::syntax::{format_ident, quote, Code};
 
@@ -170,6 +180,41 @@ pub mod testing {
             capability: capability.to_owned(),
         });
         cx
+    }
+
+    /// The lowering of a device rule's `site` under `provider`'s exact authorisation of
+    /// `capability`, after checking that `lower` refuses it everywhere else: with no
+    /// authorisation (a CPU target; the error names the capability), under each of `others`
+    /// (provider, capability), and under the right authorisation with a CPU target.
+    pub fn exact_authorisation<F>(
+        lower: F,
+        site: &ClaimedSite,
+        provider: &str,
+        capability: &str,
+        others: &[(&str, &str)],
+    ) -> Result<LoweredExpr, String>
+    where
+        F: Fn(&ClaimedSite, &mut LoweringContext) -> Result<LoweredExpr, LowerError>,
+    {
+        let base = || context(&site.site, false);
+        match lower(site, &mut base()) {
+            Ok(e) => return Err(format!("lowered without authorisation: {}", e.expr)),
+            Err(e) if !e.reason.contains(capability) => {
+                return Err(format!("the refusal does not name `{capability}`: {e}"))
+            }
+            Err(_) => {}
+        }
+        for (p, c) in others {
+            if let Ok(e) = lower(site, &mut authorised(base(), p, c)) {
+                return Err(format!("lowered under `{c}` from `{p}`: {}", e.expr));
+            }
+        }
+        let mut cpu = authorised(base(), provider, capability);
+        cpu.target = "cpu".to_owned();
+        if let Ok(e) = lower(site, &mut cpu) {
+            return Err(format!("lowered for a CPU target: {}", e.expr));
+        }
+        lower(site, &mut authorised(base(), provider, capability)).map_err(|e| e.to_string())
     }
 
     /// Code as text without spaces, for comparing with an expected spelling.

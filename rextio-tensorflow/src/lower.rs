@@ -226,10 +226,6 @@ mod tests {
         assert!(lower(&c, &mut context(&site)).is_err());
     }
 
-    fn authorised_context(site: &ClaimSite, provider: &str, capability: &str) -> LoweringContext {
-        testing::authorised(context(site), provider, capability)
-    }
-
     #[test]
     fn the_cuda_lane_lowers_only_with_the_exact_authorisation() {
         let want = [
@@ -241,27 +237,21 @@ mod tests {
         let sites = crate::claim::tests::cuda_accepted();
         assert_eq!(sites.len(), want.len());
         for ((site, _), want) in sites.iter().zip(want) {
-            let c = claimed(site);
-            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            let got = lower(&c, &mut cx).unwrap().expr;
+            let got = testing::exact_authorisation(
+                lower,
+                &claimed(site),
+                crate::CUDA_PROVIDER,
+                crate::CUDA_CAPABILITY,
+                &[
+                    (crate::CUDA_PROVIDER, "cuda-libtorch-linux-x86_64"),
+                    (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
+                    ("someone-else", crate::CUDA_CAPABILITY),
+                ],
+            )
+            .unwrap_or_else(|why| panic!("{site:?}: {why}"))
+            .expr;
             got.expr().unwrap_or_else(|err| panic!("{err}"));
-            assert_eq!(compact(&got.to_string()), compact(want));
-            let err = lower(&c, &mut context(site)).unwrap_err();
-            assert!(
-                err.reason.contains("cuda-tensorflow-tfe-linux-x86_64"),
-                "{err}"
-            );
-            for (provider, capability) in [
-                (crate::CUDA_PROVIDER, "cuda-libtorch-linux-x86_64"),
-                (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
-                ("someone-else", crate::CUDA_CAPABILITY),
-            ] {
-                let mut cx = authorised_context(site, provider, capability);
-                assert!(lower(&c, &mut cx).is_err(), "{provider} {capability}");
-            }
-            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            cx.target = "cpu".into();
-            assert!(lower(&c, &mut cx).is_err());
+            assert_eq!(testing::compact(&got), compact(want));
         }
     }
 }

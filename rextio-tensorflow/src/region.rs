@@ -210,24 +210,12 @@ mod tests {
     use super::*;
     use crate::claim::tests::{binop, call, t1, t2};
     use rextio_plugin_api::{
-        ClaimOutcome, ClaimSite, ClaimedSite, Literal, LoweredOperand, Operand, RegionInput,
-        RegionNode,
+        ClaimSite, ClaimedSite, Literal, LoweredOperand, Operand, RegionInput, RegionNode,
     };
 
     fn claimed(site: ClaimSite) -> ClaimedSite {
-        let ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } = claim::claim(&site)
-        else {
-            panic!("not claimed: {site:?}")
-        };
-        ClaimedSite {
-            site,
-            plugin_id: crate::PLUGIN_ID.into(),
-            rule_id,
-            result_type,
-        }
+        rextio_plugin_api::kit::testing::claimed(crate::PLUGIN_ID, &site, claim::claim(&site))
+            .expect("claimed")
     }
 
     fn input(ty: ValueType, expr: &str) -> RegionInput {

@@ -2,7 +2,7 @@
 //! are `rextio-tensorflow/...`; every native rule names the code its rejected forms carry.
 
 use crate::codes;
-use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
+use rextio_plugin_api::{RuleRecord, RuleScope, Stability};
 
 /// `tf.matmul(a, b)` / `tf.linalg.matmul(a, b)`, rank 2 x 2.
 pub const MATMUL: &str = "rextio-tensorflow/matmul-f32-cpu-2d";
@@ -428,11 +428,7 @@ tf.nn.relu(h), tf.reduce_mean(h, axis=1) with TensorF32Gpu0_* annotations";
 
 /// Native rule ids, in table order.
 pub fn native_ids() -> Vec<String> {
-    records()
-        .into_iter()
-        .filter(|r| r.outcome == RuleOutcome::Native)
-        .map(|r| r.id)
-        .collect()
+    rextio_plugin_api::kit::native_ids(&records())
 }
 
 #[cfg(test)]

@@ -328,24 +328,20 @@ mod tests {
         let sites = crate::claim::tests::cuda_accepted();
         assert_eq!(sites.len(), want.len());
         for ((site, _), want) in sites.iter().zip(want) {
-            let c = claimed(site);
-            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            assert_eq!(checked(&lower(&c, &mut cx).unwrap()), compact(want));
-            // No authorisation (a CPU target) is a LowerError, never CPU code.
-            let err = lower(&c, &mut context(site, false)).unwrap_err();
-            assert!(err.reason.contains("cuda-libtorch-linux-x86_64"), "{err}");
-            // Another capability, another provider, or a target that disagrees: refused.
-            for (provider, capability) in [
-                (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
-                (crate::CUDA_PROVIDER, "cuda-tensorflow-tfe-linux-x86_64"),
-                ("someone-else", crate::CUDA_CAPABILITY),
-            ] {
-                let mut cx = authorised_context(site, provider, capability);
-                assert!(lower(&c, &mut cx).is_err(), "{provider} {capability}");
-            }
-            let mut cx = authorised_context(site, crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-            cx.target = "cpu".into();
-            assert!(lower(&c, &mut cx).is_err());
+            // Lowered only under the exact authorisation; never CPU code without it.
+            let e = testing::exact_authorisation(
+                lower,
+                &claimed(site),
+                crate::CUDA_PROVIDER,
+                crate::CUDA_CAPABILITY,
+                &[
+                    (crate::CUDA_PROVIDER, "cuda-linux-x86_64"),
+                    (crate::CUDA_PROVIDER, "cuda-tensorflow-tfe-linux-x86_64"),
+                    ("someone-else", crate::CUDA_CAPABILITY),
+                ],
+            )
+            .unwrap_or_else(|why| panic!("{site:?}: {why}"));
+            assert_eq!(checked(&e), compact(want));
         }
     }
 

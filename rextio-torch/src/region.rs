@@ -349,23 +349,10 @@ mod tests {
     fn region_of(src: &str) -> Region {
         // Build a region from claims of the real claim table.
         use crate::claim::tests::{binop, t1, t2};
-        use rextio_plugin_api::{
-            ClaimOutcome, ClaimedSite, LoweredOperand, RegionInput, RegionNode,
-        };
+        use rextio_plugin_api::{LoweredOperand, RegionInput, RegionNode};
         let claimed = |site: rextio_plugin_api::ClaimSite| {
-            let ClaimOutcome::Claimed {
-                rule_id,
-                result_type,
-            } = claim::claim(&site)
-            else {
-                panic!("not claimed: {site:?}")
-            };
-            ClaimedSite {
-                site,
-                plugin_id: crate::PLUGIN_ID.into(),
-                rule_id,
-                result_type,
-            }
+            rextio_plugin_api::kit::testing::claimed(crate::PLUGIN_ID, &site, claim::claim(&site))
+                .expect("claimed")
         };
         let input = |ty: ValueType, owned: bool| RegionInput {
             operand: LoweredOperand::new(quote!(l_v), owned),

@@ -2,7 +2,7 @@
 //! docs/diagnostics.md). Rule ids are `rextio-torch/...` and never change once published.
 
 use crate::codes;
-use rextio_plugin_api::{RuleOutcome, RuleRecord, RuleScope, Stability};
+use rextio_plugin_api::{RuleRecord, RuleScope, Stability};
 
 /// CUDA lane: `a @ b`, both rank 2 on `cuda:0`.
 pub const CUDA_MATMUL: &str = "rextio-torch/cuda0-tensor-matmul-f32-2d";
@@ -683,9 +683,5 @@ fn extended_records() -> Vec<RuleRecord> {
 
 /// Native rule ids, in table order.
 pub fn native_ids() -> Vec<String> {
-    records()
-        .into_iter()
-        .filter(|r| r.outcome == RuleOutcome::Native)
-        .map(|r| r.id)
-        .collect()
+    rextio_plugin_api::kit::native_ids(&records())
 }

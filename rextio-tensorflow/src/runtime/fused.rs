@@ -24,12 +24,11 @@ use super::loader::{TF_FLOAT, TF_INT64};
 use super::RxtTfTensor;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::{PyResult, Python};
-use rextio_fusion::{Dt, Edges, Limits, Program, Shape};
+use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
 
 pub use rextio_fusion::PathMode;
 use std::cell::OnceCell;
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 /// The environment variable that forces a path.
 pub const PATH_ENV: &str = "REXTIO_TF_PATH";
@@ -46,12 +45,12 @@ pub const AUTO_MAX_NUMEL: usize = 1 << 20;
 /// kernels run (as rextio-torch's fused path does).
 pub const GIL_RELEASE_WORK: usize = 1 << 12;
 
+static POLICY: PathPolicy =
+    PathPolicy::new(PATH_ENV, "rextio-tensorflow", AUTO_MAX_MACS, AUTO_MAX_NUMEL);
+
 /// The path this process takes (`REXTIO_TF_PATH`), read once.
 pub fn path_mode() -> PyResult<PathMode> {
-    static MODE: OnceLock<Result<PathMode, String>> = OnceLock::new();
-    MODE.get_or_init(|| PathMode::from_env(PATH_ENV, "rextio-tensorflow"))
-        .clone()
-        .map_err(PyValueError::new_err)
+    POLICY.mode().map_err(PyValueError::new_err)
 }
 
 /// Run `prog` fused on `tensors` (and `scalars`), or `Ok(None)` when the per-op path must run
@@ -61,10 +60,7 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTfTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTfTensor; N]>> {
-    let Some(limits) = path_mode()?.limits(Limits {
-        max_macs: AUTO_MAX_MACS,
-        max_numel: AUTO_MAX_NUMEL,
-    }) else {
+    let Some(limits) = POLICY.limits().map_err(PyValueError::new_err)? else {
         return Ok(None);
     };
     // Every tensor of the call shares the first one's eager context and device.

@@ -16,8 +16,7 @@ use super::shim::{self, FastView};
 use super::RxtTorchTensor;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
-use rextio_fusion::{Dt, Edges, Limits, Program, Shape};
-use std::sync::OnceLock;
+use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
 
 pub use rextio_fusion::PathMode;
 
@@ -30,12 +29,12 @@ pub const AUTO_MAX_MACS: usize = 1 << 21;
 /// Values above this many elements stay on libtorch in `auto` (it parallelises them).
 pub const AUTO_MAX_NUMEL: usize = 1 << 18;
 
+static POLICY: PathPolicy =
+    PathPolicy::new(PATH_ENV, "rextio-torch", AUTO_MAX_MACS, AUTO_MAX_NUMEL);
+
 /// The path this process takes (`REXTIO_TORCH_PATH`), read once.
 pub fn path_mode() -> PyResult<PathMode> {
-    static MODE: OnceLock<Result<PathMode, String>> = OnceLock::new();
-    MODE.get_or_init(|| PathMode::from_env(PATH_ENV, "rextio-torch"))
-        .clone()
-        .map_err(PyValueError::new_err)
+    POLICY.mode().map_err(PyValueError::new_err)
 }
 
 /// Run `prog` fused, or `Ok(None)` when the per-site path must run instead.
@@ -44,10 +43,7 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTorchTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTorchTensor; N]>> {
-    let Some(limits) = path_mode()?.limits(Limits {
-        max_macs: AUTO_MAX_MACS,
-        max_numel: AUTO_MAX_NUMEL,
-    }) else {
+    let Some(limits) = POLICY.limits().map_err(PyValueError::new_err)? else {
         return Ok(None);
     };
     rextio_fusion::run::<Torch, N>(&Torch, prog, tensors, scalars, limits)
