@@ -18,10 +18,8 @@ comparison runs, the route and boundary checks are reported as skipped. This che
 and the kernels without a native build.
 """
 
-import gc
 import importlib
 import inspect
-import itertools
 import os
 import platform
 import sys
@@ -75,25 +73,10 @@ def random_inputs(kinds, seed, n=N):
     return out
 
 
-def scalar_combos(kinds):
-    pools = [INTS if k == "int" else FLOATS if k == "float" else [True, False] if k == "bool" else [None] for k in kinds]
-    return list(itertools.product(*pools))
-
-
-def merge(tensors, scalars):
-    return [t if t is not None else s for t, s in zip(tensors, scalars)]
-
-
 def special_inputs(kinds):
     """Special values for functions whose parameters are all float tensors of one rank."""
-    if not kinds or any(k not in ("M", "V") for k in kinds) or len(set(kinds)) != 1:
-        return None
-    base = np.array(SPECIALS, dtype=np.float32)
-    out = []
-    for i, k in enumerate(kinds):
-        t = np.roll(base, i)
-        out.append(tf.constant(t.reshape(3, 3) if k == "M" else t))
-    return out
+    values = rextio_certify.special_values(kinds, SPECIALS)
+    return None if values is None else [tf.constant(np.array(v, dtype=np.float32)) for v in values]
 
 
 def copy(v):
@@ -127,13 +110,6 @@ def compare(native, eager):
     return None
 
 
-def outcome(fn, args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as e:  # noqa: BLE001
-        return ("raise", e)
-
-
 def same_failure(eager_exc, native_exc):
     """None when the native exception is the fail-closed image of the eager one, else why."""
     if SELF_TEST:
@@ -148,22 +124,14 @@ def same_failure(eager_exc, native_exc):
     return None
 
 
-def describe(e):
-    return f"{type(e).__name__}: {str(e)[:160]}"
-
-
 def numpy_of(args):
     return [a.numpy().copy() if is_tensor(a) else None for a in args]
 
 
 def check_function(name, native, eager, kinds, qualname):
-    failures, counts, skipped = [], {}, []
-
-    def fail(what):
-        failures.append(what)
-
-    def count(key):
-        counts[key] = counts.get(key, 0) + 1
+    rec = rextio_certify.Record()
+    fail, count, counts, skipped = rec.fail, rec.count, rec.counts, rec.skipped
+    outcome, describe = rextio_certify.outcome, rextio_certify.describe
 
     if SELF_TEST:
         skipped.append("route")
@@ -172,7 +140,7 @@ def check_function(name, native, eager, kinds, qualname):
     else:
         count("route")
     tensor_idx = [i for i, k in enumerate(kinds) if k in ("M", "V", "L")]
-    cases = [merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in scalar_combos(kinds)]
+    cases = [rextio_certify.merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in rextio_certify.scalar_combos(kinds, INTS, FLOATS)]
     special = special_inputs(kinds)
     if special is not None:
         cases.append(special)
@@ -225,14 +193,7 @@ def check_function(name, native, eager, kinds, qualname):
     count("non_mutation")
     # Output lifetime: the result outlives its inputs.
     if e_kind == "ok":
-        args = [copy(a) for a in base]
-        out = native(*args)
-        del args
-        gc.collect()
-        why = compare(out, expected)
-        if why:
-            fail(f"lifetime: {why}")
-        count("lifetime")
+        rextio_certify.check_lifetime(rec, native, [copy(a) for a in base], expected, compare)
     # Boundary rejects on the first tensor parameter, with the boundary's exact messages.
     if tensor_idx and SELF_TEST:
         skipped.append("boundary")
@@ -244,20 +205,7 @@ def check_function(name, native, eager, kinds, qualname):
         pname = list(inspect.signature(eager).parameters)[i]
 
         def expect(exc, message, value, given):
-            # The boundary's message, then where (parameter, position, function) and what was given.
-            where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
-            args = list(base)
-            args[i] = value
-            try:
-                native(*args)
-            except exc as e:
-                text = str(e)
-                if not (text.startswith(where) and text.endswith(")") and given in text[len(where):]):
-                    fail(f"boundary message {text!r} is not {where!r}...{given!r}...')'")
-            except Exception as e:  # noqa: BLE001
-                fail(f"boundary raised {describe(e)}, expected {exc.__name__}")
-            else:
-                fail(f"boundary accepted a bad value, expected {exc.__name__}({message!r})")
+            rextio_certify.expect_boundary(rec, native, base, i, pname, qualname, exc, message, value, given)
 
         eager_type = PREFIX + "expected a TensorFlow EagerTensor"
         expect(TypeError, eager_type, [[1.0]], "a list")
@@ -274,23 +222,8 @@ def check_function(name, native, eager, kinds, qualname):
         expect(ValueError, PREFIX + f"expected rank-{rank} tensor, got rank 0", base[i][0, 0] if rank == 2 else base[i][0], "a rank-0 ")
         count("boundary")
     # A scalar of the wrong type: the conversion's own message, then where and what.
-    scalar_idx = [j for j, k in enumerate(kinds) if k in ("int", "float", "bool")]
-    if scalar_idx and not SELF_TEST:
-        j = scalar_idx[0]
-        sname = list(inspect.signature(eager).parameters)[j]
-        args = list(base)
-        args[j] = "x"
-        tail = f" (argument '{sname}' at position {j} of {qualname}, got a str)"
-        try:
-            native(*args)
-        except TypeError as e:
-            if not str(e).endswith(tail):
-                fail(f"scalar boundary message {str(e)!r} does not end with {tail!r}")
-        except Exception as e:  # noqa: BLE001
-            fail(f"scalar boundary raised {type(e).__name__}, expected TypeError")
-        else:
-            fail("scalar boundary accepted a str")
-        count("scalar_boundary")
+    if not SELF_TEST:
+        rextio_certify.check_scalar_boundary(rec, native, eager, base, kinds, qualname)
     if tensor_idx:
         i = tensor_idx[0]
         rank = 2 if kinds[i] == "M" else 1
@@ -310,10 +243,7 @@ def check_function(name, native, eager, kinds, qualname):
             elif compare(n_val, e_val):
                 fail(f"incompatible shapes: {compare(n_val, e_val)}")
             count("shape_errors")
-    result = {"passed": not failures, "counts": counts, "failures": failures}
-    if skipped:
-        result["skipped"] = skipped
-    return result
+    return rec.result()
 
 
 def runtime():

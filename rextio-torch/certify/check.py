@@ -12,9 +12,7 @@ usage: check.py RESULT_JSON PROJECT_SRC [MODULE [SKIP,SKIP...]]
 expected to stay on Python and are not checked.)
 """
 
-import gc
 import inspect
-import itertools
 import os
 import sys
 
@@ -54,25 +52,10 @@ def random_inputs(kinds, seed, n=N):
     return out
 
 
-def scalar_combos(kinds):
-    pools = [INTS if k == "int" else FLOATS if k == "float" else [True, False] if k == "bool" else [None] for k in kinds]
-    return list(itertools.product(*pools))
-
-
-def merge(tensors, scalars):
-    return [t if t is not None else s for t, s in zip(tensors, scalars)]
-
-
 def special_inputs(kinds):
     """Special values for functions whose parameters are all tensors of one rank."""
-    if not kinds or any(k not in ("M", "V") for k in kinds) or len(set(kinds)) != 1:
-        return None
-    base = torch.tensor(SPECIALS)
-    out = []
-    for i, k in enumerate(kinds):
-        t = torch.roll(base, i)
-        out.append(t.reshape(3, 3) if k == "M" else t)
-    return out
+    values = rextio_certify.special_values(kinds, SPECIALS)
+    return None if values is None else [torch.tensor(v) for v in values]
 
 
 def tensors_of(value):
@@ -120,26 +103,15 @@ def compare(native, eager):
     return None
 
 
-def outcome(fn, args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as e:  # noqa: BLE001
-        return ("raise", type(e))
-
-
 def check_function(name, native, eager, kinds, qualname):
-    failures, counts = [], {}
-
-    def fail(what):
-        failures.append(what)
-
-    def count(key):
-        counts[key] = counts.get(key, 0) + 1
+    rec = rextio_certify.Record()
+    fail, count, counts = rec.fail, rec.count, rec.counts
+    outcome = rextio_certify.outcome
 
     if type(native).__name__ != "builtin_function_or_method":
         return {"passed": False, "counts": {}, "failures": ["function is not native"]}
     tensor_idx = [i for i, k in enumerate(kinds) if k in TENSOR_KINDS]
-    cases = [merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in scalar_combos(kinds)]
+    cases = [rextio_certify.merge(random_inputs(kinds, seed), sc) for seed in range(3) for sc in rextio_certify.scalar_combos(kinds, INTS, FLOATS)]
     special = special_inputs(kinds)
     if special is not None:
         cases.append(special)
@@ -151,8 +123,8 @@ def check_function(name, native, eager, kinds, qualname):
         count("parity")
         if e_kind != n_kind:
             fail(f"eager {e_kind} {e_val if e_kind == 'raise' else ''} vs native {n_kind} {n_val if n_kind == 'raise' else ''} for scalars {[a for a in args if not isinstance(a, torch.Tensor)]}{where}")
-        elif e_kind == "raise" and e_val is not n_val:
-            fail(f"eager raised {e_val.__name__}, native {n_val.__name__}{where}")
+        elif e_kind == "raise" and type(e_val) is not type(n_val):
+            fail(f"eager raised {type(e_val).__name__}, native {type(n_val).__name__}{where}")
         elif e_kind == "ok":
             why = compare(n_val, e_val)
             if why:
@@ -193,13 +165,7 @@ def check_function(name, native, eager, kinds, qualname):
     args = [a.clone() if isinstance(a, torch.Tensor) else a for a in base]
     e_kind, expected = outcome(eager, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
     if e_kind == "ok":
-        out = native(*args)
-        del args
-        gc.collect()
-        why = compare(out, expected)
-        if why:
-            fail(f"lifetime: {why}")
-        count("lifetime")
+        rextio_certify.check_lifetime(rec, native, args, expected, compare)
     # Boundary rejects on the first tensor parameter.
     if tensor_idx:
         i = tensor_idx[0]
@@ -209,20 +175,7 @@ def check_function(name, native, eager, kinds, qualname):
         pname = list(inspect.signature(eager).parameters)[i]
 
         def expect(exc, message, value, given):
-            # The boundary's message, then where (parameter, position, function) and what was given.
-            where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
-            args = list(base)
-            args[i] = value
-            try:
-                native(*args)
-            except exc as e:
-                text = str(e)
-                if not (text.startswith(where) and text.endswith(")") and given in text[len(where):]):
-                    fail(f"boundary message {text!r} is not {where!r}...{given!r}...')'")
-            except Exception as e:  # noqa: BLE001
-                fail(f"boundary raised {type(e).__name__}, expected {exc.__name__}")
-            else:
-                fail(f"boundary accepted a bad value, expected {exc.__name__}")
+            rextio_certify.expect_boundary(rec, native, base, i, pname, qualname, exc, message, value, given)
 
         expect(TypeError, "rextio-torch: expected a torch.Tensor", [[1.0]], "a list")
         if is_bool:
@@ -238,30 +191,14 @@ def check_function(name, native, eager, kinds, qualname):
             args[i] = args[i] > 0
         e_kind, e_val = outcome(eager, args)
         n_kind, n_val = outcome(native, args)
-        if e_kind != n_kind or (e_kind == "raise" and e_val is not n_val):
+        if e_kind != n_kind or (e_kind == "raise" and type(e_val) is not type(n_val)):
             fail(f"incompatible shapes: eager {e_kind} {e_val if e_kind == 'raise' else ''}, native {n_kind} {n_val if n_kind == 'raise' else ''}")
         elif e_kind == "ok" and compare(n_val, e_val):
             fail(f"incompatible shapes: {compare(n_val, e_val)}")
         count("shape_errors")
     # A scalar of the wrong type: the conversion's own message, then where and what.
-    scalar_idx = [j for j, k in enumerate(kinds) if k in ("int", "float", "bool")]
-    if scalar_idx:
-        j = scalar_idx[0]
-        sname = list(inspect.signature(eager).parameters)[j]
-        args = list(base)
-        args[j] = "x"
-        tail = f" (argument '{sname}' at position {j} of {qualname}, got a str)"
-        try:
-            native(*args)
-        except TypeError as e:
-            if not str(e).endswith(tail):
-                fail(f"scalar boundary message {str(e)!r} does not end with {tail!r}")
-        except Exception as e:  # noqa: BLE001
-            fail(f"scalar boundary raised {type(e).__name__}, expected TypeError")
-        else:
-            fail("scalar boundary accepted a str")
-        count("scalar_boundary")
-    return {"passed": not failures, "counts": counts, "failures": failures}
+    rextio_certify.check_scalar_boundary(rec, native, eager, base, kinds, qualname)
+    return rec.result()
 
 
 def eager_host():

@@ -15,13 +15,123 @@ result says which), 2 when the checker itself broke (an exception outside a func
 a missing argument), so a broken checker is never read as failed rules.
 """
 
+import gc
 import importlib
 import importlib.util
 import inspect
+import itertools
 import json
 import os
 import sys
 import traceback
+
+SCALAR_KINDS = ("int", "float", "bool")
+
+
+class Record:
+    """One function's failures, check counts and skipped checks, as a result entry."""
+
+    def __init__(self):
+        self.failures, self.counts, self.skipped = [], {}, []
+
+    def fail(self, what):
+        self.failures.append(what)
+
+    def count(self, key):
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def result(self):
+        out = {"passed": not self.failures, "counts": self.counts, "failures": self.failures}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
+
+
+def scalar_combos(kinds, ints, floats):
+    """Every combination of the sample scalars for the scalar parameters (None for the others)."""
+    pools = [ints if k == "int" else floats if k == "float" else [True, False] if k == "bool" else [None] for k in kinds]
+    return list(itertools.product(*pools))
+
+
+def merge(tensors, scalars):
+    """One argument list from a tensor list and a scalar combination (None marks the other)."""
+    return [t if t is not None else s for t, s in zip(tensors, scalars)]
+
+
+def special_values(kinds, specials):
+    """For functions whose parameters are all matrices ("M", 3x3) or all vectors ("V"), the
+    special values rolled by one per parameter, as nested lists; None otherwise."""
+    if not kinds or any(k not in ("M", "V") for k in kinds) or len(set(kinds)) != 1:
+        return None
+    out = []
+    for i, k in enumerate(kinds):
+        shift = i % len(specials)
+        rolled = specials[-shift:] + specials[:-shift] if shift else list(specials)
+        out.append([rolled[r * 3:r * 3 + 3] for r in range(3)] if k == "M" else rolled)
+    return out
+
+
+def describe(e):
+    return f"{type(e).__name__}: {str(e)[:160]}"
+
+
+def outcome(fn, args):
+    """("ok", value) or ("raise", exception)."""
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001
+        return ("raise", e)
+
+
+def expect_boundary(rec, native, base, i, pname, qualname, exc, message, value, given):
+    """Calling `native` with argument `i` replaced by `value` raises `exc` whose text is the
+    boundary's `message`, then where (parameter, position, function) and what was given."""
+    where = f"{message} (argument '{pname}' at position {i} of {qualname}, got "
+    args = list(base)
+    args[i] = value
+    try:
+        native(*args)
+    except exc as e:
+        text = str(e)
+        if not (text.startswith(where) and text.endswith(")") and given in text[len(where):]):
+            rec.fail(f"boundary message {text!r} is not {where!r}...{given!r}...')'")
+    except Exception as e:  # noqa: BLE001
+        rec.fail(f"boundary raised {describe(e)}, expected {exc.__name__}")
+    else:
+        rec.fail(f"boundary accepted a bad value, expected {exc.__name__}({message!r})")
+
+
+def check_scalar_boundary(rec, native, eager, base, kinds, qualname):
+    """A str for the first scalar parameter: a TypeError ending with where and what."""
+    scalar_idx = [j for j, k in enumerate(kinds) if k in SCALAR_KINDS]
+    if not scalar_idx:
+        return
+    j = scalar_idx[0]
+    sname = list(inspect.signature(eager).parameters)[j]
+    args = list(base)
+    args[j] = "x"
+    tail = f" (argument '{sname}' at position {j} of {qualname}, got a str)"
+    try:
+        native(*args)
+    except TypeError as e:
+        if not str(e).endswith(tail):
+            rec.fail(f"scalar boundary message {str(e)!r} does not end with {tail!r}")
+    except Exception as e:  # noqa: BLE001
+        rec.fail(f"scalar boundary raised {type(e).__name__}, expected TypeError")
+    else:
+        rec.fail("scalar boundary accepted a str")
+    rec.count("scalar_boundary")
+
+
+def check_lifetime(rec, native, args, expected, compare):
+    """The result of `native(*args)` still equals `expected` once the arguments are gone."""
+    out = native(*args)
+    del args[:]
+    gc.collect()
+    why = compare(out, expected)
+    if why:
+        rec.fail(f"lifetime: {why}")
+    rec.count("lifetime")
 
 
 def _checked(check_function, kind, native_mod, eager_mod, module, skip):
