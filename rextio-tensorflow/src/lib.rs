@@ -9,6 +9,7 @@
 
 pub mod claim;
 pub mod codes;
+pub mod entry;
 mod lower;
 pub mod platforms;
 pub mod region;

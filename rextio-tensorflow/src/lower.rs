@@ -2,7 +2,7 @@
 //! recomputed from the site and must match the claim; otherwise lowering fails closed.
 
 use crate::claim::{self, Src};
-use rextio_plugin_api::syntax::{self, quote};
+use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweringContext};
 
 /// A CUDA rule lowers only when the target is the TFE CUDA capability and `rextio-device-cuda`
@@ -53,7 +53,7 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
         let e = &op.expr;
         operands.push(quote!(&(#e)));
     }
-    let f = syntax::path(plan.f).map_err(|e| drift(&e.to_string()))?;
+    let f = plan.f.path();
     Ok(LoweredExpr::tokens(
         quote!(::rextio_tensorflow::runtime::#f(#(#operands),*)?),
     ))

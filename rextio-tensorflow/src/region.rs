@@ -20,14 +20,16 @@
 //! between handles.
 
 use crate::claim::{self, Src};
+use crate::entry::Rt;
 use crate::types::F32_CPU;
 use rextio_fusion::kernels::Binary;
 use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
 use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
 
-/// The instruction of runtime function `f` over `ops` (the plan's tensor operands, in order).
-fn instruction(f: &str, ops: &[V]) -> Option<Ins> {
+/// The instruction of runtime entry `f` over `ops` (the plan's tensor operands, in order);
+/// `None` for an entry the kernels do not run as TFE does (every entry is decided here).
+fn instruction(f: Rt, ops: &[V]) -> Option<Ins> {
     let unary = |f: UnaryF| match ops {
         [t] => Some(Ins::Unary { f, t: *t }),
         _ => None,
@@ -64,41 +66,48 @@ fn instruction(f: &str, ops: &[V]) -> Option<Ins> {
         _ => None,
     };
     match f {
-        "matmul" => match ops {
+        Rt::Matmul => match ops {
             [a, b] => Some(Ins::Matmul { a: *a, b: *b }),
             _ => None,
         },
-        "transpose" => match ops {
+        Rt::Transpose => match ops {
             [t] => Some(Ins::Transpose { t: *t }),
             _ => None,
         },
-        "relu" => unary(UnaryF::ReluPlusZero),
-        "sigmoid" => unary(UnaryF::Sigmoid),
-        "tanh" => unary(UnaryF::Tanh),
-        "abs" => unary(UnaryF::Abs),
-        "negative" => unary(UnaryF::Neg),
-        "square" => unary(UnaryF::Square),
-        "exp" => unary(UnaryF::Exp),
-        "log" => unary(UnaryF::Log),
-        "sqrt" => unary(UnaryF::Sqrt),
-        "add" | "bias_add" => binary(Binary::Add),
-        "sub" => binary(Binary::Sub),
-        "mul" => binary(Binary::Mul),
-        "div" => binary(Binary::Div),
-        "reduce_mean_axis0" => reduce(ReduceF::Mean, 0, false),
-        "reduce_mean_axis0_keepdims" => reduce(ReduceF::Mean, 0, true),
-        "reduce_mean_axis1" => reduce(ReduceF::Mean, 1, false),
-        "reduce_mean_axis1_keepdims" => reduce(ReduceF::Mean, 1, true),
-        "reduce_sum_axis0" => reduce(ReduceF::Sum, 0, false),
-        "reduce_sum_axis0_keepdims" => reduce(ReduceF::Sum, 0, true),
-        "reduce_sum_axis1" => reduce(ReduceF::Sum, 1, false),
-        "reduce_sum_axis1_keepdims" => reduce(ReduceF::Sum, 1, true),
+        Rt::Relu => unary(UnaryF::ReluPlusZero),
+        Rt::Sigmoid => unary(UnaryF::Sigmoid),
+        Rt::Tanh => unary(UnaryF::Tanh),
+        Rt::Abs => unary(UnaryF::Abs),
+        Rt::Negative => unary(UnaryF::Neg),
+        Rt::Square => unary(UnaryF::Square),
+        Rt::Exp => unary(UnaryF::Exp),
+        Rt::Log => unary(UnaryF::Log),
+        Rt::Sqrt => unary(UnaryF::Sqrt),
+        Rt::Add | Rt::BiasAdd => binary(Binary::Add),
+        Rt::Sub => binary(Binary::Sub),
+        Rt::Mul => binary(Binary::Mul),
+        Rt::Div => binary(Binary::Div),
+        Rt::ReduceMeanAxis0 => reduce(ReduceF::Mean, 0, false),
+        Rt::ReduceMeanAxis0Keepdims => reduce(ReduceF::Mean, 0, true),
+        Rt::ReduceMeanAxis1 => reduce(ReduceF::Mean, 1, false),
+        Rt::ReduceMeanAxis1Keepdims => reduce(ReduceF::Mean, 1, true),
+        Rt::ReduceSumAxis0 => reduce(ReduceF::Sum, 0, false),
+        Rt::ReduceSumAxis0Keepdims => reduce(ReduceF::Sum, 0, true),
+        Rt::ReduceSumAxis1 => reduce(ReduceF::Sum, 1, false),
+        Rt::ReduceSumAxis1Keepdims => reduce(ReduceF::Sum, 1, true),
         // Rank 1: its only axis; rank 2: the last.
-        "softmax_axis0" => softmax(0),
-        "softmax_axis1" => softmax(1),
-        "argmax_axis0" => argmax(0),
-        "argmax_axis1" => argmax(1),
-        _ => None,
+        Rt::SoftmaxAxis0 => softmax(0),
+        Rt::SoftmaxAxis1 => softmax(1),
+        Rt::ArgmaxAxis0 => argmax(0),
+        Rt::ArgmaxAxis1 => argmax(1),
+        // No fused form: maximum and minimum are not mapped onto the kernels, and the CUDA
+        // lane's tensors live on GPU:0. The per-op TFE call runs.
+        Rt::Maximum
+        | Rt::Minimum
+        | Rt::CudaMatmul
+        | Rt::CudaBiasAdd
+        | Rt::CudaRelu
+        | Rt::CudaReduceMeanAxis1 => None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! are `rextio-tensorflow/...`; every native rule names the code its rejected forms carry.
 
 use crate::codes;
+use crate::entry::Rt;
 use rextio_plugin_api::{RuleRecord, RuleScope, Stability};
 
 /// `tf.matmul(a, b)` / `tf.linalg.matmul(a, b)`, rank 2 x 2.
@@ -46,10 +47,12 @@ pub const CUDA_RULES: &[&str] = &[
 /// Fallback record of GPU/CPU mixing.
 pub const CUDA_DEVICE_MIX: &str = "rextio-tensorflow/cuda-device-mix";
 
-/// One activation: name, TFE op, runtime function, codes for rank 1 and rank 2.
+/// One activation: name, runtime entry, TFE op, codes for rank 1 and rank 2.
 pub struct Activation {
     /// `relu`, `sigmoid`, `tanh` (`tensorflow.nn.<name>`).
     pub name: &'static str,
+    /// Its runtime entry.
+    pub rt: Rt,
     /// The TFE op.
     pub tfe_op: &'static str,
     /// Diagnostic code when the operand is rank 1.
@@ -62,18 +65,21 @@ pub struct Activation {
 pub const ACTIVATIONS: [Activation; 3] = [
     Activation {
         name: "relu",
+        rt: Rt::Relu,
         tfe_op: "Relu",
         code_1d: codes::RELU_1D,
         code_2d: codes::RELU_2D,
     },
     Activation {
         name: "sigmoid",
+        rt: Rt::Sigmoid,
         tfe_op: "Sigmoid",
         code_1d: codes::SIGMOID_1D,
         code_2d: codes::SIGMOID_2D,
     },
     Activation {
         name: "tanh",
+        rt: Rt::Tanh,
         tfe_op: "Tanh",
         code_1d: codes::TANH_1D,
         code_2d: codes::TANH_2D,
@@ -84,8 +90,10 @@ pub const ACTIVATIONS: [Activation; 3] = [
 pub struct MathUnary {
     /// Target after `tensorflow.` (`abs`, `math.log`, ...).
     pub target: &'static str,
-    /// Runtime function and rule stem (`abs`, `log`, ...).
+    /// Rule stem (`abs`, `log`, ...).
     pub name: &'static str,
+    /// Its runtime entry.
+    pub rt: Rt,
     /// The TFE op.
     pub tfe_op: &'static str,
     /// Diagnostic code.
@@ -97,36 +105,42 @@ pub const MATH_UNARY: [MathUnary; 6] = [
     MathUnary {
         target: "abs",
         name: "abs",
+        rt: Rt::Abs,
         tfe_op: "Abs",
         code: codes::ABS,
     },
     MathUnary {
         target: "negative",
         name: "negative",
+        rt: Rt::Negative,
         tfe_op: "Neg",
         code: codes::NEGATIVE,
     },
     MathUnary {
         target: "square",
         name: "square",
+        rt: Rt::Square,
         tfe_op: "Square",
         code: codes::SQUARE,
     },
     MathUnary {
         target: "exp",
         name: "exp",
+        rt: Rt::Exp,
         tfe_op: "Exp",
         code: codes::EXP,
     },
     MathUnary {
         target: "math.log",
         name: "log",
+        rt: Rt::Log,
         tfe_op: "Log",
         code: codes::LOG,
     },
     MathUnary {
         target: "math.sqrt",
         name: "sqrt",
+        rt: Rt::Sqrt,
         tfe_op: "Sqrt",
         code: codes::SQRT,
     },
@@ -138,8 +152,10 @@ pub struct Arith {
     pub op: &'static str,
     /// Call targets after `tensorflow.`.
     pub targets: [&'static str; 2],
-    /// Runtime function and rule stem (`add`, `mul`, `sub`, `div`).
+    /// Rule stem (`add`, `mul`, `sub`, `div`).
     pub name: &'static str,
+    /// Its runtime entry.
+    pub rt: Rt,
     /// The TFE op.
     pub tfe_op: &'static str,
     /// Code of the call form.
@@ -154,6 +170,7 @@ pub const ARITH: [Arith; 4] = [
         op: "+",
         targets: ["add", "math.add"],
         name: "add",
+        rt: Rt::Add,
         tfe_op: "AddV2",
         call_code: codes::ADD_CALL,
         binop_code: codes::ADD_BINOP,
@@ -162,6 +179,7 @@ pub const ARITH: [Arith; 4] = [
         op: "*",
         targets: ["multiply", "math.multiply"],
         name: "mul",
+        rt: Rt::Mul,
         tfe_op: "Mul",
         call_code: codes::MUL_CALL,
         binop_code: codes::MUL_BINOP,
@@ -170,6 +188,7 @@ pub const ARITH: [Arith; 4] = [
         op: "-",
         targets: ["subtract", "math.subtract"],
         name: "sub",
+        rt: Rt::Sub,
         tfe_op: "Sub",
         call_code: codes::SUB_CALL,
         binop_code: codes::SUB_BINOP,
@@ -178,16 +197,17 @@ pub const ARITH: [Arith; 4] = [
         op: "/",
         targets: ["divide", "math.divide"],
         name: "div",
+        rt: Rt::Div,
         tfe_op: "RealDiv",
         call_code: codes::DIV_CALL,
         binop_code: codes::DIV_BINOP,
     },
 ];
 
-/// `tf.maximum` / `tf.minimum`: (target and runtime name, TFE op, code).
-pub const EXTREMA: [(&str, &str, &str); 2] = [
-    ("maximum", "Maximum", codes::MAXIMUM),
-    ("minimum", "Minimum", codes::MINIMUM),
+/// `tf.maximum` / `tf.minimum`: (target and rule stem, runtime entry, TFE op, code).
+pub const EXTREMA: [(&str, Rt, &str, &str); 2] = [
+    ("maximum", Rt::Maximum, "Maximum", codes::MAXIMUM),
+    ("minimum", Rt::Minimum, "Minimum", codes::MINIMUM),
 ];
 
 /// Activation rule of `rank`.
@@ -286,7 +306,7 @@ pub fn records() -> Vec<RuleRecord> {
             &format!("write a {} b with two annotated tensors", a.op),
         ));
     }
-    for (name, op, code) in EXTREMA {
+    for (name, _, op, code) in EXTREMA {
         out.push(native(
             extremum(name),
             Call,

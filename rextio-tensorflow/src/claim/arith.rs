@@ -47,7 +47,7 @@ fn plan_pair(
         Some(rank) => plan_f32(
             rules::arith(a.name, binop),
             rank,
-            a.name,
+            a.rt,
             vec![Src::Arg(0), Src::Arg(1)],
         ),
         None => Err(reject(
@@ -124,7 +124,7 @@ pub fn plan_call_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
 
 /// Top-level `tf.maximum(a, b)` / `tf.minimum(a, b)`: equal ranks only.
 pub fn plan_extremum(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
-    let Some((f, _, code)) = EXTREMA.iter().find(|(n, _, _)| *n == name).copied() else {
+    let Some((f, rt, _, code)) = EXTREMA.iter().find(|(n, ..)| *n == name).copied() else {
         return Err(ClaimOutcome::NotCovered);
     };
     let shown = format!("tf.{f}");
@@ -164,7 +164,7 @@ pub fn plan_extremum(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     }
     match (tensor(l, &shown)?, tensor(r, &shown)?) {
         (Tensor::F32(x), Tensor::F32(y)) if x == y => {
-            plan_f32(rules::extremum(f), x, f, vec![Src::Arg(0), Src::Arg(1)])
+            plan_f32(rules::extremum(f), x, rt, vec![Src::Arg(0), Src::Arg(1)])
         }
         _ => Err(reject(
             code,

@@ -4,6 +4,7 @@
 use super::{
     axis_operand, f32_rank_of, int_literal, plan_f32, reject, tensor, NoPlan, Plan, Src, Tensor,
 };
+use crate::entry::Rt;
 use crate::types::i64_cpu_1d;
 use crate::{codes, rules};
 use rextio_plugin_api::ClaimSite;
@@ -30,13 +31,13 @@ pub fn plan_softmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
         (Tensor::F32(1), None | Some(0)) => plan_f32(
             rules::SOFTMAX_AXIS0_1D,
             1,
-            "softmax_axis0",
+            Rt::SoftmaxAxis0,
             vec![Src::Arg(0)],
         ),
         (Tensor::F32(2), Some(1)) => plan_f32(
             rules::SOFTMAX_AXIS1_2D,
             2,
-            "softmax_axis1",
+            Rt::SoftmaxAxis1,
             vec![Src::Arg(0)],
         ),
         (Tensor::F32(2), None) => Err(form(
@@ -83,8 +84,8 @@ pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
         return Err(form("needs axis as an int literal"));
     };
     let (rule, f) = match d {
-        0 => (rules::ARGMAX_AXIS0, "argmax_axis0"),
-        1 => (rules::ARGMAX_AXIS1, "argmax_axis1"),
+        0 => (rules::ARGMAX_AXIS0, Rt::ArgmaxAxis0),
+        1 => (rules::ARGMAX_AXIS1, Rt::ArgmaxAxis1),
         _ => return Err(form(&format!("with axis={d} is not lowered"))),
     };
     match tensor(&site.args[0], shown)? {

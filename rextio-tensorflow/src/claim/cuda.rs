@@ -8,6 +8,7 @@
 //! [`crate::CUDA_CAPABILITY`].
 
 use super::{describe, int_literal, reject, NoPlan, Plan, Src, PREFIX};
+use crate::entry::Rt;
 use crate::types::F32_GPU0;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
@@ -33,7 +34,7 @@ fn outside(what: impl Into<String>) -> NoPlan {
     )
 }
 
-fn plan_gpu(rule: &str, rank: u8, f: &'static str, operands: Vec<Src>) -> Result<Plan, NoPlan> {
+fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoPlan> {
     let result = F32_GPU0.ty(rank).ok_or_else(|| outside("a result rank"))?;
     Ok(Plan {
         rule_id: rule.to_owned(),
@@ -68,18 +69,16 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
         ("matmul", [Some(2), Some(2)], 0) => plan_gpu(
             rules::CUDA_MATMUL,
             2,
-            "cuda::matmul_gpu0",
+            Rt::CudaMatmul,
             vec![Src::Arg(0), Src::Arg(1)],
         ),
         ("nn.bias_add", [Some(2), Some(1)], 0) => plan_gpu(
             rules::CUDA_BIAS_ADD,
             2,
-            "cuda::bias_add_gpu0",
+            Rt::CudaBiasAdd,
             vec![Src::Arg(0), Src::Arg(1)],
         ),
-        ("nn.relu", [Some(2)], 0) => {
-            plan_gpu(rules::CUDA_RELU, 2, "cuda::relu_gpu0", vec![Src::Arg(0)])
-        }
+        ("nn.relu", [Some(2)], 0) => plan_gpu(rules::CUDA_RELU, 2, Rt::CudaRelu, vec![Src::Arg(0)]),
         ("reduce_mean", [Some(2)], 1)
             if site.keywords[0].name == "axis"
                 && int_literal(&site.keywords[0].value) == Some(1) =>
@@ -87,7 +86,7 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
             plan_gpu(
                 rules::CUDA_REDUCE_MEAN_AXIS1,
                 1,
-                "cuda::reduce_mean_axis1_gpu0",
+                Rt::CudaReduceMeanAxis1,
                 vec![Src::Arg(0)],
             )
         }

@@ -3,6 +3,7 @@
 use super::{
     describe, keyword_names, plan_f32, reject, str_literal, tensor, NoPlan, Plan, Src, Tensor,
 };
+use crate::entry::Rt;
 use crate::{codes, rules};
 use rextio_plugin_api::ClaimSite;
 
@@ -31,7 +32,7 @@ pub fn plan_transpose(site: &ClaimSite) -> Result<Plan, NoPlan> {
         ));
     };
     match tensor(x, shown)? {
-        Tensor::F32(2) => plan_f32(rules::TRANSPOSE, 2, "transpose", vec![Src::Arg(0)]),
+        Tensor::F32(2) => plan_f32(rules::TRANSPOSE, 2, Rt::Transpose, vec![Src::Arg(0)]),
         _ => Err(reject(
             codes::TRANSPOSE,
             format!(
@@ -80,7 +81,7 @@ pub fn plan_bias_add(site: &ClaimSite) -> Result<Plan, NoPlan> {
         (Tensor::F32(2), Tensor::F32(1)) => plan_f32(
             rules::BIAS_ADD,
             2,
-            "bias_add",
+            Rt::BiasAdd,
             vec![Src::Arg(0), Src::Arg(1)],
         ),
         _ => Err(form(format!(

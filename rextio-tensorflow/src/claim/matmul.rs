@@ -1,6 +1,7 @@
 //! `tf.matmul(a, b)` / `tf.linalg.matmul(a, b)`: two positional rank-2 float32 tensors.
 
 use super::{describe, keyword_names, plan_f32, reject, tensor, NoPlan, Plan, Src, Tensor, PREFIX};
+use crate::entry::Rt;
 use crate::{codes, rules};
 use rextio_plugin_api::ClaimSite;
 
@@ -30,7 +31,7 @@ pub fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     };
     match (tensor(a, &shown)?, tensor(b, &shown)?) {
         (Tensor::F32(2), Tensor::F32(2)) => {
-            plan_f32(rules::MATMUL, 2, "matmul", vec![Src::Arg(0), Src::Arg(1)])
+            plan_f32(rules::MATMUL, 2, Rt::Matmul, vec![Src::Arg(0), Src::Arg(1)])
         }
         _ => Err(reject(
             codes::MATMUL,

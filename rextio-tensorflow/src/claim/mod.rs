@@ -19,6 +19,7 @@ mod reductions;
 mod unary;
 
 use crate::codes;
+use crate::entry::Rt;
 use crate::types::{F32_CPU, F32_GPU0, I64_CPU_1D};
 use rextio_plugin_api::routes::{Overlap, Route, Routes};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
@@ -41,8 +42,8 @@ pub struct Plan {
     pub rule_id: String,
     /// The result type.
     pub result: ValueType,
-    /// Runtime function in `rextio_tensorflow::runtime` (static axes are part of the name).
-    pub f: &'static str,
+    /// Runtime function in `rextio_tensorflow::runtime` (static axes are part of the entry).
+    pub f: Rt,
     /// Tensor operands passed by reference, in order.
     pub operands: Vec<Src>,
 }
@@ -272,7 +273,7 @@ pub(crate) fn reject(code: &str, message: impl Into<String>, suggestion: &str) -
 pub(crate) fn plan_f32(
     rule_id: impl Into<String>,
     rank: u8,
-    f: &'static str,
+    f: Rt,
     operands: Vec<Src>,
 ) -> Result<Plan, NoPlan> {
     match F32_CPU.ty(rank) {

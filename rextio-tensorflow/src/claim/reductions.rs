@@ -5,6 +5,7 @@ use super::{
     axis_operand, bool_literal, int_literal, plan_f32, reject, tensor, NoPlan, Plan, Src, Tensor,
     PREFIX,
 };
+use crate::entry::Rt;
 use crate::{codes, rules};
 use rextio_plugin_api::ClaimSite;
 
@@ -106,14 +107,14 @@ pub fn plan(site: &ClaimSite, which: &str, axis1_form: bool) -> Result<Plan, NoP
         (false, false) => rules::SUM_LITERAL_AXIS,
     };
     let f = match (mean, d, keep) {
-        (true, 0, false) => "reduce_mean_axis0",
-        (true, 0, true) => "reduce_mean_axis0_keepdims",
-        (true, _, false) => "reduce_mean_axis1",
-        (true, _, true) => "reduce_mean_axis1_keepdims",
-        (false, 0, false) => "reduce_sum_axis0",
-        (false, 0, true) => "reduce_sum_axis0_keepdims",
-        (false, _, false) => "reduce_sum_axis1",
-        (false, _, true) => "reduce_sum_axis1_keepdims",
+        (true, 0, false) => Rt::ReduceMeanAxis0,
+        (true, 0, true) => Rt::ReduceMeanAxis0Keepdims,
+        (true, _, false) => Rt::ReduceMeanAxis1,
+        (true, _, true) => Rt::ReduceMeanAxis1Keepdims,
+        (false, 0, false) => Rt::ReduceSumAxis0,
+        (false, 0, true) => Rt::ReduceSumAxis0Keepdims,
+        (false, _, false) => Rt::ReduceSumAxis1,
+        (false, _, true) => Rt::ReduceSumAxis1Keepdims,
     };
     plan_f32(rule, if keep { 2 } else { 1 }, f, vec![Src::Arg(0)])
 }

@@ -49,18 +49,13 @@ pub fn plan_activation(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         act.code_2d
     };
     let r = single(site, &format!("tf.nn.{name}"), code)?;
-    plan_f32(
-        rules::activation(act.name, r),
-        r,
-        act.name,
-        vec![Src::Arg(0)],
-    )
+    plan_f32(rules::activation(act.name, r), r, act.rt, vec![Src::Arg(0)])
 }
 
 /// `tf.abs(x)` and the other exact math unary targets.
 pub fn plan_math(site: &ClaimSite, u: &MathUnary) -> Result<Plan, NoPlan> {
     let r = single(site, &format!("tf.{}", u.target), u.code)?;
-    plan_f32(rules::math_unary(u.name), r, u.name, vec![Src::Arg(0)])
+    plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
 }
 
 /// [`plan_math`] with the row of [`rules::MATH_UNARY`] the site's target names.
