@@ -459,6 +459,11 @@ impl Project {
             };
             if reg.negotiated.module_init {
                 if let Some(init) = reg.plugin.module_init() {
+                    if reg.negotiated.token_lowering {
+                        init.expr
+                            .require_tokens("module init")
+                            .map_err(|e| ProjectError::Emit(format!("plugin `{id}`: {e}")))?;
+                    }
                     inits.push((id.clone(), init.expr));
                 }
                 for r in reg.plugin.python_requirements() {

@@ -19,7 +19,11 @@ impl Plugin for Text {
     }
     fn module_init(&self) -> Option<ModuleInit> {
         Some(ModuleInit {
-            expr: "textrt::init(py)".into(),
+            expr: if self.2 {
+                syntax::quote!(textrt::init(py)).into()
+            } else {
+                "textrt::init(py)".into()
+            },
         })
     }
     fn python_requirements(&self) -> Vec<PythonRequirement> {
@@ -31,7 +35,11 @@ impl Plugin for Text {
     }
     fn detached_body(&self, _f: &FunctionScope) -> Option<DetachedBody> {
         Some(DetachedBody {
-            runner: "textrt::run_body".into(),
+            runner: if self.2 {
+                syntax::quote!(textrt::run_body).into()
+            } else {
+                "textrt::run_body".into()
+            },
         })
     }
     fn coverage(&self) -> Coverage {

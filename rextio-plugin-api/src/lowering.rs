@@ -157,22 +157,23 @@ pub struct FunctionScope {
 }
 
 /// A guard the generated function holds for its whole body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeGuard {
     /// A Rust expression whose value is held (RAII) from after input conversion to before output
-    /// conversion; dropping it restores the caller's state on every exit.
-    pub enter_expr: String,
+    /// conversion; dropping it restores the caller's state on every exit. Tokens from API 1.14
+    /// on, as lowerings are.
+    pub enter_expr: Code,
 }
 
 /// How a native function's body may run without the GIL (see `Plugin::detached_body`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetachedBody {
     /// Path of a function `fn<R>(Python<'_>, impl FnOnce() -> R) -> R` in the plugin's runtime
     /// crate. The generated wrapper calls it with the body (a closure owning the converted
     /// arguments, run on the calling thread inside the function-scope guards); the runtime may
     /// release the GIL while the closure runs and must hold it again when the runner returns or
-    /// unwinds.
-    pub runner: String,
+    /// unwinds. Tokens from API 1.14 on, as lowerings are.
+    pub runner: Code,
 }
 
 /// Where an operand of a region node comes from.

@@ -275,11 +275,11 @@ pub trait Plugin: Send + Sync {
 }
 
 /// A plugin's module-init step (see [`Plugin::module_init`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModuleInit {
     /// A Rust expression of type `PyResult<()>`, evaluated inside the `#[pymodule]` function
-    /// with `py: Python<'_>` in scope.
-    pub expr: String,
+    /// with `py: Python<'_>` in scope. Tokens from API 1.14 on, as lowerings are.
+    pub expr: crate::syntax::Code,
 }
 
 /// One Python distribution a plugin needs (see [`Plugin::python_requirements`]).

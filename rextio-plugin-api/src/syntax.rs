@@ -82,8 +82,9 @@ impl Code {
         self.parse("use item")
     }
 
+    /// The code parsed as a `T` (what it is meant to be, for messages).
     #[cfg(feature = "check")]
-    fn parse<T: syn::parse::Parse>(&self, what: &'static str) -> Result<T, SyntaxError> {
+    pub fn parse<T: syn::parse::Parse>(&self, what: &'static str) -> Result<T, SyntaxError> {
         let tokens = self.tokens(what)?;
         syn::parse2::<T>(tokens).map_err(|e| SyntaxError {
             what,

@@ -73,7 +73,7 @@ impl Plugin for TensorflowPlugin {
         // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
         // an ImportError, so REXTIO_NATIVE_MODE=auto falls back and `native` raises.
         Some(rextio_plugin_api::ModuleInit {
-            expr: "::rextio_tensorflow::runtime::load(py)".into(),
+            expr: rextio_plugin_api::syntax::quote!(::rextio_tensorflow::runtime::load(py)).into(),
         })
     }
     fn rule_device(&self, rule_id: &str) -> Option<String> {

@@ -26,6 +26,7 @@ pub mod types;
 pub use rextio_fusion as fusion;
 
 use crate::types::F32_CUDA0;
+use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{
     ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
     DetachedBody, DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext,
@@ -211,12 +212,12 @@ impl Plugin for TorchPlugin {
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {
-            enter_expr: "::rextio_torch::runtime::FunctionGuard::enter()".into(),
+            enter_expr: quote!(::rextio_torch::runtime::FunctionGuard::enter()).into(),
         })
     }
     fn detached_body(&self, _f: &FunctionScope) -> Option<DetachedBody> {
         Some(DetachedBody {
-            runner: "::rextio_torch::runtime::run_body".into(),
+            runner: quote!(::rextio_torch::runtime::run_body).into(),
         })
     }
 }

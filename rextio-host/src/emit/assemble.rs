@@ -42,7 +42,7 @@ impl GeneratedCrate {
 }
 
 /// A plugin's step of the module init: `(plugin id, Rust expression of type PyResult<()>)`.
-pub type InitStep = (String, String);
+pub type InitStep = (String, rextio_plugin_api::syntax::Code);
 
 /// Generate the crate for a project. `inits` run, in order, when the module is imported.
 pub fn generate_crate(
@@ -122,9 +122,10 @@ pub fn generate_crate(
         || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
     );
     let mut steps = Vec::new();
-    for (plugin, text) in inits {
-        let e: syn::Expr =
-            parse("module init", text).map_err(|m| fail(format!("plugin `{plugin}`: {m}")))?;
+    for (plugin, code) in inits {
+        let e: syn::Expr = code
+            .expr()
+            .map_err(|m| fail(format!("plugin `{plugin}`: {m}")))?;
         let what = str_lit(&format!(
             "rextio: plugin `{plugin}` could not initialise: {{}}"
         ));

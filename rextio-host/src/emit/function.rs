@@ -106,7 +106,7 @@ pub fn lower_function(
             rules: Vec::new(),
         };
         if let Some(g) = reg.plugin.function_scope_guard(&scope) {
-            let e: syn::Expr = parse("function-scope guard", &g.enter_expr)
+            let e: syn::Expr = plugin_code(reg, "function-scope guard", &g.enter_expr)
                 .map_err(|m| fail(format!("plugin `{id}`: {m}")))?;
             guards.push(e);
             guard_active.insert(id.clone());
@@ -350,7 +350,10 @@ fn detached_runner(registry: &Registry, lx: &Lx<'_>, qualname: &str) -> LResult<
     if lx.calls_native || lx.plugins.is_empty() {
         return Ok(None);
     }
-    let mut runner: Option<String> = None;
+    let mut runner: Option<(
+        rextio_plugin_api::syntax::Code,
+        &crate::registry::Registered,
+    )> = None;
     for id in &lx.plugins {
         let Some(reg) = registry.plugin(id) else {
             return Err(fail(format!("plugin `{id}` is not registered")));
@@ -369,11 +372,14 @@ fn detached_runner(registry: &Registry, lx: &Lx<'_>, qualname: &str) -> LResult<
         };
         match (reg.plugin.detached_body(&scope), &runner) {
             (None, _) => return Ok(None),
-            (Some(d), Some(r)) if &d.runner != r => return Ok(None),
-            (Some(d), _) => runner = Some(d.runner),
+            (Some(d), Some((r, _))) if &d.runner != r => return Ok(None),
+            (Some(d), _) => runner = Some((d.runner, reg)),
         }
     }
     runner
-        .map(|r| parse("detached-body runner", &r).map_err(fail))
+        .map(|(r, reg)| {
+            plugin_code(reg, "detached-body runner", &r)
+                .map_err(|m| fail(format!("plugin `{}`: {m}", reg.plugin.id())))
+        })
         .transpose()
 }

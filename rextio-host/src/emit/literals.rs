@@ -90,6 +90,19 @@ pub(super) fn literal(l: &Literal) -> TokenStream {
     }
 }
 
+/// Code a plugin returned, parsed as `T` (`what` it is meant to be): from a plugin of API >=
+/// 1.14 only tokens are accepted, from older ones text too.
+pub(super) fn plugin_code<T: syn::parse::Parse>(
+    reg: &crate::registry::Registered,
+    what: &'static str,
+    code: &rextio_plugin_api::syntax::Code,
+) -> Result<T, String> {
+    if reg.negotiated.token_lowering {
+        code.require_tokens(what).map_err(|e| e.to_string())?;
+    }
+    code.parse::<T>(what).map_err(|e| e.to_string())
+}
+
 /// Parse a fragment a plugin (or a plugin's type record) supplied.
 pub(super) fn parse<T: syn::parse::Parse>(what: &str, text: &str) -> Result<T, String> {
     syn::parse_str::<T>(text).map_err(|e| format!("{what} `{text}` is not valid Rust: {e}"))

@@ -39,7 +39,7 @@ pub use assemble::{generate_crate, GeneratedCrate, InitStep, Placed};
 use body::Lx;
 use function::render;
 pub use function::{lower_function, LoweredFunction, MethodBinding};
-use literals::{fail, literal, parse};
+use literals::{fail, literal, parse, plugin_code};
 pub use literals::{float_lit, int_lit, local_ident, param_ident, str_lit};
 use manifest::{cargo_toml, WORKSPACE_LOCK};
 pub use manifest::{extension_name, pyo3_pin, sanitize};
