@@ -80,9 +80,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
     calls!(out:
         "matmul" => matmul::plan,
         "linalg.matmul" => matmul::plan,
-        "nn.relu" => |s| unary::plan_activation(s, "relu"),
-        "nn.sigmoid" => |s| unary::plan_activation(s, "sigmoid"),
-        "nn.tanh" => |s| unary::plan_activation(s, "tanh"),
         "transpose" => layout::plan_transpose,
         "nn.bias_add" => layout::plan_bias_add,
         "maximum" => |s| arith::plan_extremum(s, "maximum"),
@@ -117,6 +114,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             )
             .guarded(1, reductions::is_axis1_sum),
         );
+    }
+    for a in &crate::rules::ACTIVATIONS {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("{PREFIX}nn.{}", a.name),
+            format!("activation table: tf.nn.{}", a.name),
+            unary::plan_activation_site,
+        ));
     }
     for u in &crate::rules::MATH_UNARY {
         out.push(Route::new(

@@ -58,6 +58,14 @@ pub fn plan_math(site: &ClaimSite, u: &MathUnary) -> Result<Plan, NoPlan> {
     plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
 }
 
+/// [`plan_activation`] with the row of [`rules::ACTIVATIONS`] the site's target names.
+pub fn plan_activation_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    match site.target.strip_prefix("tensorflow.nn.") {
+        Some(name) => plan_activation(site, name),
+        None => Err(ClaimOutcome::NotCovered),
+    }
+}
+
 /// [`plan_math`] with the row of [`rules::MATH_UNARY`] the site's target names.
 pub fn plan_math_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let target = site.target.strip_prefix(super::PREFIX);
