@@ -76,6 +76,10 @@ pub const TRANSPOSE: &str = "RXTP-TENSORFLOW-039";
 pub const CUDA_FORM: &str = "RXTP-TENSORFLOW-040";
 /// A site mixing `GPU:0` and CPU tensors (the lane never copies between host and device).
 pub const CUDA_DEVICE_MIX: &str = "RXTP-TENSORFLOW-041";
+/// Rank-2 `tf.nn.elu` outside its form.
+pub const ELU_2D: &str = "RXTP-TENSORFLOW-042";
+/// Rank-1 `tf.nn.elu` outside its form.
+pub const ELU_1D: &str = "RXTP-TENSORFLOW-043";
 
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
@@ -341,6 +345,19 @@ site must be a TensorF32Gpu0 type. A site combining a GPU:0 operand with a CPU t
 stays on Python; place the data on GPU:0 in Python and annotate the native function with GPU \
 types only.",
     },
+    CodeDoc {
+        code: ELU_2D,
+        summary: "rank-2 tf.nn.elu outside the one-positional-tensor form",
+        explanation: "`tf.nn.elu(x)` is lowered with exactly one positional float32 CPU tensor and no \
+keywords (`features=` or `name=` keep it on Python). This code covers every rejection whose \
+operand is not a rank-1 float32 tensor (rank 1 has RXTP-TENSORFLOW-043).",
+    },
+    CodeDoc {
+        code: ELU_1D,
+        summary: "rank-1 tf.nn.elu outside the one-positional-tensor form",
+        explanation: "`tf.nn.elu(x)` on a TensorF32Cpu1D operand is lowered with exactly one positional \
+tensor and no keywords.",
+    },
 ];
 
 #[cfg(test)]
@@ -361,6 +378,6 @@ mod tests {
                 c.code
             );
         }
-        assert_eq!(CODES.len(), 36);
+        assert_eq!(CODES.len(), 38);
     }
 }

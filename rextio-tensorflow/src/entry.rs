@@ -48,6 +48,8 @@ entries! {
     Sigmoid => sigmoid;
     /// `tf.nn.tanh`.
     Tanh => tanh;
+    /// `tf.nn.elu`.
+    Elu => elu;
     /// `tf.abs`.
     Abs => abs;
     /// `tf.negative`.

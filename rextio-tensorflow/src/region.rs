@@ -100,9 +100,10 @@ fn instruction(f: Rt, ops: &[V]) -> Option<Ins> {
         Rt::SoftmaxAxis1 => softmax(1),
         Rt::ArgmaxAxis0 => argmax(0),
         Rt::ArgmaxAxis1 => argmax(1),
-        // No fused form: maximum and minimum are not mapped onto the kernels, and the CUDA
-        // lane's tensors live on GPU:0. The per-op TFE call runs.
-        Rt::Maximum
+        // No fused form: the kernels have no ELU, maximum and minimum are not mapped onto them,
+        // and the CUDA lane's tensors live on GPU:0. The per-op TFE call runs.
+        Rt::Elu
+        | Rt::Maximum
         | Rt::Minimum
         | Rt::CudaMatmul
         | Rt::CudaBiasAdd
@@ -242,6 +243,19 @@ mod tests {
             args,
             keywords: vec![],
         }
+    }
+
+    #[test]
+    fn entries_without_a_kernel_keep_their_region_per_op() {
+        assert_eq!(instruction(Rt::Elu, &[0]), None);
+        assert_eq!(instruction(Rt::CudaRelu, &[0]), None);
+        assert!(matches!(
+            instruction(Rt::Relu, &[0]),
+            Some(Ins::Unary {
+                f: UnaryF::ReluPlusZero,
+                t: 0
+            })
+        ));
     }
 
     /// `softmax(relu(x @ w + b))`: one program whose inputs are owned as the host says.

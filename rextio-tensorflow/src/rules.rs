@@ -49,7 +49,7 @@ pub const CUDA_DEVICE_MIX: &str = "rextio-tensorflow/cuda-device-mix";
 
 /// One activation: name, runtime entry, TFE op, codes for rank 1 and rank 2.
 pub struct Activation {
-    /// `relu`, `sigmoid`, `tanh` (`tensorflow.nn.<name>`).
+    /// `relu`, `sigmoid`, `tanh`, `elu` (`tensorflow.nn.<name>`).
     pub name: &'static str,
     /// Its runtime entry.
     pub rt: Rt,
@@ -62,7 +62,7 @@ pub struct Activation {
 }
 
 /// The activations of `tensorflow.nn`.
-pub const ACTIVATIONS: [Activation; 3] = [
+pub const ACTIVATIONS: [Activation; 4] = [
     Activation {
         name: "relu",
         rt: Rt::Relu,
@@ -83,6 +83,13 @@ pub const ACTIVATIONS: [Activation; 3] = [
         tfe_op: "Tanh",
         code_1d: codes::TANH_1D,
         code_2d: codes::TANH_2D,
+    },
+    Activation {
+        name: "elu",
+        rt: Rt::Elu,
+        tfe_op: "Elu",
+        code_1d: codes::ELU_1D,
+        code_2d: codes::ELU_2D,
     },
 ];
 
@@ -466,6 +473,8 @@ mod tests {
             "sigmoid-f32-cpu-2d",
             "tanh-f32-cpu-1d",
             "tanh-f32-cpu-2d",
+            "elu-f32-cpu-1d",
+            "elu-f32-cpu-2d",
             "abs-f32-cpu",
             "negative-f32-cpu",
             "square-f32-cpu",

@@ -122,6 +122,14 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             "sigmoid-f32-cpu-2d -> f32-cpu-2d",
         ),
         (
+            tf("nn.elu", vec![t2()], vec![]),
+            "elu-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            tf("nn.elu", vec![t1()], vec![]),
+            "elu-f32-cpu-1d -> f32-cpu-1d",
+        ),
+        (
             tf("nn.sigmoid", vec![t1()], vec![]),
             "sigmoid-f32-cpu-1d -> f32-cpu-1d",
         ),
@@ -454,6 +462,15 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             "RXTP-TENSORFLOW-002",
         ),
         (tf("nn.relu", vec![l64()], vec![]), "RXTP-TENSORFLOW-002"),
+        (
+            tf("nn.elu", vec![t2()], vec![kw("alpha", flt(0.5))]),
+            "RXTP-TENSORFLOW-042",
+        ),
+        (
+            tf("nn.elu", vec![t1(), t1()], vec![]),
+            "RXTP-TENSORFLOW-043",
+        ),
+        (tf("nn.elu", vec![l64()], vec![]), "RXTP-TENSORFLOW-042"),
         (tf("nn.relu", vec![flt(1.0)], vec![]), "RXTP-TENSORFLOW-010"),
         (
             tf("nn.relu", vec![Operand::typed(ValueType::Float)], vec![]),

@@ -384,6 +384,7 @@ macro_rules! unary {
 unary!(relu, "Relu", c"Relu", "tf.nn.relu");
 unary!(sigmoid, "Sigmoid", c"Sigmoid", "tf.nn.sigmoid");
 unary!(tanh, "Tanh", c"Tanh", "tf.nn.tanh");
+unary!(elu, "Elu", c"Elu", "tf.nn.elu");
 unary!(abs, "Abs", c"Abs", "tf.abs");
 unary!(negative, "Neg", c"Neg", "tf.negative");
 unary!(square, "Square", c"Square", "tf.square");

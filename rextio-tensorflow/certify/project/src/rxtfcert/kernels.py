@@ -16,7 +16,7 @@ def linalg_matmul(a: M, b: M) -> M:
     return tf.linalg.matmul(a, b)
 
 
-# rextio-tensorflow/{relu,sigmoid,tanh}-f32-cpu-{1,2}d
+# rextio-tensorflow/{relu,sigmoid,tanh,elu}-f32-cpu-{1,2}d
 def relu_2d(x: M) -> M:
     return tf.nn.relu(x)
 
@@ -39,6 +39,14 @@ def tanh_2d(x: M) -> M:
 
 def tanh_1d(v: V) -> V:
     return tf.nn.tanh(v)
+
+
+def elu_2d(x: M) -> M:
+    return tf.nn.elu(x)
+
+
+def elu_1d(v: V) -> V:
+    return tf.nn.elu(v)
 
 
 # rextio-tensorflow/{abs,negative,square,exp,log,sqrt}-f32-cpu
