@@ -113,3 +113,53 @@ impl Plugin for ExamplePlugin {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rextio_plugin_api::kit::testing;
+    use rextio_plugin_api::{Literal, Operand};
+
+    fn site(target: &str, args: Vec<Operand>) -> ClaimSite {
+        ClaimSite {
+            kind: SiteKind::Call,
+            target: target.into(),
+            receiver: None,
+            args,
+            keywords: vec![],
+        }
+    }
+
+    #[test]
+    fn declarations_validate() {
+        assert_eq!(
+            rextio_plugin_api::validate_plugin(&ExamplePlugin::default()),
+            Ok(())
+        );
+    }
+
+    /// Every claimed form lowers to one expression, checked as the host checks it.
+    #[test]
+    fn every_claimed_form_lowers_to_one_expression() {
+        let p = ExamplePlugin::default();
+        let int = || Operand::typed(ValueType::Int);
+        let float = || Operand::typed(ValueType::Float);
+        for (s, want) in [
+            (
+                site("mathx.triple", vec![int()]),
+                "::rextio_plugin_api::runtime::int_mul(v0,3)?",
+            ),
+            (
+                site("mathx.fma", vec![float(), float(), float()]),
+                "(v0*v1+v2)",
+            ),
+        ] {
+            let claimed = testing::claimed(p.id(), &s, p.claim(&s)).expect("claimed");
+            let lowered = p.lower(&claimed, &mut testing::context(&s, false)).unwrap();
+            lowered.expr.expr().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(testing::compact(&lowered.expr), want);
+        }
+        let wrong = site("mathx.triple", vec![Operand::literal(Literal::Float(1.0))]);
+        assert!(matches!(p.claim(&wrong), ClaimOutcome::Rejected(_)));
+    }
+}
