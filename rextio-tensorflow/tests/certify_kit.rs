@@ -57,7 +57,8 @@ fn kernels() -> Vec<(String, Vec<ClaimSite>)> {
             vec![tf("linalg.matmul", vec![m(), m()], vec![])],
         ),
     ];
-    for act in ["relu", "sigmoid", "tanh"] {
+    // One kernel per rank for every row of the activation table.
+    for act in rextio_tensorflow::rules::ACTIVATIONS.iter().map(|a| a.name) {
         k.push((
             format!("{act}_2d"),
             vec![tf(&format!("nn.{act}"), vec![m()], vec![])],
