@@ -459,12 +459,7 @@ impl Project {
             };
             if reg.negotiated.module_init {
                 if let Some(init) = reg.plugin.module_init() {
-                    if reg.negotiated.token_lowering {
-                        init.expr
-                            .require_tokens("module init")
-                            .map_err(|e| ProjectError::Emit(format!("plugin `{id}`: {e}")))?;
-                    }
-                    inits.push((id.clone(), init.expr));
+                    inits.push(emit::init_step(reg, &init).map_err(ProjectError::Emit)?);
                 }
                 for r in reg.plugin.python_requirements() {
                     if !requires_dist.contains(&r.requirement) {

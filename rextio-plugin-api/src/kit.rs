@@ -20,11 +20,6 @@ impl RankFamily {
         Self { keys }
     }
 
-    /// The keys, rank 1 first.
-    pub fn keys(&self) -> &'static [&'static str] {
-        self.keys
-    }
-
     /// The rank of `key`, if it belongs to the family.
     pub fn rank(&self, key: &TypeKey) -> Option<u8> {
         let i = self.keys.iter().position(|k| *k == key.as_str())?;

@@ -52,11 +52,6 @@ impl Code {
         }
     }
 
-    /// Whether this is the text form.
-    pub fn is_text(&self) -> bool {
-        matches!(self, Code::Text(_))
-    }
-
     /// `Ok` for tokens; for text, the reason a plugin of API >= 1.14 may not return it.
     pub fn require_tokens(&self, what: &'static str) -> Result<(), SyntaxError> {
         match self {
@@ -74,12 +69,6 @@ impl Code {
     #[cfg(feature = "check")]
     pub fn expr(&self) -> Result<syn::Expr, SyntaxError> {
         self.parse("expression")
-    }
-
-    /// The code parsed as one `use` item.
-    #[cfg(feature = "check")]
-    pub fn use_item(&self) -> Result<syn::ItemUse, SyntaxError> {
-        self.parse("use item")
     }
 
     /// The code parsed as a `T` (what it is meant to be, for messages).
@@ -139,16 +128,6 @@ impl From<&str> for Code {
     }
 }
 
-/// A path written as text (`::my_runtime::ops`) as tokens, for building lowerings with
-/// [`quote!`]. Fails on text that does not lex.
-pub fn path(text: &str) -> Result<TokenStream, SyntaxError> {
-    TokenStream::from_str(text).map_err(|e| SyntaxError {
-        what: "path",
-        code: text.to_owned(),
-        reason: e.to_string(),
-    })
-}
-
 /// An integer literal without a suffix (negative values as a negated literal).
 pub fn int_literal(v: i64) -> TokenStream {
     let lit = Literal::u64_unsuffixed(v.unsigned_abs());
@@ -195,7 +174,6 @@ mod tests {
     fn tokens_and_text_print_alike_and_compare_by_text() {
         let t = Code::from(quote!(a + b));
         assert_eq!(t, Code::from("a + b"));
-        assert!(!t.is_text() && Code::from("x").is_text());
         assert!(t.require_tokens("expression").is_ok());
         let e = Code::from("x").require_tokens("expression").unwrap_err();
         assert!(e.to_string().contains("token streams"), "{e}");
@@ -253,11 +231,11 @@ mod tests {
         assert_eq!(e.what, "expression");
         let e = Code::from(quote!(a b)).expr().unwrap_err();
         assert!(e.to_string().contains("is not valid Rust"), "{e}");
-        assert!(Code::from(quote!(
+        let item = |c: Code| c.parse::<syn::ItemUse>("use item");
+        assert!(item(Code::from(quote!(
             use ::rt::ops;
-        ))
-        .use_item()
+        )))
         .is_ok());
-        assert!(Code::from(quote!(::rt::ops)).use_item().is_err());
+        assert!(item(Code::from(quote!(::rt::ops))).is_err());
     }
 }

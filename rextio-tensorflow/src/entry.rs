@@ -14,9 +14,6 @@ macro_rules! entries {
         }
 
         impl Rt {
-            /// Every entry point.
-            pub const ALL: &'static [Rt] = &[$(Rt::$variant,)*];
-
             /// Its path under `rextio_tensorflow::runtime`, for lowered code.
             pub fn path(self) -> TokenStream {
                 match self {

@@ -13,16 +13,6 @@ macro_rules! entries {
         }
 
         impl Rt {
-            /// Every entry point.
-            pub const ALL: &'static [Rt] = &[$(Rt::$variant,)*];
-
-            /// Its name in `rextio_torch::runtime`.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Rt::$variant => stringify!($name),)*
-                }
-            }
-
             /// Its name as an identifier for lowered code.
             pub fn ident(self) -> rextio_plugin_api::syntax::Ident {
                 match self {

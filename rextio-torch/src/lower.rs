@@ -23,11 +23,11 @@ fn by_ref(op: &LoweredOperand) -> TokenStream {
 
 /// A call of a runtime entry point.
 fn call(f: Rt, args: &[TokenStream]) -> TokenStream {
-    let f = f.ident();
-    quote!(::rextio_torch::runtime::#f(#(#args),*)?)
+    call_owned(f.ident(), args)
 }
 
-/// A call of an entry point's owned variant (which consumes its first operand).
+/// A call of the runtime function `f` (an entry point's owned variant, which consumes its
+/// first operand, or the entry itself).
 fn call_owned(f: Ident, args: &[TokenStream]) -> TokenStream {
     quote!(::rextio_torch::runtime::#f(#(#args),*)?)
 }

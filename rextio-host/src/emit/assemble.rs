@@ -42,7 +42,18 @@ impl GeneratedCrate {
 }
 
 /// A plugin's step of the module init: `(plugin id, Rust expression of type PyResult<()>)`.
-pub type InitStep = (String, rextio_plugin_api::syntax::Code);
+pub type InitStep = (String, syn::Expr);
+
+/// The module-init step `reg`'s plugin returned, parsed (see [`super::plugin_code`]).
+pub fn init_step(
+    reg: &crate::registry::Registered,
+    init: &rextio_plugin_api::ModuleInit,
+) -> Result<InitStep, String> {
+    let id = reg.plugin.id();
+    let e = super::plugin_code(reg, "module init", &init.expr)
+        .map_err(|m| format!("plugin `{id}`: {m}"))?;
+    Ok((id.to_owned(), e))
+}
 
 /// Generate the crate for a project. `inits` run, in order, when the module is imported.
 pub fn generate_crate(
@@ -122,10 +133,7 @@ pub fn generate_crate(
         || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
     );
     let mut steps = Vec::new();
-    for (plugin, code) in inits {
-        let e: syn::Expr = code
-            .expr()
-            .map_err(|m| fail(format!("plugin `{plugin}`: {m}")))?;
+    for (plugin, e) in inits {
         let what = str_lit(&format!(
             "rextio: plugin `{plugin}` could not initialise: {{}}"
         ));

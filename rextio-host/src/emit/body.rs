@@ -249,9 +249,8 @@ impl Lx<'_> {
         })
     }
 
-    /// A plugin's lowered code as one expression, its `use` items recorded: tokens parsed as
-    /// they are, text (plugins older than API 1.14) lexed first; text from a newer plugin is
-    /// refused.
+    /// A plugin's lowered code as one expression, its `use` items recorded (see
+    /// [`plugin_code`] for what each plugin may return).
     fn splice(
         &mut self,
         reg: &Registered,
@@ -260,19 +259,14 @@ impl Lx<'_> {
         uses: &[Code],
     ) -> LResult<syn::Expr> {
         let id = reg.plugin.id();
-        let refuse = |m: rextio_plugin_api::syntax::SyntaxError| {
+        let refuse = |m: String| {
             fail(format!(
                 "plugin `{id}` lowered {what} to code that does not parse: {m}"
             ))
         };
-        if reg.negotiated.token_lowering {
-            for code in std::iter::once(expr).chain(uses) {
-                code.require_tokens("lowering").map_err(refuse)?;
-            }
-        }
-        let parsed = expr.expr().map_err(refuse)?;
+        let parsed: syn::Expr = plugin_code(reg, "expression", expr).map_err(refuse)?;
         for u in uses {
-            let item = u.use_item().map_err(refuse)?;
+            let item: syn::ItemUse = plugin_code(reg, "use item", u).map_err(refuse)?;
             if !self.uses.contains(&item) {
                 self.uses.push(item);
             }

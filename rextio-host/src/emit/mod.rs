@@ -35,7 +35,7 @@ mod method;
 pub mod python;
 mod region;
 
-pub use assemble::{generate_crate, GeneratedCrate, InitStep, Placed};
+pub use assemble::{generate_crate, init_step, GeneratedCrate, InitStep, Placed};
 use body::Lx;
 use function::render;
 pub use function::{lower_function, LoweredFunction, MethodBinding};
