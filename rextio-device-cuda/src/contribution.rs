@@ -1,8 +1,9 @@
 //! Build contributions: what each lane adds to the generated crate and which resources it owns.
 
 use crate::capability::{CudaCapability, Lane, PROVIDER_ID};
+use crate::own_source;
 use crate::report::False;
-use rextio_plugin_api::{BuildContribution, CrateDependency, CrateSource};
+use rextio_plugin_api::{BuildContribution, CrateDependency};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -74,19 +75,6 @@ pub struct CudaBuildContribution {
     pub resources: Vec<ResourceContract>,
     /// Always false.
     pub support_claim: False,
-}
-
-/// Where a generated crate gets this crate: its embedded sources when built from the workspace
-/// (an embedded copy, built inside a generated crate, never contributes itself).
-fn own_source() -> CrateSource {
-    #[cfg(rextio_embedded_sources)]
-    {
-        CrateSource::embedded(crate::embedded::EMBEDDED_SOURCES)
-    }
-    #[cfg(not(rextio_embedded_sources))]
-    {
-        CrateSource::Path(env!("CARGO_MANIFEST_DIR").to_owned())
-    }
 }
 
 fn contract(resource: &str, owner: ResourceOwner, access: ResourceAccess) -> ResourceContract {

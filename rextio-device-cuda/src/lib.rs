@@ -152,13 +152,8 @@
 //! (plain `extern "C"` functions that record their calls). The real probe binary is run too; on
 //! a host without a driver it reports `driver-missing`.
 
-/// This crate's sources with a standalone manifest, embedded at build time (see
-/// `rextio-embed`): what a raw-driver lane contributes to a generated crate is a copy under the
-/// host's cache directory, never this checkout.
-#[cfg(rextio_embedded_sources)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
-}
+// What a raw-driver lane contributes to a generated crate: this crate's embedded sources.
+rextio_plugin_api::own_crate_source!();
 
 pub mod capability;
 pub mod contribution;

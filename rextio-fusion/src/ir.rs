@@ -296,8 +296,12 @@ impl Program {
 impl ProgramBuf {
     /// A program from its inputs (tensor and scalar slots numbered here, see
     /// [`number_slots`]), its instructions, and the instructions whose values it yields (by
-    /// instruction index, in order). `None` when a yielded value is out of `V`'s range.
+    /// instruction index, in order). `None` when it yields nothing (no program is worth running
+    /// then) or a yielded value is out of `V`'s range.
     pub fn assemble(mut inputs: Vec<Input>, ins: Vec<Ins>, yields: &[usize]) -> Option<Self> {
+        if yields.is_empty() {
+            return None;
+        }
         number_slots(&mut inputs);
         let outputs = yields
             .iter()
@@ -334,6 +338,33 @@ pub fn operands(ins: &Ins) -> impl Iterator<Item = V> {
         | Ins::Argmax { t, .. } => [Some(t), None, None, None, None],
     };
     slots.into_iter().flatten()
+}
+
+/// A program's inputs from what a planner found it reads of each region input: input `i` is a
+/// tensor where `tensor[i]` (owned, so writable in place, where `owned(i)`), else a scalar where
+/// `scalar[i]`, else unused; a missing flag reads as `false`. Slots are numbered by
+/// [`ProgramBuf::assemble`].
+pub fn region_inputs(
+    n: usize,
+    tensor: &[bool],
+    scalar: &[bool],
+    owned: impl Fn(usize) -> bool,
+) -> Vec<Input> {
+    let flag = |flags: &[bool], i: usize| flags.get(i).copied().unwrap_or(false);
+    (0..n)
+        .map(|i| {
+            if flag(tensor, i) {
+                Input::Tensor {
+                    slot: 0,
+                    owned: owned(i),
+                }
+            } else if flag(scalar, i) {
+                Input::Scalar { slot: 0 }
+            } else {
+                Input::Unused
+            }
+        })
+        .collect()
 }
 
 /// Numbers the tensor inputs and the scalar inputs each in order (`slot` is the position in the

@@ -23,10 +23,11 @@ pub mod render;
 
 pub use exec::{run, Buf, Edges, Host, Limits, PathMode, PathPolicy};
 pub use ir::{
-    number_slots, operands, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF, UnaryF, V,
+    number_slots, operands, region_inputs, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF,
+    UnaryF, V,
 };
 pub use plan::{broadcast, plan, Dt, Plan, Role, Shape, Store};
-pub use render::{render, render_call};
+pub use render::{render, render_call, render_region_call};
 
 /// This crate's sources with a standalone manifest, embedded at build time (see `rextio-embed`),
 /// so generated crates depend on a copy under the host's cache directory.

@@ -183,6 +183,34 @@ pub fn render_call(
     })
 }
 
+/// [`render_call`] for a backend crate at path `backend` that follows the convention of both
+/// first-party backends: it re-exports this crate as `fusion` and runs programs with
+/// `runtime::fused`. The arguments come from `operands`, one expression per program input in
+/// order: a tensor input's is passed by reference, a scalar input's as `f64` (int and float
+/// scalars alike), and an unused input's not at all.
+pub fn render_region_call(
+    prog: &ProgramBuf,
+    backend: &TokenStream,
+    operands: &[TokenStream],
+) -> TokenStream {
+    let mut tensors = Vec::new();
+    let mut scalars = Vec::new();
+    for (input, e) in prog.inputs.iter().zip(operands) {
+        match input {
+            Input::Tensor { .. } => tensors.push(quote!(&(#e))),
+            Input::Scalar { .. } => scalars.push(quote!(((#e) as f64))),
+            Input::Unused => {}
+        }
+    }
+    render_call(
+        prog,
+        &quote!(#backend::fusion),
+        &quote!(#backend::runtime::fused),
+        &tensors,
+        &scalars,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +335,31 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("::backend::fused::<2>(&__RX_PROGRAM,&[&(x)],&[(sasf64)])?.map(|[__rx_o0,__rx_o1]|(__rx_o0,__rx_o1,))"), "{text}");
+    }
+
+    #[test]
+    fn a_region_call_passes_tensors_by_reference_scalars_as_f64_and_skips_unused_inputs() {
+        let prog = every_form();
+        let operands = [
+            quote!(a),
+            quote!(b),
+            quote!(c),
+            quote!(n.0),
+            quote!(never_read),
+        ];
+        let call = render_region_call(&prog, &quote!(::backend), &operands);
+        syn::parse2::<syn::Expr>(call.clone()).unwrap_or_else(|e| panic!("{e}: {call}"));
+        let text = call.to_string().replace(' ', "");
+        assert!(
+            text.contains("static__RX_PROGRAM:::backend::fusion::Program="),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "::backend::runtime::fused::<2>(&__RX_PROGRAM,&[&(a),&(b),&(c)],&[((n.0)asf64)])?"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("never_read"), "{text}");
     }
 }

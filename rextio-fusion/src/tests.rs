@@ -783,3 +783,35 @@ fn each_path_mode_has_its_limits() {
     assert_eq!(PathMode::Fused.limits(auto), Some(None));
     assert_eq!(PathMode::Auto.limits(auto), Some(Some(auto)));
 }
+
+#[test]
+fn region_inputs_prefer_a_tensor_read_then_a_scalar_one_and_number_slots_on_assembly() {
+    let inputs = region_inputs(4, &[true, false, true], &[true, true], |i| i == 2);
+    assert_eq!(
+        inputs,
+        vec![
+            t(0, false),
+            Input::Scalar { slot: 0 },
+            t(0, true),
+            Input::Unused
+        ]
+    );
+    let ins = vec![Ins::Binary {
+        f: Binary::Add,
+        a: 0,
+        b: 2,
+    }];
+    let prog = ProgramBuf::assemble(inputs, ins.clone(), &[0]).expect("a program");
+    assert_eq!(
+        prog.inputs,
+        vec![
+            t(0, false),
+            Input::Scalar { slot: 0 },
+            t(1, true),
+            Input::Unused
+        ]
+    );
+    assert_eq!(prog.outputs, vec![4]);
+    // A program that yields nothing is not assembled.
+    assert_eq!(ProgramBuf::assemble(vec![t(0, false)], ins, &[]), None);
+}

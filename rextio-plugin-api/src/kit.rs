@@ -2,6 +2,10 @@
 //! answer from a plan, rejections, the platform table's shape, and helpers for a plugin's own
 //! unit tests ([`testing`]). Both first-party backends use it; a third-party backend may.
 
+mod declared;
+
+pub use declared::{Declared, DeviceLane};
+
 use crate::diagnostic::Diagnostic;
 use crate::plugin::{PlatformCell, PlatformState};
 use crate::rules::{RuleOutcome, RuleRecord};
@@ -215,6 +219,31 @@ pub mod testing {
     /// Code as text without spaces, for comparing with an expected spelling.
     pub fn compact(code: &Code) -> String {
         code.to_string().replace(' ', "")
+    }
+
+    /// `region` as `lower` (a plugin's `lower_region`) lowers it for the CPU, checked to parse as
+    /// one expression the way the host parses it, as compact text (see [`compact`]); the
+    /// plugin's error, or why it is not a fused lowering, otherwise.
+    #[cfg(feature = "check")]
+    pub fn cpu_region_text<F>(lower: F, region: &crate::lowering::Region) -> Result<String, String>
+    where
+        F: Fn(
+            &crate::lowering::Region,
+            &crate::lowering::RegionContext,
+        ) -> Result<Option<crate::lowering::LoweredRegion>, LowerError>,
+    {
+        let cx = crate::lowering::RegionContext {
+            target: "cpu".to_owned(),
+            device_authorization: None,
+        };
+        let lowered = lower(region, &cx)
+            .map_err(|e| e.to_string())?
+            .ok_or("the plugin kept the region per op")?;
+        lowered
+            .expr
+            .expr()
+            .map_err(|e| format!("{e}: {}", lowered.expr))?;
+        Ok(compact(&lowered.expr))
     }
 }
 

@@ -52,6 +52,36 @@ impl CrateSource {
     }
 }
 
+/// Declares, in the calling crate, `mod embedded` (the crate's sources as `rextio-embed`'s build
+/// script embedded them) and `fn own_source() -> CrateSource`: those embedded sources when the
+/// crate was built from the workspace, its directory otherwise. The `rextio_embedded_sources`
+/// cfg and the paths are the calling crate's.
+#[macro_export]
+macro_rules! own_crate_source {
+    () => {
+        /// This crate's sources with a standalone manifest, embedded at build time (see
+        /// `rextio-embed`), so generated crates depend on a copy under the host's cache
+        /// directory, never on this checkout.
+        #[cfg(rextio_embedded_sources)]
+        mod embedded {
+            include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
+        }
+
+        /// Where a generated crate gets this crate: its embedded sources when built from the
+        /// workspace (an embedded copy, built inside a generated crate, never hands itself on).
+        fn own_source() -> $crate::CrateSource {
+            #[cfg(rextio_embedded_sources)]
+            {
+                $crate::CrateSource::embedded(embedded::EMBEDDED_SOURCES)
+            }
+            #[cfg(not(rextio_embedded_sources))]
+            {
+                $crate::CrateSource::Path(env!("CARGO_MANIFEST_DIR").to_owned())
+            }
+        }
+    };
+}
+
 /// A dependency the generated crate needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateDependency {

@@ -22,10 +22,8 @@ pub mod types;
 pub use rextio_fusion as fusion;
 
 use crate::types::F32_GPU0;
-use rextio_plugin_api::{
-    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
-    DeviceRequirement, LowerError, LoweredExpr, LoweringContext, Plugin, PluginType, RuleRecord,
-};
+use rextio_plugin_api::kit::{Declared, DeviceLane};
+use rextio_plugin_api::{CrateDependency, DeviceSpec, Plugin, PythonRequirement, RuntimePin};
 
 /// The plugin id.
 pub const PLUGIN_ID: &str = "rextio-tensorflow";
@@ -42,15 +40,13 @@ pub const EAGER_ABI_PYTHON: (i64, i64) = (3, 11);
 
 /// The rextio-tensorflow plugin.
 pub struct TensorflowPlugin {
-    rules: Vec<RuleRecord>,
-    types: Vec<PluginType>,
+    declared: Declared,
 }
 
 impl Default for TensorflowPlugin {
     fn default() -> Self {
         Self {
-            rules: rules::records(),
-            types: types::vocabulary(),
+            declared: declared(),
         }
     }
 }
@@ -62,142 +58,92 @@ impl TensorflowPlugin {
     }
 }
 
-impl Plugin for TensorflowPlugin {
-    fn id(&self) -> &str {
-        PLUGIN_ID
-    }
-    fn api_version(&self) -> &str {
-        "1.14.0"
-    }
-    fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
-        // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
-        // an ImportError, so REXTIO_NATIVE_MODE=auto falls back and `native` raises.
-        Some(rextio_plugin_api::ModuleInit {
-            expr: rextio_plugin_api::syntax::quote!(::rextio_tensorflow::runtime::load(py)).into(),
-        })
-    }
-    fn rule_device(&self, rule_id: &str) -> Option<String> {
-        rules::CUDA_RULES
-            .contains(&rule_id)
-            .then(|| CUDA_CAPABILITY.to_owned())
-    }
-    fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
-        vec![
-            rextio_plugin_api::PythonRequirement {
-                requirement: "tensorflow-cpu==2.21.0".into(),
+/// What the backend declares: its tables, its Python requirements, and the CUDA lane.
+fn declared() -> Declared {
+    let (major, minor) = EAGER_ABI_PYTHON;
+    Declared {
+        id: PLUGIN_ID,
+        api_version: "1.14.0",
+        version: env!("CARGO_PKG_VERSION"),
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        // The runtime binds only images the imported tensorflow wheel already mapped, so the
+        // wrapper imports tensorflow first.
+        package: "tensorflow",
+        symbols: claim::symbols(),
+        platforms: platforms::table(),
+        rules: rules::records(),
+        codes: codes::CODES,
+        types: types::vocabulary(),
+        python: vec![
+            PythonRequirement {
+                requirement: format!("tensorflow-cpu=={TENSORFLOW_VERSION}"),
                 distribution: "tensorflow-cpu".into(),
                 editable_path: None,
             },
-            rextio_plugin_api::PythonRequirement {
-                requirement: "rextio-tensorflow-types==0.1.0".into(),
-                distribution: "rextio-tensorflow-types".into(),
-                editable_path: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/python").into()),
-            },
-        ]
-    }
-    fn version(&self) -> &str {
-        env!("CARGO_PKG_VERSION")
-    }
-    fn platforms(&self) -> Vec<rextio_plugin_api::PlatformCell> {
-        platforms::table()
-    }
-    fn certification_kit(&self) -> Option<rextio_plugin_api::CertificationKit> {
-        Some(rextio_plugin_api::CertificationKit::in_dir(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/certify"
-        )))
-    }
-    fn coverage(&self) -> Coverage {
-        Coverage {
-            packages: vec!["tensorflow".into()],
-            symbols: claim::symbols(),
-            // The runtime binds only images the imported tensorflow wheel already mapped.
-            preload_modules: vec!["tensorflow".into()],
-        }
-    }
-    fn rules(&self) -> &[RuleRecord] {
-        &self.rules
-    }
-    fn diagnostic_codes(&self) -> &[CodeDoc] {
-        codes::CODES
-    }
-    fn type_vocabulary(&self) -> &[PluginType] {
-        &self.types
-    }
-    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
-        claim::claim(site)
-    }
-    fn lower(
-        &self,
-        site: &ClaimedSite,
-        cx: &mut LoweringContext,
-    ) -> Result<LoweredExpr, LowerError> {
-        lower::lower(site, cx)
-    }
-    fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
-        let gpu: Vec<&str> = used
-            .iter()
-            .filter(|k| F32_GPU0.rank(k).is_some())
-            .map(|k| k.as_str())
-            .collect();
-        if gpu.is_empty() {
-            return Vec::new();
-        }
-        let (major, minor) = EAGER_ABI_PYTHON;
-        vec![DeviceRequirement {
-            capability: CUDA_CAPABILITY.to_owned(),
-            reason: format!(
-                "the CUDA E3 lane runs on GPU:0 through TensorFlow's TFE runtime ({})",
-                gpu.join(", ")
+            Declared::types_package(
+                env!("CARGO_MANIFEST_DIR"),
+                "rextio-tensorflow-types",
+                "0.1.0",
             ),
+        ],
+        runtime: CrateDependency {
+            name: "rextio-tensorflow".into(),
+            source: own_source(),
+            features: vec!["runtime".into()],
+            // Nothing of TensorFlow is needed at build time: the runtime binds the running
+            // wheel with dlopen(RTLD_NOLOAD) when the extension is imported.
+            build_env: vec![],
+            forbidden_env: vec![],
+        },
+        support_crates: vec![CrateDependency::library(
+            "rextio-fusion",
+            rextio_fusion::embedded_sources(),
+            rextio_fusion::SOURCE_DIR,
+        )],
+        device: Some(DeviceLane {
+            family: F32_GPU0,
+            rules: rules::CUDA_RULES,
+            capability: CUDA_CAPABILITY,
+            reason: "the CUDA E3 lane runs on GPU:0 through TensorFlow's TFE runtime",
             // Generated code runs TFE ops eagerly, for inference, on tensors TensorFlow placed
             // in GPU:0's memory; it reuses TensorFlow's runtime and names no architecture.
-            device: Some(rextio_plugin_api::DeviceSpec::reusing(
+            device: DeviceSpec::reusing(
                 "gpu:0",
                 "cuda",
                 "tensorflow-tfe",
                 &["eager", "inference", "no-grad"],
                 &["dense"],
                 &["device"],
-            )),
+            ),
             runtimes: vec![
-                rextio_plugin_api::RuntimePin::new(
+                RuntimePin::new(
                     "tensorflow",
                     TENSORFLOW_VERSION,
                     &["cuda", "python-wheel", "tfe-c-api"],
                 ),
-                rextio_plugin_api::RuntimePin::new(
+                RuntimePin::new(
                     "cpython",
                     &format!("{major}.{minor}"),
                     &["private-eager-abi"],
                 ),
             ],
-        }]
+        }),
     }
-    fn runtime_crate(&self) -> Option<CrateDependency> {
-        Some(CrateDependency {
-            name: "rextio-tensorflow".into(),
-            source: runtime_source(),
-            features: vec!["runtime".into()],
-            // Nothing of TensorFlow is needed at build time: the runtime binds the running
-            // wheel with dlopen(RTLD_NOLOAD) when the extension is imported.
-            build_env: vec![],
-            forbidden_env: vec![],
+}
+
+impl Plugin for TensorflowPlugin {
+    rextio_plugin_api::declared_plugin_methods!(
+        declared,
+        claim: claim::claim,
+        lower: lower::lower,
+        lower_region: region::lower_region
+    );
+    fn module_init(&self) -> Option<rextio_plugin_api::ModuleInit> {
+        // Bind the imported wheel's TFE C API once, at import: a wrong or missing TensorFlow is
+        // an ImportError, so REXTIO_NATIVE_MODE=auto falls back and `native` raises.
+        Some(rextio_plugin_api::ModuleInit {
+            expr: rextio_plugin_api::syntax::quote!(::rextio_tensorflow::runtime::load(py)).into(),
         })
-    }
-    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
-        vec![CrateDependency::library(
-            "rextio-fusion",
-            rextio_fusion::embedded_sources(),
-            rextio_fusion::SOURCE_DIR,
-        )]
-    }
-    fn lower_region(
-        &self,
-        region: &rextio_plugin_api::Region,
-        cx: &rextio_plugin_api::RegionContext,
-    ) -> Result<Option<rextio_plugin_api::LoweredRegion>, LowerError> {
-        region::lower_region(region, cx)
     }
 }
 
@@ -258,21 +204,4 @@ mod tests {
     }
 }
 
-/// This crate's sources with a standalone manifest, embedded at build time (see
-/// `rextio-embed`), so generated crates depend on a copy under the host's cache directory.
-#[cfg(rextio_embedded_sources)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
-}
-
-/// Where generated crates get this crate: its embedded sources when built from the workspace.
-fn runtime_source() -> CrateSource {
-    #[cfg(rextio_embedded_sources)]
-    {
-        CrateSource::embedded(embedded::EMBEDDED_SOURCES)
-    }
-    #[cfg(not(rextio_embedded_sources))]
-    {
-        CrateSource::Path(env!("CARGO_MANIFEST_DIR").into())
-    }
-}
+rextio_plugin_api::own_crate_source!();

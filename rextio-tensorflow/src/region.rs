@@ -23,7 +23,7 @@ use crate::claim::{self, Src};
 use crate::entry::Rt;
 use crate::types::F32_CPU;
 use rextio_fusion::kernels::Binary;
-use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
+use rextio_fusion::{Ins, ProgramBuf, ReduceF, UnaryF, V};
 use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
 
@@ -116,6 +116,26 @@ fn is_f32_cpu(ty: &ValueType) -> bool {
     (1..=2).any(|r| F32_CPU.ty(r).as_ref() == Some(ty))
 }
 
+/// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
+pub fn lower_region(
+    region: &Region,
+    _cx: &RegionContext,
+) -> Result<Option<LoweredRegion>, LowerError> {
+    // Every input is a tensor operand: the TF surface fuses no scalars.
+    let operands: Vec<_> = region
+        .inputs
+        .iter()
+        .map(|r| r.operand.expr.clone())
+        .collect();
+    Ok(build(region)?.map(|prog| {
+        LoweredRegion::tokens(rextio_fusion::render_region_call(
+            &prog,
+            &quote!(::rextio_tensorflow),
+            &operands,
+        ))
+    }))
+}
+
 /// Translate a region into a program; `Ok(None)` when some claim has no fused form.
 pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
     let n_in = region.inputs.len();
@@ -171,54 +191,17 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
             None => return Ok(None),
         }
     }
-    let inputs: Vec<Input> = tensor_in
-        .into_iter()
-        .zip(&region.inputs)
-        .map(|(used, input)| match used {
-            true => Input::Tensor {
-                slot: 0,
-                owned: input.operand.owned_temp,
-            },
-            false => Input::Unused,
-        })
-        .collect();
+    let inputs = rextio_fusion::region_inputs(n_in, &tensor_in, &[], |i| {
+        region.inputs[i].operand.owned_temp
+    });
     Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
-}
-
-/// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
-pub fn lower_region(
-    region: &Region,
-    _cx: &RegionContext,
-) -> Result<Option<LoweredRegion>, LowerError> {
-    if region.outputs.is_empty() {
-        return Ok(None);
-    }
-    let Some(prog) = build(region)? else {
-        return Ok(None);
-    };
-    let tensors: Vec<_> = prog
-        .inputs
-        .iter()
-        .zip(&region.inputs)
-        .filter(|(i, _)| matches!(i, Input::Tensor { .. }))
-        .map(|(_, r)| {
-            let e = &r.operand.expr;
-            quote!(&(#e))
-        })
-        .collect();
-    Ok(Some(LoweredRegion::tokens(rextio_fusion::render_call(
-        &prog,
-        &quote!(::rextio_tensorflow::fusion),
-        &quote!(::rextio_tensorflow::runtime::fused),
-        &tensors,
-        &[],
-    ))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::claim::tests::{binop, call, t1, t2};
+    use rextio_plugin_api::kit::testing::cpu_region_text;
     use rextio_plugin_api::{
         ClaimSite, ClaimedSite, Literal, LoweredOperand, Operand, RegionInput, RegionNode,
     };
@@ -298,7 +281,7 @@ mod tests {
         assert!(prog
             .inputs
             .iter()
-            .all(|i| matches!(i, Input::Tensor { owned: true, .. })));
+            .all(|i| matches!(i, rextio_fusion::Input::Tensor { owned: true, .. })));
         assert_eq!(prog.ins[0], Ins::Matmul { a: 0, b: 1 });
         assert_eq!(
             prog.ins[2],
@@ -315,13 +298,7 @@ mod tests {
                 ..
             }
         ));
-        let cx = RegionContext {
-            target: "cpu".into(),
-            device_authorization: None,
-        };
-        let lowered = lower_region(&region, &cx).unwrap().unwrap();
-        lowered.expr.expr().unwrap_or_else(|e| panic!("{e}"));
-        let text = lowered.expr.to_string().replace(' ', "");
+        let text = cpu_region_text(lower_region, &region).unwrap_or_else(|e| panic!("{e}"));
         assert!(
             text.contains(
                 "::rextio_tensorflow::runtime::fused::<1>(&__RX_PROGRAM,&[&(x),&(w),&(b)],&[])?"
@@ -334,7 +311,10 @@ mod tests {
             call("tensorflow.maximum", vec![t2(), t2()], vec![]),
             vec![RegionRef::Node(1), RegionRef::Node(1)],
         );
-        assert_eq!(lower_region(&max, &cx).unwrap(), None);
+        assert_eq!(
+            cpu_region_text(lower_region, &max),
+            Err("the plugin kept the region per op".to_owned())
+        );
         // A drifted claim fails closed.
         let mut drifted = region.clone();
         drifted.nodes[1].claimed.rule_id = "rextio-tensorflow/mul-binop-f32-cpu".into();

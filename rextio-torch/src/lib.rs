@@ -26,11 +26,11 @@ pub mod types;
 pub use rextio_fusion as fusion;
 
 use crate::types::F32_CUDA0;
+use rextio_plugin_api::kit::{Declared, DeviceLane};
 use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{
-    ClaimOutcome, ClaimSite, ClaimedSite, CodeDoc, Coverage, CrateDependency, CrateSource,
-    DetachedBody, DeviceRequirement, FunctionScope, LowerError, LoweredExpr, LoweringContext,
-    Plugin, PluginType, RuleRecord, ScopeGuard,
+    CrateDependency, DetachedBody, DeviceSpec, FunctionScope, Plugin, PythonRequirement,
+    RuntimePin, ScopeGuard,
 };
 
 /// The plugin id.
@@ -48,18 +48,13 @@ pub const TCH_VERSION: &str = "0.26.0";
 
 /// The rextio-torch plugin.
 pub struct TorchPlugin {
-    rules: Vec<RuleRecord>,
-    types: Vec<PluginType>,
+    declared: Declared,
 }
 
 impl Default for TorchPlugin {
     fn default() -> Self {
         Self {
-            rules: rules::records()
-                .into_iter()
-                .chain(decorators::records())
-                .collect(),
-            types: types::vocabulary(),
+            declared: declared(),
         }
     }
 }
@@ -71,61 +66,34 @@ impl TorchPlugin {
     }
 }
 
-impl Plugin for TorchPlugin {
-    fn id(&self) -> &str {
-        PLUGIN_ID
-    }
-    fn api_version(&self) -> &str {
-        "1.14.0"
-    }
-    fn version(&self) -> &str {
-        env!("CARGO_PKG_VERSION")
-    }
-    fn platforms(&self) -> Vec<rextio_plugin_api::PlatformCell> {
-        platforms::table()
-    }
-    fn certification_kit(&self) -> Option<rextio_plugin_api::CertificationKit> {
-        Some(rextio_plugin_api::CertificationKit::in_dir(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/certify"
-        )))
-    }
-    fn coverage(&self) -> Coverage {
-        Coverage {
-            packages: vec!["torch".into()],
-            symbols: claim::symbols(),
-            preload_modules: vec!["torch".into()],
-        }
-    }
-    fn rules(&self) -> &[RuleRecord] {
-        &self.rules
-    }
-    fn diagnostic_codes(&self) -> &[CodeDoc] {
-        codes::CODES
-    }
-    fn type_vocabulary(&self) -> &[PluginType] {
-        &self.types
-    }
-    fn claim(&self, site: &ClaimSite) -> ClaimOutcome {
-        claim::claim(site)
-    }
-    fn module_support(&self) -> Option<rextio_plugin_api::ModuleSupport> {
-        Some(modules::support())
-    }
-    fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {
-        modules::kind_of(ctor)
-    }
-    fn lower(
-        &self,
-        site: &ClaimedSite,
-        cx: &mut LoweringContext,
-    ) -> Result<LoweredExpr, LowerError> {
-        lower::lower(site, cx)
-    }
-    fn runtime_crate(&self) -> Option<CrateDependency> {
-        Some(CrateDependency {
+/// What the backend declares: its tables, its Python requirements, and the CUDA lane.
+fn declared() -> Declared {
+    Declared {
+        id: PLUGIN_ID,
+        api_version: "1.14.0",
+        version: env!("CARGO_PKG_VERSION"),
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        package: "torch",
+        symbols: claim::symbols(),
+        platforms: platforms::table(),
+        rules: rules::records()
+            .into_iter()
+            .chain(decorators::records())
+            .collect(),
+        codes: codes::CODES,
+        types: types::vocabulary(),
+        python: vec![
+            // tch links exactly this libtorch.
+            PythonRequirement {
+                requirement: format!("torch=={TORCH_VERSION}"),
+                distribution: "torch".into(),
+                editable_path: None,
+            },
+            Declared::types_package(env!("CARGO_MANIFEST_DIR"), "rextio-torch-types", "0.1.0"),
+        ],
+        runtime: CrateDependency {
             name: "rextio-torch".into(),
-            source: runtime_source(),
+            source: own_source(),
             features: vec!["runtime".into()],
             // torch-sys links the libtorch of the interpreter's torch wheel; the exact version
             // check stays on.
@@ -136,79 +104,50 @@ impl Plugin for TorchPlugin {
                 "LIBTORCH_LIB".into(),
                 "LIBTORCH_INCLUDE".into(),
             ],
-        })
-    }
-    fn rule_device(&self, rule_id: &str) -> Option<String> {
-        rules::CUDA_RULES
-            .contains(&rule_id)
-            .then(|| CUDA_CAPABILITY.to_owned())
-    }
-    fn native_decorator(&self, path: &str, called: bool) -> Option<String> {
-        decorators::rule(path, called).map(str::to_owned)
-    }
-    fn python_requirements(&self) -> Vec<rextio_plugin_api::PythonRequirement> {
-        vec![
-            // tch links exactly this libtorch.
-            rextio_plugin_api::PythonRequirement {
-                requirement: format!("torch=={TORCH_VERSION}"),
-                distribution: "torch".into(),
-                editable_path: None,
-            },
-            rextio_plugin_api::PythonRequirement {
-                requirement: "rextio-torch-types==0.1.0".into(),
-                distribution: "rextio-torch-types".into(),
-                editable_path: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/python").into()),
-            },
-        ]
-    }
-    fn device_requirements(&self, used: &[rextio_plugin_api::TypeKey]) -> Vec<DeviceRequirement> {
-        let cuda: Vec<&str> = used
-            .iter()
-            .filter(|k| F32_CUDA0.rank(k).is_some())
-            .map(|k| k.as_str())
-            .collect();
-        if cuda.is_empty() {
-            return Vec::new();
-        }
-        vec![DeviceRequirement {
-            capability: CUDA_CAPABILITY.to_owned(),
-            reason: format!(
-                "the CUDA E2 slice runs on cuda:0 through PyTorch's libtorch ({})",
-                cuda.join(", ")
-            ),
+        },
+        support_crates: vec![CrateDependency::library(
+            "rextio-fusion",
+            rextio_fusion::embedded_sources(),
+            rextio_fusion::SOURCE_DIR,
+        )],
+        device: Some(DeviceLane {
+            family: F32_CUDA0,
+            rules: rules::CUDA_RULES,
+            capability: CUDA_CAPABILITY,
+            reason: "the CUDA E2 slice runs on cuda:0 through PyTorch's libtorch",
             // Generated code calls libtorch under no-grad, for inference, on strided tensors in
             // cuda:0's memory; it reuses libtorch's runtime and names no architecture.
-            device: Some(rextio_plugin_api::DeviceSpec::reusing(
+            device: DeviceSpec::reusing(
                 "gpu:0",
                 "cuda",
                 "libtorch",
                 &["inference", "no-grad"],
                 &["strided"],
                 &["device"],
-            )),
+            ),
             runtimes: vec![
-                rextio_plugin_api::RuntimePin::new(
-                    "libtorch",
-                    TORCH_VERSION,
-                    &["cuda", "pytorch-wheel"],
-                ),
-                rextio_plugin_api::RuntimePin::new("tch", TCH_VERSION, &["cuda"]),
+                RuntimePin::new("libtorch", TORCH_VERSION, &["cuda", "pytorch-wheel"]),
+                RuntimePin::new("tch", TCH_VERSION, &["cuda"]),
             ],
-        }]
+        }),
     }
-    fn runtime_support_crates(&self) -> Vec<CrateDependency> {
-        vec![CrateDependency::library(
-            "rextio-fusion",
-            rextio_fusion::embedded_sources(),
-            rextio_fusion::SOURCE_DIR,
-        )]
+}
+
+impl Plugin for TorchPlugin {
+    rextio_plugin_api::declared_plugin_methods!(
+        declared,
+        claim: claim::claim,
+        lower: lower::lower,
+        lower_region: region::lower_region
+    );
+    fn module_support(&self) -> Option<rextio_plugin_api::ModuleSupport> {
+        Some(modules::support())
     }
-    fn lower_region(
-        &self,
-        region: &rextio_plugin_api::Region,
-        cx: &rextio_plugin_api::RegionContext,
-    ) -> Result<Option<rextio_plugin_api::LoweredRegion>, LowerError> {
-        region::lower_region(region, cx)
+    fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {
+        modules::kind_of(ctor)
+    }
+    fn native_decorator(&self, path: &str, called: bool) -> Option<String> {
+        decorators::rule(path, called).map(str::to_owned)
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {
@@ -225,11 +164,24 @@ impl Plugin for TorchPlugin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rextio_plugin_api::validate_plugin;
+    use rextio_plugin_api::{validate_plugin, CrateSource};
 
     #[test]
     fn declarations_are_valid() {
         validate_plugin(&TorchPlugin::new()).unwrap();
+    }
+
+    #[test]
+    fn generated_crates_get_the_embedded_copy_of_this_crate_not_the_checkout() {
+        // Built from the workspace, the build script embeds the sources.
+        let dep = TorchPlugin::new().runtime_crate().expect("a runtime crate");
+        match dep.source {
+            CrateSource::Embedded(files) => {
+                assert!(files.iter().any(|(p, _)| p == "Cargo.toml"), "a manifest");
+                assert!(files.iter().any(|(p, _)| p == "src/lib.rs"), "the sources");
+            }
+            other => panic!("not embedded: {other:?}"),
+        }
     }
 
     #[test]
@@ -305,21 +257,4 @@ mod tests {
     }
 }
 
-/// This crate's sources with a standalone manifest, embedded at build time (see
-/// `rextio-embed`), so generated crates depend on a copy under the host's cache directory.
-#[cfg(rextio_embedded_sources)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_sources.rs"));
-}
-
-/// Where generated crates get this crate: its embedded sources when built from the workspace.
-fn runtime_source() -> CrateSource {
-    #[cfg(rextio_embedded_sources)]
-    {
-        CrateSource::embedded(embedded::EMBEDDED_SOURCES)
-    }
-    #[cfg(not(rextio_embedded_sources))]
-    {
-        CrateSource::Path(env!("CARGO_MANIFEST_DIR").into())
-    }
-}
+rextio_plugin_api::own_crate_source!();

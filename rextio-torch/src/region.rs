@@ -12,7 +12,7 @@
 use crate::claim::{self, Arg, Op, Src};
 use crate::entry::Rt;
 use rextio_fusion::kernels::Binary;
-use rextio_fusion::{Input, Ins, ProgramBuf, ReduceF, UnaryF, V};
+use rextio_fusion::{Ins, ProgramBuf, ReduceF, UnaryF, V};
 use rextio_plugin_api::syntax::quote;
 use rextio_plugin_api::{LowerError, LoweredRegion, Region, RegionContext, RegionRef, ValueType};
 
@@ -285,23 +285,9 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
         };
         ins.push(i);
     }
-    let inputs: Vec<Input> = region
-        .inputs
-        .iter()
-        .enumerate()
-        .map(|(i, input)| {
-            if tensor_in[i] {
-                Input::Tensor {
-                    slot: 0,
-                    owned: input.operand.owned_temp,
-                }
-            } else if scalar_in[i] {
-                Input::Scalar { slot: 0 }
-            } else {
-                Input::Unused
-            }
-        })
-        .collect();
+    let inputs = rextio_fusion::region_inputs(n_in, &tensor_in, &scalar_in, |i| {
+        region.inputs[i].operand.owned_temp
+    });
     Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
 }
 
@@ -310,7 +296,7 @@ pub fn lower_region(
     region: &Region,
     cx: &RegionContext,
 ) -> Result<Option<LoweredRegion>, LowerError> {
-    if cx.target != "cpu" || region.outputs.is_empty() {
+    if cx.target != "cpu" {
         return Ok(None);
     }
     let Some(prog) = build(region)? else {
@@ -318,28 +304,20 @@ pub fn lower_region(
     };
     // A program that would not fuse anything beyond what one libtorch call does is still worth
     // it: the fused path skips the dispatcher and, for owned operands, the allocation.
-    let mut tensors = Vec::new();
-    let mut scalars = Vec::new();
-    for (input, r) in prog.inputs.iter().zip(&region.inputs) {
-        let e = &r.operand.expr;
-        match input {
-            Input::Tensor { .. } => tensors.push(quote!(&(#e))),
-            // Int and float scalars alike reach the program as f64.
-            Input::Scalar { .. } if matches!(r.ty, ValueType::Tuple(_)) => {
+    let operands: Vec<_> = region
+        .inputs
+        .iter()
+        .map(|r| {
+            let e = &r.operand.expr;
+            match r.ty {
                 // A one-element int tuple (layer_norm's normalized_shape): its element.
-                scalars.push(quote!((((#e).0) as f64)))
+                ValueType::Tuple(_) => quote!((#e).0),
+                _ => e.clone(),
             }
-            Input::Scalar { .. } => scalars.push(quote!(((#e) as f64))),
-            Input::Unused => {}
-        }
-    }
-    Ok(Some(LoweredRegion::tokens(rextio_fusion::render_call(
-        &prog,
-        &quote!(::rextio_torch::fusion),
-        &quote!(::rextio_torch::runtime::fused),
-        &tensors,
-        &scalars,
-    ))))
+        })
+        .collect();
+    let call = rextio_fusion::render_region_call(&prog, &quote!(::rextio_torch), &operands);
+    Ok(Some(LoweredRegion::tokens(call)))
 }
 
 #[cfg(test)]
@@ -379,14 +357,9 @@ mod tests {
     #[test]
     fn a_region_renders_as_a_static_program_with_a_fallback_option() {
         let region = region_of("sub");
-        let cx = RegionContext {
-            target: "cpu".into(),
-            device_authorization: None,
-        };
-        let lowered = lower_region(&region, &cx).unwrap().unwrap();
         // One expression (the plugin's own check, as the host's), with the program and call.
-        lowered.expr.expr().unwrap_or_else(|e| panic!("{e}"));
-        let text = lowered.expr.to_string().replace(' ', "");
+        let text = rextio_plugin_api::kit::testing::cpu_region_text(lower_region, &region)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(text.contains("static__RX_PROGRAM"), "{text}");
         assert!(
             text.contains("fused::<1>(&__RX_PROGRAM,&[&(l_v),&(l_v)],&[])?"),
