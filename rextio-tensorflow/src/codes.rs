@@ -63,7 +63,7 @@ pub const SQUARE: &str = "RXTP-TENSORFLOW-028";
 pub const EXP: &str = "RXTP-TENSORFLOW-029";
 /// `tf.math.log` outside its form.
 pub const LOG: &str = "RXTP-TENSORFLOW-030";
-/// `tf.math.sqrt` outside its form.
+/// `tf.sqrt` / `tf.math.sqrt` outside its form.
 pub const SQRT: &str = "RXTP-TENSORFLOW-031";
 /// `tf.maximum` outside the same-rank form.
 pub const MAXIMUM: &str = "RXTP-TENSORFLOW-032";
@@ -300,8 +300,8 @@ tensor and no keywords; log of 0 is -inf and of negatives NaN, as in eager Tenso
     },
     CodeDoc {
         code: SQRT,
-        summary: "tf.math.sqrt outside the one-positional-tensor form",
-        explanation: "`tf.math.sqrt(x)` is lowered for exactly one positional float32 CPU rank-1 or rank-2 \
+        summary: "tf.sqrt outside the one-positional-tensor form",
+        explanation: "`tf.sqrt(x)` (or `tf.math.sqrt(x)`, the same function) is lowered for exactly one positional float32 CPU rank-1 or rank-2 \
 tensor and no keywords; sqrt of negatives is NaN and sqrt(-0.0) is -0.0, as in eager TensorFlow.",
     },
     CodeDoc {

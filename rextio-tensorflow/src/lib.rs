@@ -74,18 +74,12 @@ fn declared() -> Declared {
         rules: rules::records(),
         codes: codes::CODES,
         types: types::vocabulary(),
-        python: vec![
-            PythonRequirement {
-                requirement: format!("tensorflow-cpu=={TENSORFLOW_VERSION}"),
-                distribution: "tensorflow-cpu".into(),
-                editable_path: None,
-            },
-            Declared::types_package(
-                env!("CARGO_MANIFEST_DIR"),
-                "rextio-tensorflow-types",
-                "0.1.0",
-            ),
-        ],
+        framework: PythonRequirement {
+            requirement: format!("tensorflow-cpu=={TENSORFLOW_VERSION}"),
+            distribution: "tensorflow-cpu".into(),
+            editable_path: None,
+        },
+        types_package: ("rextio-tensorflow-types", "0.1.0"),
         runtime: CrateDependency {
             name: "rextio-tensorflow".into(),
             source: own_source(),

@@ -93,10 +93,11 @@ pub const ACTIVATIONS: [Activation; 4] = [
     },
 ];
 
-/// One math unary: target (after `tensorflow.`), runtime function and rule name, TFE op, code.
+/// One math unary: targets (after `tensorflow.`), runtime function and rule name, TFE op, code.
 pub struct MathUnary {
-    /// Target after `tensorflow.` (`abs`, `math.log`, ...).
-    pub target: &'static str,
+    /// Targets after `tensorflow.`: every public spelling TensorFlow 2.21 binds to the one
+    /// function (`tf.sqrt is tf.math.sqrt`), the top-level one first.
+    pub targets: &'static [&'static str],
     /// Rule stem (`abs`, `log`, ...).
     pub name: &'static str,
     /// Its runtime entry.
@@ -107,45 +108,46 @@ pub struct MathUnary {
     pub code: &'static str,
 }
 
-/// The math unary surface (exact targets; no inferred aliases such as `tf.math.abs`).
+/// The math unary surface: exact targets, each row's spellings being one TensorFlow function
+/// (`tf.math.log` has no top-level spelling in TensorFlow 2).
 pub const MATH_UNARY: [MathUnary; 6] = [
     MathUnary {
-        target: "abs",
+        targets: &["abs", "math.abs"],
         name: "abs",
         rt: Rt::Abs,
         tfe_op: "Abs",
         code: codes::ABS,
     },
     MathUnary {
-        target: "negative",
+        targets: &["negative", "math.negative"],
         name: "negative",
         rt: Rt::Negative,
         tfe_op: "Neg",
         code: codes::NEGATIVE,
     },
     MathUnary {
-        target: "square",
+        targets: &["square", "math.square"],
         name: "square",
         rt: Rt::Square,
         tfe_op: "Square",
         code: codes::SQUARE,
     },
     MathUnary {
-        target: "exp",
+        targets: &["exp", "math.exp"],
         name: "exp",
         rt: Rt::Exp,
         tfe_op: "Exp",
         code: codes::EXP,
     },
     MathUnary {
-        target: "math.log",
+        targets: &["math.log"],
         name: "log",
         rt: Rt::Log,
         tfe_op: "Log",
         code: codes::LOG,
     },
     MathUnary {
-        target: "math.sqrt",
+        targets: &["sqrt", "math.sqrt"],
         name: "sqrt",
         rt: Rt::Sqrt,
         tfe_op: "Sqrt",
@@ -280,16 +282,17 @@ pub fn records() -> Vec<RuleRecord> {
         }
     }
     for u in &MATH_UNARY {
+        let forms: Vec<String> = u.targets.iter().map(|t| format!("tf.{t}(x)")).collect();
         out.push(native(
             math_unary(u.name),
             Call,
-            &format!("tf.{}(x)", u.target),
+            &forms.join(" / "),
             &format!(
                 "exactly one positional float32 CPU rank-1 or rank-2 tensor, no keywords; result same rank (TFE {})",
                 u.tfe_op
             ),
             u.code,
-            &format!("call tf.{}(x) with one positional annotated tensor", u.target),
+            &format!("call tf.{}(x) with one positional annotated tensor", u.targets[0]),
         ));
     }
     for a in &ARITH {

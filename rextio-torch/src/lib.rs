@@ -82,15 +82,13 @@ fn declared() -> Declared {
             .collect(),
         codes: codes::CODES,
         types: types::vocabulary(),
-        python: vec![
-            // tch links exactly this libtorch.
-            PythonRequirement {
-                requirement: format!("torch=={TORCH_VERSION}"),
-                distribution: "torch".into(),
-                editable_path: None,
-            },
-            Declared::types_package(env!("CARGO_MANIFEST_DIR"), "rextio-torch-types", "0.1.0"),
-        ],
+        // tch links exactly this libtorch.
+        framework: PythonRequirement {
+            requirement: format!("torch=={TORCH_VERSION}"),
+            distribution: "torch".into(),
+            editable_path: None,
+        },
+        types_package: ("rextio-torch-types", "0.1.0"),
         runtime: CrateDependency {
             name: "rextio-torch".into(),
             source: own_source(),

@@ -38,8 +38,11 @@ pub struct Declared {
     pub codes: &'static [CodeDoc],
     /// The marker-type vocabulary.
     pub types: Vec<PluginType>,
-    /// What the generated project's environment needs, the framework first.
-    pub python: Vec<PythonRequirement>,
+    /// The framework the generated project's environment needs (`torch==2.13.0`).
+    pub framework: PythonRequirement,
+    /// The marker-types distribution and its version (`("rextio-torch-types", "0.1.0")`),
+    /// installed editable from `python/` under [`Declared::manifest_dir`] in a checkout.
+    pub types_package: (&'static str, &'static str),
     /// The crate generated code calls (the backend itself with its `runtime` feature).
     pub runtime: CrateDependency,
     /// Support crates the generated crate depends on besides the runtime crate.
@@ -63,18 +66,19 @@ impl Declared {
         CertificationKit::in_dir(&format!("{}/certify", self.manifest_dir))
     }
 
-    /// The marker-types distribution `distribution==version`, installed editable from the
-    /// crate's `python/` directory in a development checkout.
-    pub fn types_package(
-        manifest_dir: &str,
-        distribution: &str,
-        version: &str,
-    ) -> PythonRequirement {
-        PythonRequirement {
-            requirement: format!("{distribution}=={version}"),
-            distribution: distribution.to_owned(),
-            editable_path: Some(format!("{manifest_dir}/python")),
-        }
+    /// What the generated project's environment needs: the framework, then the marker-types
+    /// distribution `distribution==version`, installed editable from the crate's `python/`
+    /// directory in a development checkout.
+    pub fn python_requirements(&self) -> Vec<PythonRequirement> {
+        let (distribution, version) = self.types_package;
+        vec![
+            self.framework.clone(),
+            PythonRequirement {
+                requirement: format!("{distribution}=={version}"),
+                distribution: distribution.to_owned(),
+                editable_path: Some(format!("{}/python", self.manifest_dir)),
+            },
+        ]
     }
 
     /// The capability rule `rule_id` needs to certify, if it belongs to the device lane.
@@ -202,7 +206,7 @@ macro_rules! declared_plugin_methods {
             &self.$field.types
         }
         fn python_requirements(&self) -> ::std::vec::Vec<$crate::PythonRequirement> {
-            self.$field.python.clone()
+            self.$field.python_requirements()
         }
         fn runtime_crate(&self) -> ::std::option::Option<$crate::CrateDependency> {
             ::std::option::Option::Some(self.$field.runtime.clone())
@@ -240,7 +244,12 @@ mod tests {
             rules: vec![],
             codes: &[],
             types: vec![],
-            python: vec![Declared::types_package("/src/x", "x-types", "0.1.0")],
+            framework: PythonRequirement {
+                requirement: "xpkg==2.0".into(),
+                distribution: "xpkg".into(),
+                editable_path: None,
+            },
+            types_package: ("x-types", "0.1.0"),
             runtime: CrateDependency {
                 name: "x".into(),
                 source: crate::CrateSource::Path("/src/x".into()),
@@ -295,8 +304,12 @@ mod tests {
         let kit = d.certification_kit();
         assert_eq!(kit.project_dir, "/src/x/certify/project");
         assert_eq!(kit.checker, "/src/x/certify/check.py");
-        assert_eq!(d.python[0].requirement, "x-types==0.1.0");
-        assert_eq!(d.python[0].editable_path.as_deref(), Some("/src/x/python"));
+        let python = d.python_requirements();
+        assert_eq!(python.len(), 2);
+        assert_eq!(python[0].requirement, "xpkg==2.0");
+        assert_eq!(python[1].requirement, "x-types==0.1.0");
+        assert_eq!(python[1].distribution, "x-types");
+        assert_eq!(python[1].editable_path.as_deref(), Some("/src/x/python"));
         let c = d.coverage();
         assert_eq!(c.packages, vec!["xpkg".to_owned()]);
         assert_eq!(c.preload_modules, vec!["xpkg".to_owned()]);

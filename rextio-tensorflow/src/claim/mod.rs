@@ -124,12 +124,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         ));
     }
     for u in &crate::rules::MATH_UNARY {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("{PREFIX}{}", u.target),
-            format!("math unary table: tf.{}", u.target),
-            unary::plan_math_site,
-        ));
+        for target in u.targets {
+            out.push(Route::new(
+                SiteKind::Call,
+                format!("{PREFIX}{target}"),
+                format!("math unary table: tf.{target}"),
+                unary::plan_math_site,
+            ));
+        }
     }
     for a in &crate::rules::ARITH {
         for target in a.targets {

@@ -160,6 +160,24 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             tf("math.sqrt", vec![t1()], vec![]),
             "sqrt-f32-cpu -> f32-cpu-1d",
         ),
+        // their other spellings (one TensorFlow function each)
+        (tf("sqrt", vec![t2()], vec![]), "sqrt-f32-cpu -> f32-cpu-2d"),
+        (
+            tf("math.abs", vec![t1()], vec![]),
+            "abs-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("math.negative", vec![t2()], vec![]),
+            "negative-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            tf("math.square", vec![t1()], vec![]),
+            "square-f32-cpu -> f32-cpu-1d",
+        ),
+        (
+            tf("math.exp", vec![t2()], vec![]),
+            "exp-f32-cpu -> f32-cpu-2d",
+        ),
         // arithmetic calls, both spellings, the whole rank matrix
         (
             tf("add", vec![t2(), t2()], vec![]),
@@ -512,6 +530,8 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             "RXTP-TENSORFLOW-030",
         ),
         (tf("math.sqrt", vec![], vec![]), "RXTP-TENSORFLOW-031"),
+        (tf("sqrt", vec![t2(), t2()], vec![]), "RXTP-TENSORFLOW-031"),
+        (tf("math.abs", vec![], vec![]), "RXTP-TENSORFLOW-026"),
         (tf("exp", vec![int(1)], vec![]), "RXTP-TENSORFLOW-010"),
         // --- arithmetic ---
         (
@@ -950,7 +970,6 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
         (tf("cos", vec![t2()], vec![]), "not-covered"),
         (tf("math.maximum", vec![t2(), t2()], vec![]), "not-covered"),
         (tf("math.minimum", vec![t1(), t1()], vec![]), "not-covered"),
-        (tf("math.abs", vec![t2()], vec![]), "not-covered"),
         (tf("math.truediv", vec![t2(), t2()], vec![]), "not-covered"),
         (
             tf("raw_ops.MatMul", vec![], vec![kw("a", t2()), kw("b", t2())]),
@@ -1257,8 +1276,10 @@ fn coverage_symbols_are_the_call_targets_the_claim_table_reaches() {
     unique.dedup();
     assert_eq!(unique.len(), symbols.len(), "{symbols:?}");
     for u in &crate::rules::MATH_UNARY {
-        let s = format!("tensorflow.{}", u.target);
-        assert!(symbols.contains(&s), "{s} missing from {symbols:?}");
+        for t in u.targets {
+            let s = format!("tensorflow.{t}");
+            assert!(symbols.contains(&s), "{s} missing from {symbols:?}");
+        }
     }
     for s in [
         "tensorflow.matmul",

@@ -52,9 +52,10 @@ pub fn plan_activation(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     plan_f32(rules::activation(act.name, r), r, act.rt, vec![Src::Arg(0)])
 }
 
-/// `tf.abs(x)` and the other exact math unary targets.
-pub fn plan_math(site: &ClaimSite, u: &MathUnary) -> Result<Plan, NoPlan> {
-    let r = single(site, &format!("tf.{}", u.target), u.code)?;
+/// `tf.abs(x)` and the other exact math unary targets; `target` is the site's spelling (after
+/// `tensorflow.`), which messages name.
+pub fn plan_math(site: &ClaimSite, u: &MathUnary, target: &str) -> Result<Plan, NoPlan> {
+    let r = single(site, &format!("tf.{target}"), u.code)?;
     plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
 }
 
@@ -68,9 +69,14 @@ pub fn plan_activation_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
 
 /// [`plan_math`] with the row of [`rules::MATH_UNARY`] the site's target names.
 pub fn plan_math_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let target = site.target.strip_prefix(super::PREFIX);
-    match rules::MATH_UNARY.iter().find(|u| Some(u.target) == target) {
-        Some(u) => plan_math(site, u),
+    let Some(target) = site.target.strip_prefix(super::PREFIX) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    match rules::MATH_UNARY
+        .iter()
+        .find(|u| u.targets.contains(&target))
+    {
+        Some(u) => plan_math(site, u, target),
         None => Err(ClaimOutcome::NotCovered),
     }
 }
