@@ -4,6 +4,12 @@ use crate::diagnostic::Diagnostic;
 use crate::types::{TypeKey, ValueType};
 use serde::{Deserialize, Serialize};
 
+/// The [`SiteKind::Call`] target of a unary minus on a plugin value: the host offers `-t` as the
+/// call `operator.neg(t)` with the one operand (Python defines `-t` as that call), as it offers
+/// `len(t)` and `abs(t)` as `builtins.len` and `builtins.abs`. A plugin that does not know the
+/// target answers `NotCovered` and the function stays on Python.
+pub const NEG_TARGET: &str = "operator.neg";
+
 /// What syntactic form a site has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -194,7 +194,11 @@ mod tests {
         let c = TensorflowPlugin::new().coverage();
         assert_eq!(c.packages, ["tensorflow"]);
         assert_eq!(c.preload_modules, ["tensorflow"]);
-        assert!(c.symbols.iter().all(|s| s.starts_with("tensorflow.")));
+        assert!(c
+            .symbols
+            .iter()
+            .all(|s| s.starts_with("tensorflow.") || s == rextio_plugin_api::NEG_TARGET));
+        assert!(c.symbols.iter().any(|s| s == rextio_plugin_api::NEG_TARGET));
     }
 }
 

@@ -155,6 +155,9 @@ pub const MATH_UNARY: [MathUnary; 6] = [
     },
 ];
 
+/// The [`MATH_UNARY`] row `-x` plans as (an EagerTensor's `__neg__` is `tf.math.negative`).
+pub const NEG_OPERATOR_ROW: &str = "negative";
+
 /// One elementwise arithmetic op: operator, call targets, runtime name, TFE op, codes.
 pub struct Arith {
     /// The Python operator.
@@ -282,7 +285,10 @@ pub fn records() -> Vec<RuleRecord> {
         }
     }
     for u in &MATH_UNARY {
-        let forms: Vec<String> = u.targets.iter().map(|t| format!("tf.{t}(x)")).collect();
+        let mut forms: Vec<String> = u.targets.iter().map(|t| format!("tf.{t}(x)")).collect();
+        if u.name == NEG_OPERATOR_ROW {
+            forms.push("-x".into());
+        }
         out.push(native(
             math_unary(u.name),
             Call,

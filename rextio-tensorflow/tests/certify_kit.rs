@@ -79,6 +79,24 @@ fn kernels() -> Vec<(String, Vec<ClaimSite>)> {
         k.push((format!("{name}_2d"), vec![tf(target, vec![m()], vec![])]));
         k.push((format!("{name}_1d"), vec![tf(target, vec![v()], vec![])]));
     }
+    // `-x` (offered as operator.neg) and the rows' other spellings.
+    let neg = |a: Operand| ClaimSite {
+        kind: SiteKind::Call,
+        target: rextio_plugin_api::NEG_TARGET.into(),
+        receiver: None,
+        args: vec![a],
+        keywords: vec![],
+    };
+    k.push(("neg_operator_2d".into(), vec![neg(m())]));
+    k.push(("neg_operator_1d".into(), vec![neg(v())]));
+    k.push((
+        "sqrt_top_level_2d".into(),
+        vec![tf("sqrt", vec![m()], vec![])],
+    ));
+    k.push((
+        "abs_math_1d".into(),
+        vec![tf("math.abs", vec![v()], vec![])],
+    ));
     for (name, f, o) in [
         ("add", "add", "+"),
         ("subtract", "subtract", "-"),

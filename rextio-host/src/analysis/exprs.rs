@@ -285,7 +285,22 @@ impl Fx<'_> {
 
     pub(super) fn unary(&mut self, op: ast::UnaryOp, v: Expr, at: Span) -> R<Expr> {
         if let ValueType::Plugin(k) = &v.ty {
-            let msg = format!("unary operator on a plugin value ({k}) is not lowered");
+            // `-t` is `operator.neg(t)` for every Python object: offered to the plugin owning
+            // the type as that call, as `abs(t)` is offered as `builtins.abs`.
+            if op == ast::UnaryOp::USub {
+                return self.site(
+                    SiteKind::Call,
+                    NEG_TARGET.to_owned(),
+                    None,
+                    vec![v],
+                    Vec::new(),
+                    at,
+                );
+            }
+            let msg = format!(
+                "unary operator `{}` on a plugin value ({k}) is not lowered",
+                op.as_str()
+            );
             return Err(self.error(codes::UNSUPPORTED_EXPRESSION, at, msg, None));
         }
         match op {

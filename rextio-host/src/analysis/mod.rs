@@ -26,7 +26,7 @@ use crate::ir::{CmpKind, Expr, ExprKind, FnIr, Param, ScalarOp, Stmt};
 use crate::registry::{Registry, SiteResolution};
 use rextio_plugin_api::{
     ClaimSite, ClaimedSite, Diagnostic, Keyword, Literal, Operand, Severity, SiteKind, Span,
-    ValueType,
+    ValueType, NEG_TARGET,
 };
 use ruff_python_ast as ast;
 use ruff_text_size::Ranged;

@@ -267,6 +267,9 @@ pub fn describe_site(site: &ClaimSite) -> String {
             .map(|k| format!("{}={}", k.name, op(&k.value))),
     );
     match site.kind {
+        SiteKind::Call if site.target == NEG_TARGET && parts.len() == 1 => {
+            format!("-({})", parts[0])
+        }
         SiteKind::Call => format!("{}({})", site.target, parts.join(", ")),
         SiteKind::MethodCall => {
             let recv = site.receiver.as_ref().map(op).unwrap_or_default();

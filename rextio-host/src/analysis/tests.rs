@@ -47,6 +47,7 @@ fn tp() -> Tp {
             rule("tp/decorator", None),
             rule("tp/shape", None),
             rule("tp/stack", None),
+            rule("tp/neg", None),
         ],
         types: vec![PluginType {
             annotation: "tp.Vec".into(),
@@ -122,6 +123,7 @@ impl Plugin for Tp {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
             }
             (SiteKind::Call, "tp.relu", [a]) if is_vec(a) => claimed("tp/relu"),
+            (SiteKind::Call, NEG_TARGET, [a]) if is_vec(a) => claimed("tp/neg"),
             (SiteKind::Call, "tp.stack", [s]) if is_vec_seq(s) => claimed("tp/stack"),
             (SiteKind::Call, "tp.stack", [])
                 if site.keyword("seq").is_some_and(is_vec_seq) && site.keywords.len() == 1 =>
@@ -222,6 +224,30 @@ fn nested_sites_are_claimed_post_order_with_positions() {
     };
     assert_eq!(claimed.rule_id, "tp/relu");
     assert!(matches!(&args[0].kind, ExprKind::Site { claimed, .. } if claimed.rule_id == "tp/add"));
+}
+
+#[test]
+fn unary_minus_on_a_plugin_value_is_offered_as_operator_neg() {
+    let f = one("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    return -(a + b)\n");
+    assert_eq!(f.route, Route::Native(vec!["tp".into()]));
+    let claims: Vec<(&str, u32, u32)> = f
+        .claims
+        .iter()
+        .map(|c| (c.rule_id.as_str(), c.span.line, c.span.column))
+        .collect();
+    assert_eq!(claims, vec![("tp/add", 4, 14), ("tp/neg", 4, 12)]);
+    // Other unary operators on plugin values, and `-` on a value no plugin negates, stay on
+    // Python with the host's or the registry's reason.
+    let f = one("def f(a: tp.Vec) -> tp.Vec:\n    return ~a\n");
+    assert_eq!(f.route, Route::Fallback);
+    assert_eq!(codes(&f), vec![codes::UNSUPPORTED_EXPRESSION]);
+    assert!(
+        f.diagnostics[0].message.contains("`~`"),
+        "{:?}",
+        f.diagnostics
+    );
+    let f = one("def f(a: tp.Vec) -> tp.Vec:\n    return -(a.shape)\n");
+    assert_eq!(f.route, Route::Fallback);
 }
 
 #[test]

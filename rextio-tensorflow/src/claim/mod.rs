@@ -133,6 +133,12 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             ));
         }
     }
+    out.push(Route::new(
+        SiteKind::Call,
+        rextio_plugin_api::NEG_TARGET,
+        "unary minus: -x",
+        unary::plan_neg_operator,
+    ));
     for a in &crate::rules::ARITH {
         for target in a.targets {
             out.push(Route::new(

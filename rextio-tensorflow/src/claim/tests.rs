@@ -160,6 +160,15 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             tf("math.sqrt", vec![t1()], vec![]),
             "sqrt-f32-cpu -> f32-cpu-1d",
         ),
+        // `-x`, offered by the host as operator.neg(x)
+        (
+            call("operator.neg", vec![t2()], vec![]),
+            "negative-f32-cpu -> f32-cpu-2d",
+        ),
+        (
+            call("operator.neg", vec![t1()], vec![]),
+            "negative-f32-cpu -> f32-cpu-1d",
+        ),
         // their other spellings (one TensorFlow function each)
         (tf("sqrt", vec![t2()], vec![]), "sqrt-f32-cpu -> f32-cpu-2d"),
         (
@@ -532,6 +541,10 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
         (tf("math.sqrt", vec![], vec![]), "RXTP-TENSORFLOW-031"),
         (tf("sqrt", vec![t2(), t2()], vec![]), "RXTP-TENSORFLOW-031"),
         (tf("math.abs", vec![], vec![]), "RXTP-TENSORFLOW-026"),
+        (
+            call("operator.neg", vec![l64()], vec![]),
+            "RXTP-TENSORFLOW-027",
+        ),
         (tf("exp", vec![int(1)], vec![]), "RXTP-TENSORFLOW-010"),
         // --- arithmetic ---
         (

@@ -80,3 +80,16 @@ pub fn plan_math_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
         None => Err(ClaimOutcome::NotCovered),
     }
 }
+
+/// `-x`, which the host offers as `operator.neg(x)`: an EagerTensor's `__neg__` is
+/// `tf.math.negative` (TFE `Neg`), so the site plans as that row of [`rules::MATH_UNARY`].
+pub fn plan_neg_operator(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let Some(u) = rules::MATH_UNARY
+        .iter()
+        .find(|u| u.name == rules::NEG_OPERATOR_ROW)
+    else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let r = single(site, "-x (tf.negative)", u.code)?;
+    plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
+}

@@ -24,6 +24,17 @@ pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
     plan_f32(op.row().rule(r, true), r, Op::Math { op, t: Src::Recv })
 }
 
+/// `-t`, which the host offers as `operator.neg(t)`: `Tensor.__neg__` is `Tensor.neg`, so the
+/// site plans as `torch.neg(t)`.
+pub fn plan_neg_operator(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let ([t], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
+        return Err(super::ClaimOutcome::NotCovered);
+    };
+    let op = Unary::Neg;
+    let r = super::f32_rank(t, "-t")?;
+    plan_f32(op.row().rule(r, false), r, Op::Math { op, t: Src::Arg(0) })
+}
+
 /// `torch.relu(t)`, `torch.exp(t)`, ... (a row of [`rules::UNARY_OPS`]).
 pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(name) = site.target.strip_prefix("torch.") else {

@@ -201,6 +201,8 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
     }
     rows!(out, Call:
         "builtins.len" => shape::plan_len,
+        // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
+        "operator.neg" => activations::plan_neg_operator,
         "torch.clamp" => |s| elementwise::plan_clamp(s, "clamp"),
         "torch.clip" => |s| elementwise::plan_clamp(s, "clip"),
         "torch.clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),

@@ -330,6 +330,15 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             call("torch.neg", vec![t1()], vec![]),
             "unary-neg-f32-cpu-rank1-2 -> f32-cpu-1d",
         ),
+        // `-t`, offered by the host as operator.neg(t)
+        (
+            call("operator.neg", vec![t2()], vec![]),
+            "unary-neg-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call("operator.neg", vec![t1()], vec![]),
+            "unary-neg-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
         (
             method(t2(), "log", vec![], vec![]),
             "unary-log-f32-cpu-rank1-2 -> f32-cpu-2d",
@@ -931,6 +940,7 @@ fn rejected_and_uncovered_forms() {
         ),
         (method(l64(), "relu", vec![], vec![]), "RXTP-TORCH-015"),
         (call("torch.exp", vec![flt(1.0)], vec![]), "RXTP-TORCH-010"),
+        (call("operator.neg", vec![l64()], vec![]), "RXTP-TORCH-015"),
         (
             call("torch.erf", vec![t2(), t2()], vec![]),
             "RXTP-TORCH-003",
@@ -1798,8 +1808,9 @@ fn coverage_symbols_are_what_the_claim_table_reaches() {
             "{s} missing from {symbols:?}"
         );
     }
-    // Every symbol is a torch name or `len`.
-    assert!(symbols
-        .iter()
-        .all(|s| s.starts_with("torch.") || s == "builtins.len"));
+    // Every symbol is a torch name, `len` or unary minus.
+    assert!(symbols.iter().any(|s| s == rextio_plugin_api::NEG_TARGET));
+    assert!(symbols.iter().all(|s| s.starts_with("torch.")
+        || s == "builtins.len"
+        || s == rextio_plugin_api::NEG_TARGET));
 }

@@ -66,6 +66,22 @@ def negative_1d(v: V) -> V:
     return tf.negative(v)
 
 
+def neg_operator_2d(x: M) -> M:
+    return -x
+
+
+def neg_operator_1d(v: V) -> V:
+    return -v
+
+
+def sqrt_top_level_2d(x: M) -> M:
+    return tf.sqrt(x)
+
+
+def abs_math_1d(v: V) -> V:
+    return tf.math.abs(v)
+
+
 def square_2d(x: M) -> M:
     return tf.square(x)
 

@@ -138,6 +138,10 @@ def method_neg(x: M) -> M:
     return x.neg()
 
 
+def neg_operator(x: M) -> M:
+    return -x
+
+
 def unary_negative(x: V) -> V:
     return torch.negative(x)
 
