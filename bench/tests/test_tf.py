@@ -109,3 +109,16 @@ def test_a_wrong_tflite_model_is_reported_wrong(tf, tmp_path, monkeypatch):
         assert cell.lanes[lane].status == WRONG and "max |diff|" in cell.lanes[lane].reason
         assert cell.lanes[lane].per_call_ns == []
     assert cell.lanes["eager"].status == TIMED
+
+
+def test_tf_targets_are_the_issue_s():
+    # tf_scoring: faster than TFLite at every batch and at least 20x eager at batch 1.
+    targets = {t.key: t for t in TF_SCORING.targets}
+    assert set(targets) == {"tflite", "eager"}
+    assert targets["tflite"].op == ">" and [targets["tflite"].bound(b) for b in (1, 16, 128)] == [1.0] * 3
+    assert targets["eager"].op == ">=" and targets["eager"].bound(1) == 20.0
+    assert targets["eager"].bound(16) is None
+    # tf_phase_a: faster than TFLite below batch 256, nothing said at 256.
+    (lite,) = TF_PHASE_A.targets
+    assert lite.key == "tflite" and lite.op == ">"
+    assert [lite.bound(c.batch) for c in TF_PHASE_A.cells] == [1.0, 1.0, None]
