@@ -141,9 +141,10 @@ pub struct CompileError {
     pub message: String,
 }
 
-/// The default shared target directory (see [`crate::paths::target_dir`]).
-pub fn default_target_dir() -> PathBuf {
-    crate::paths::target_dir()
+/// The default shared target directory for crates built with `python` (see
+/// [`crate::paths::target_dir`]).
+pub fn default_target_dir(python: &PythonInfo) -> PathBuf {
+    crate::paths::target_dir(&python.prefix)
 }
 
 fn tail(text: &str, lines: usize) -> String {

@@ -129,7 +129,8 @@ pub struct BuildOptions {
     pub python: Option<PathBuf>,
     /// Cargo time limit.
     pub timeout: Duration,
-    /// Shared target directory (default: `REXTIO_TARGET_DIR` or `~/.cache/rextio/target`).
+    /// Shared target directory (default: `REXTIO_TARGET_DIR`, else one per Python environment
+    /// under `~/.cache/rextio/target`; see [`crate::paths::target_dir`]).
     pub target_dir: Option<PathBuf>,
     /// `--strict`: generated Rust that does not compile fails the build instead of demoting
     /// the functions it falls in to Python.
@@ -611,14 +612,15 @@ impl Project {
                 }
             };
             let deps = &generated_out.deps;
+            let target_dir = options
+                .target_dir
+                .clone()
+                .unwrap_or_else(|| cargo_driver::default_target_dir(&info));
             let req = CargoRequest {
                 crate_dir: generated_out.crate_dir.clone(),
                 lib_name: g.lib_name.clone(),
                 python: info,
-                target_dir: options
-                    .target_dir
-                    .clone()
-                    .unwrap_or_else(cargo_driver::default_target_dir),
+                target_dir,
                 env: deps
                     .iter()
                     .flat_map(|d| d.build_env.iter().cloned())

@@ -283,6 +283,25 @@ fn installed_tool_builds_a_project_that_runs_natively_in_a_fresh_environment() {
             "{f}: {routes:?}"
         );
     }
+    // It built in the target directory of this environment (torch-sys bakes the environment's
+    // libtorch into its link paths, so environments do not share one).
+    let env_name = build_env
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let targets: Vec<String> = std::fs::read_dir(cache.join("target"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let own = targets
+        .iter()
+        .find(|t| t.starts_with(&format!("{env_name}-")))
+        .unwrap_or_else(|| panic!("no target directory for {env_name} in {targets:?}"));
+    assert!(
+        cache.join("target").join(own).join("release").is_dir(),
+        "{own}"
+    );
     // The generated crate depends on the copies the tool wrote under its own cache, nothing in
     // the checkout, and resolves the versions of the lock file compiled into the tool.
     let crate_dir = demo.join(".rextio/build/crate");

@@ -36,7 +36,7 @@ pub fn venv_env(root: &Path) -> Vec<(String, String)> {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| venv_bin.to_string_lossy().into_owned());
 
-    let target_dir = rextio_host::paths::target_dir()
+    let target_dir = rextio_host::paths::target_dir(&venv)
         .to_string_lossy()
         .into_owned();
 
