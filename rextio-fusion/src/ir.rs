@@ -42,11 +42,15 @@ pub enum UnaryF {
     Gelu,
     /// [`kernels::Unary::Silu`].
     Silu,
+    /// [`kernels::Unary::Elu`] (torch's).
+    Elu,
+    /// [`kernels::Unary::EluExpMinusOne`] (TensorFlow's).
+    EluExpMinusOne,
 }
 
 impl UnaryF {
     /// Every function.
-    pub const ALL: [UnaryF; 13] = [
+    pub const ALL: [UnaryF; 15] = [
         UnaryF::Relu,
         UnaryF::ReluPlusZero,
         UnaryF::Tanh,
@@ -60,6 +64,8 @@ impl UnaryF {
         UnaryF::Erf,
         UnaryF::Gelu,
         UnaryF::Silu,
+        UnaryF::Elu,
+        UnaryF::EluExpMinusOne,
     ];
 
     /// The kernel op, with `gelu` as GELU's edges.
@@ -78,6 +84,8 @@ impl UnaryF {
             UnaryF::Erf => kernels::Unary::Erf,
             UnaryF::Gelu => kernels::Unary::Gelu(gelu),
             UnaryF::Silu => kernels::Unary::Silu,
+            UnaryF::Elu => kernels::Unary::Elu,
+            UnaryF::EluExpMinusOne => kernels::Unary::EluExpMinusOne,
         }
     }
 
@@ -97,6 +105,8 @@ impl UnaryF {
             kernels::Unary::Erf => UnaryF::Erf,
             kernels::Unary::Gelu(_) => UnaryF::Gelu,
             kernels::Unary::Silu => UnaryF::Silu,
+            kernels::Unary::Elu => UnaryF::Elu,
+            kernels::Unary::EluExpMinusOne => UnaryF::EluExpMinusOne,
         }
     }
 

@@ -36,6 +36,8 @@ fn unary(p: &TokenStream, f: UnaryF) -> TokenStream {
         UnaryF::Erf => quote!(Erf),
         UnaryF::Gelu => quote!(Gelu),
         UnaryF::Silu => quote!(Silu),
+        UnaryF::Elu => quote!(Elu),
+        UnaryF::EluExpMinusOne => quote!(EluExpMinusOne),
     };
     quote!(#p::UnaryF::#v)
 }

@@ -533,6 +533,14 @@ fn flushed_denormals_read_as_zero_in_every_kernel_on_every_isa() {
             assert!(ys[..4].iter().all(|y| *y == 0.0), "{isa:?} sqrt {ys:?}");
             run(Unary::Square, &mut ys);
             assert_eq!(ys[..4], [0.0; 4], "{isa:?}");
+            // TensorFlow's ELU (`x < 0 ? exp(x) - 1 : x`): a denormal read as zero is not below
+            // zero, so it comes back as it came (TensorFlow 2.21 gives elu(-1e-40) = -1e-40).
+            run(Unary::EluExpMinusOne, &mut ys);
+            assert_eq!(
+                ys[..4].iter().map(|y| y.to_bits()).collect::<Vec<_>>(),
+                xs[..4].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{isa:?} elu {ys:?}"
+            );
             // A product that underflows to a denormal is flushed.
             let mut out = [1.0f32];
             kernels::with_denormals_flushed(|| {

@@ -6,6 +6,7 @@
 //! the kernels run with denormals flushed (as TensorFlow's CPU kernels run; see
 //! `runtime/fused.rs`), specials included:
 //! - `Relu` is [`UnaryF::ReluPlusZero`] (TensorFlow's relu of `-0` is `+0`, torch's is `-0`);
+//! - `Elu` is [`UnaryF::EluExpMinusOne`] (TensorFlow computes `exp(x) - 1`, torch `expm1(x)`);
 //! - `BiasAdd` is an add of a row;
 //! - `Softmax` and `ArgMax` are the kernels' only on finite operands (TensorFlow's softmax of a
 //!   row holding NaN or ±inf, and its argmax over NaN, follow rules of their own): they are
@@ -83,6 +84,8 @@ fn instruction(f: Rt, ops: &[V]) -> Option<Ins> {
         Rt::Exp => unary(UnaryF::Exp),
         Rt::Log => unary(UnaryF::Log),
         Rt::Sqrt => unary(UnaryF::Sqrt),
+        // `exp(x) - 1` below zero, as TensorFlow computes it.
+        Rt::Elu => unary(UnaryF::EluExpMinusOne),
         Rt::Add | Rt::BiasAdd => binary(Binary::Add),
         Rt::Sub => binary(Binary::Sub),
         Rt::Mul => binary(Binary::Mul),
@@ -100,10 +103,9 @@ fn instruction(f: Rt, ops: &[V]) -> Option<Ins> {
         Rt::SoftmaxAxis1 => softmax(1),
         Rt::ArgmaxAxis0 => argmax(0),
         Rt::ArgmaxAxis1 => argmax(1),
-        // No fused form: the kernels have no ELU, maximum and minimum are not mapped onto them,
-        // and the CUDA lane's tensors live on GPU:0. The per-op TFE call runs.
-        Rt::Elu
-        | Rt::Maximum
+        // No fused form: maximum and minimum are not mapped onto the kernels, and the CUDA
+        // lane's tensors live on GPU:0. The per-op TFE call runs.
+        Rt::Maximum
         | Rt::Minimum
         | Rt::CudaMatmul
         | Rt::CudaBiasAdd
@@ -230,8 +232,15 @@ mod tests {
 
     #[test]
     fn entries_without_a_kernel_keep_their_region_per_op() {
-        assert_eq!(instruction(Rt::Elu, &[0]), None);
+        assert_eq!(instruction(Rt::Maximum, &[0, 1]), None);
         assert_eq!(instruction(Rt::CudaRelu, &[0]), None);
+        assert!(matches!(
+            instruction(Rt::Elu, &[0]),
+            Some(Ins::Unary {
+                f: UnaryF::EluExpMinusOne,
+                t: 0
+            })
+        ));
         assert!(matches!(
             instruction(Rt::Relu, &[0]),
             Some(Ins::Unary {

@@ -28,6 +28,7 @@ fn unary(f: Rt) -> Option<UnaryF> {
     Some(match f {
         Rt::GeluNone => UnaryF::Gelu,
         Rt::Silu => UnaryF::Silu,
+        Rt::Elu => UnaryF::Elu,
         _ => return None,
     })
 }

@@ -1,6 +1,9 @@
 //! Elementwise kernels: unary ops and broadcast binary ops, one pass each.
 
-use super::math::{erf_v, exp_v, gelu_v, log_v, relu_v, sigmoid_v, silu_v, tanh_v, GeluEdges};
+use super::math::{
+    elu_exp_minus_one_v, elu_v, erf_v, exp_v, gelu_v, log_v, relu_v, sigmoid_v, silu_v, tanh_v,
+    GeluEdges,
+};
 use super::simd::Simd;
 use super::{check_len, checked_len, dispatch, Kernel, KernelError};
 
@@ -40,11 +43,18 @@ pub enum Unary {
     /// `F.silu(x)` as torch computes it, `x / (1 + e^-x)`: `silu(-inf) = NaN`,
     /// `silu(x) = -0` once `e^-x` overflows. Relative error 1.5e-7 (bound 2e-7).
     Silu,
+    /// `F.elu(x)` (alpha 1) as torch computes it: `x` for `x ≥ 0`, `expm1(x)` below; see
+    /// [`super::elu`].
+    Elu,
+    /// TensorFlow's `Elu`: `e^x - 1` where `x < 0` (as TensorFlow computes it, `exp(x) - 1`, so
+    /// tiny negative inputs give `+0`), else `x` unchanged. Absolute error 6.0e-8 (bound 1.2e-7)
+    /// against that formula with a correctly rounded float32 `exp`, on every ISA.
+    EluExpMinusOne,
 }
 
 impl Unary {
     /// Every op (for tests and tables; GELU with torch's own kernel's edges).
-    pub const ALL: [Unary; 13] = [
+    pub const ALL: [Unary; 15] = [
         Unary::Relu,
         Unary::ReluPlusZero,
         Unary::Tanh,
@@ -58,6 +68,8 @@ impl Unary {
         Unary::Erf,
         Unary::Gelu(GeluEdges::PRODUCT_FORM),
         Unary::Silu,
+        Unary::Elu,
+        Unary::EluExpMinusOne,
     ];
 
     /// The discriminant of a fieldless op, for [`UnaryOp`] (GELU has its own [`GeluOp`]).
@@ -76,6 +88,8 @@ impl Unary {
             Unary::Silu => 10,
             Unary::Gelu(_) => 11,
             Unary::ReluPlusZero => 12,
+            Unary::Elu => 13,
+            Unary::EluExpMinusOne => 14,
         }
     }
 }
@@ -121,6 +135,8 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
         const ERF: u8 = Unary::Erf.code();
         const SILU: u8 = Unary::Silu.code();
         const RELU_PLUS_ZERO: u8 = Unary::ReluPlusZero.code();
+        const ELU: u8 = Unary::Elu.code();
+        const ELU_EXP_MINUS_ONE: u8 = Unary::EluExpMinusOne.code();
         match OP {
             RELU => relu_v(s, v),
             TANH => tanh_v(s, v),
@@ -132,6 +148,8 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
             SQRT => s.sqrt(v),
             ERF => erf_v(s, v),
             SILU => silu_v(s, v),
+            ELU => elu_v(s, v),
+            ELU_EXP_MINUS_ONE => elu_exp_minus_one_v(s, v),
             // `-0 + +0 = +0`; every other result of relu is unchanged by adding zero.
             RELU_PLUS_ZERO => s.add(relu_v(s, v), s.zero()),
             _ => s.mul(v, v), // Square
@@ -144,7 +162,7 @@ impl<S: Simd, const OP: u8> VFn1<S> for UnaryOp<OP> {
 macro_rules! with_unary {
     ($op:expr, $f:ident => $body:expr) => {
         with_unary!(@arms $op, $f, $body;
-            Relu ReluPlusZero Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Silu)
+            Relu ReluPlusZero Tanh Sigmoid Exp Log Neg Abs Sqrt Square Erf Silu Elu EluExpMinusOne)
     };
     (@arms $op:expr, $f:ident, $body:expr; $($v:ident)*) => {
         match $op {

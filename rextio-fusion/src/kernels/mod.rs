@@ -55,7 +55,7 @@ mod tests;
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
 pub use gemm::{linear, linear_fused, linear_packed, matmul, matmul_fused, Epilogue, PackedWeight};
 pub use layout::transpose;
-pub use math::{erf, exp, log, sigmoid, tanh, GeluEdges};
+pub use math::{elu, erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
     log_softmax_cols, log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols,

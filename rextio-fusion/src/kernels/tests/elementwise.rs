@@ -79,6 +79,21 @@ fn unary_f64(op: Unary, x: f64) -> f64 {
         Unary::Erf => erf_f64(x),
         Unary::Gelu(_) => 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2)),
         Unary::Silu => x / (1.0 + (-x).exp()),
+        Unary::Elu => {
+            if x >= 0.0 {
+                x
+            } else {
+                x.exp_m1()
+            }
+        }
+        // TensorFlow's formula, with its float32 `exp(x) - 1` cancellation near zero.
+        Unary::EluExpMinusOne => {
+            if x < 0.0 {
+                f64::from((x.exp() as f32) - 1.0)
+            } else {
+                x
+            }
+        }
         _ => f64::NAN,
     }
 }

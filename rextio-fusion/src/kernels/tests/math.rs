@@ -3,7 +3,7 @@
 // torch's results are written as Python printed them: the f64 digits of the f32 value.
 #![allow(clippy::excessive_precision)]
 
-use super::super::{erf, exp, log, sigmoid, tanh, unary, GeluEdges, Unary};
+use super::super::{elu, erf, exp, log, sigmoid, tanh, unary, GeluEdges, Unary};
 use super::{close, each_isa, erf_f64, same};
 
 /// An order-preserving integer key of a float (`-0` and `+0` adjacent).
@@ -209,6 +209,35 @@ fn math_error_bounds_hold_on_every_isa() {
         );
         report.push(("silu", e));
         assert!(e.max_rel <= 2.0e-7, "{isa:?} silu {e:?}");
+
+        // elu (torch's): relative where the result is normal, through the switch at ln2/2.
+        let mut xs = points(-110.0, 20.0);
+        xs.extend(sweep(-0.36, -0.33, 1 << 16));
+        xs.extend(sweep(-1e-3, 0.0, 1 << 16));
+        let elu = |x: f64| if x >= 0.0 { x } else { x.exp_m1() };
+        let e = measure(
+            Unary::Elu,
+            &xs,
+            elu,
+            |_, _| false,
+            |_, w| w.abs() >= MIN_NORMAL,
+        );
+        report.push(("elu", e));
+        assert!(e.max_rel <= 2.0e-7, "{isa:?} elu {e:?}");
+
+        // elu (TensorFlow's `exp(x) - 1`): absolute against that formula with a correctly
+        // rounded float32 exp (both round e^x once; the subtraction of 1 is exact near zero).
+        let xs = points(-110.0, 20.0);
+        let tf_elu = |x: f64| {
+            if x < 0.0 {
+                f64::from((x.exp() as f32) - 1.0)
+            } else {
+                x
+            }
+        };
+        let e = measure(Unary::EluExpMinusOne, &xs, tf_elu, yes, |_, _| false);
+        report.push(("elu-tf", e));
+        assert!(e.max_abs <= 1.2e-7, "{isa:?} elu-tf {e:?}");
 
         for (name, e) in report {
             println!(
@@ -494,6 +523,53 @@ fn silu_edges_match_torch() {
 }
 
 #[test]
+fn elu_edges_match_torch() {
+    check_edges(
+        Unary::Elu,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, -1.0),
+            (-1e-8, -1e-8),
+            (-1e-40, -1e-40),
+            (-1.0, -0.632_120_558_828_557_7),
+            (-20.0, -1.0),
+            (-1e30, -1.0),
+            (3.0, 3.0),
+        ],
+    );
+    // Near zero the result is x itself to the bit, denormals included (torch's expm1).
+    each_isa(|isa| {
+        let xs = [-1e-8f32, -1e-40, -1e-20, -f32::from_bits(1)];
+        let mut ys = [0.0; 4];
+        unary(Unary::Elu, &xs, &mut ys).unwrap();
+        assert_eq!(ys.map(f32::to_bits), xs.map(f32::to_bits), "{isa:?}");
+    });
+}
+
+#[test]
+fn elu_exp_minus_one_edges_match_tensorflow() {
+    check_edges(
+        Unary::EluExpMinusOne,
+        &[
+            (-0.0, -0.0),
+            (0.0, 0.0),
+            (NAN, NAN),
+            (INF, INF),
+            (-INF, -1.0),
+            // TensorFlow 2.21: exp(-1e-8) rounds to 1, so elu(-1e-8) = +0.
+            (-1e-8, 0.0),
+            (-1.0, -0.632_120_558_828_557_7),
+            (-20.0, -1.0),
+            (-1e30, -1.0),
+            (3.0, 3.0),
+        ],
+    );
+}
+
+#[test]
 fn erf_edges_match_torch() {
     check_edges(
         Unary::Erf,
@@ -525,6 +601,7 @@ fn math_slice_functions_check_lengths() {
         (tanh, Unary::Tanh),
         (sigmoid, Unary::Sigmoid),
         (erf, Unary::Erf),
+        (elu, Unary::Elu),
     ] {
         f(&x, &mut y).unwrap();
         unary(op, &x, &mut z).unwrap();
