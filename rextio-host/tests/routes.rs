@@ -44,7 +44,9 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("def fdiv(x: M, f: float) -> M:\n    g = f // 2.0\n    return x.relu()\n", "fallback-python", &["RXT012"]),
     ("def trying(x: M) -> M:\n    try:\n        return x.relu()\n    finally:\n        pass\n", "fallback-python", &["RXT003"]),
     ("def big(x: M, n: int) -> M:\n    k = n + 99999999999999999999\n    return x.relu()\n", "fallback-python", &["RXT012"]),
-    ("def unary(x: M) -> M:\n    return -x\n", "fallback-python", &["RXT004"]),
+    ("def unary(x: M) -> M:\n    return ~x\n", "fallback-python", &["RXT004"]),
+    // `-x` reaches the plugin as operator.neg(x): torch claims it as torch.neg.
+    ("def neg(x: M) -> M:\n    return -x\n", "native-plugin:rextio-torch", &[]),
     ("def keyword_bias(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, bias=b)\n", "native-plugin:rextio-torch", &[]),
     ("def extra_kw(x: M, w: M, b: V) -> M:\n    return F.linear(x, w, b, bias=b)\n", "fallback-python", &["RXTP-TORCH-001"]),
     ("def cat_list(x: M, y: M) -> M:\n    return torch.cat([x, y.relu()], dim=1)\n", "native-plugin:rextio-torch", &[]),
