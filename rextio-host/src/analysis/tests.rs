@@ -199,6 +199,14 @@ fn one(body: &str) -> FunctionAnalysis {
     m.functions.remove(0)
 }
 
+/// Each claim's rule with its line and column, in claim order.
+fn claim_positions(f: &FunctionAnalysis) -> Vec<(&str, u32, u32)> {
+    f.claims
+        .iter()
+        .map(|c| (c.rule_id.as_str(), c.span.line, c.span.column))
+        .collect()
+}
+
 fn codes(f: &FunctionAnalysis) -> Vec<&str> {
     f.diagnostics.iter().map(|d| d.code.as_str()).collect()
 }
@@ -207,12 +215,10 @@ fn codes(f: &FunctionAnalysis) -> Vec<&str> {
 fn nested_sites_are_claimed_post_order_with_positions() {
     let f = one("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    return tp.relu(a + b)\n");
     assert_eq!(f.route, Route::Native(vec!["tp".into()]));
-    let claims: Vec<(&str, u32, u32)> = f
-        .claims
-        .iter()
-        .map(|c| (c.rule_id.as_str(), c.span.line, c.span.column))
-        .collect();
-    assert_eq!(claims, vec![("tp/add", 4, 20), ("tp/relu", 4, 12)]);
+    assert_eq!(
+        claim_positions(&f),
+        vec![("tp/add", 4, 20), ("tp/relu", 4, 12)]
+    );
     let ir = f.ir.unwrap();
     assert_eq!(ir.qualname, "m.f");
     assert_eq!(ir.params.len(), 2);
@@ -230,12 +236,10 @@ fn nested_sites_are_claimed_post_order_with_positions() {
 fn unary_minus_on_a_plugin_value_is_offered_as_operator_neg() {
     let f = one("def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n    return -(a + b)\n");
     assert_eq!(f.route, Route::Native(vec!["tp".into()]));
-    let claims: Vec<(&str, u32, u32)> = f
-        .claims
-        .iter()
-        .map(|c| (c.rule_id.as_str(), c.span.line, c.span.column))
-        .collect();
-    assert_eq!(claims, vec![("tp/add", 4, 14), ("tp/neg", 4, 12)]);
+    assert_eq!(
+        claim_positions(&f),
+        vec![("tp/add", 4, 14), ("tp/neg", 4, 12)]
+    );
     // Other unary operators on plugin values, and `-` on a value no plugin negates, stay on
     // Python with the host's or the registry's reason.
     let f = one("def f(a: tp.Vec) -> tp.Vec:\n    return ~a\n");

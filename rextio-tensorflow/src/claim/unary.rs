@@ -52,10 +52,10 @@ pub fn plan_activation(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     plan_f32(rules::activation(act.name, r), r, act.rt, vec![Src::Arg(0)])
 }
 
-/// `tf.abs(x)` and the other exact math unary targets; `target` is the site's spelling (after
-/// `tensorflow.`), which messages name.
-pub fn plan_math(site: &ClaimSite, u: &MathUnary, target: &str) -> Result<Plan, NoPlan> {
-    let r = single(site, &format!("tf.{target}"), u.code)?;
+/// `tf.abs(x)` and the other exact math unary targets; `shown` is the site's spelling, which
+/// messages name (`tf.math.abs`, `-x`).
+pub fn plan_math(site: &ClaimSite, u: &MathUnary, shown: &str) -> Result<Plan, NoPlan> {
+    let r = single(site, shown, u.code)?;
     plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
 }
 
@@ -76,7 +76,7 @@ pub fn plan_math_site(site: &ClaimSite) -> Result<Plan, NoPlan> {
         .iter()
         .find(|u| u.targets.contains(&target))
     {
-        Some(u) => plan_math(site, u, target),
+        Some(u) => plan_math(site, u, &format!("tf.{target}")),
         None => Err(ClaimOutcome::NotCovered),
     }
 }
@@ -90,6 +90,5 @@ pub fn plan_neg_operator(site: &ClaimSite) -> Result<Plan, NoPlan> {
     else {
         return Err(ClaimOutcome::NotCovered);
     };
-    let r = single(site, "-x (tf.negative)", u.code)?;
-    plan_f32(rules::math_unary(u.name), r, u.rt, vec![Src::Arg(0)])
+    plan_math(site, u, "-x (tf.negative)")
 }
