@@ -12,6 +12,7 @@ The eager reference is the original package from REXTIO_FIXTURE_SRC imported und
 name (`eager_mdl`), so its relative imports resolve to the original sources, never to the built
 package on sys.path."""
 
+import collections
 import copy
 import importlib
 import importlib.util
@@ -587,6 +588,28 @@ check("blocks[1] replaced by a new ResidualBlock", "native")
 both(lambda m: m.head.__setitem__(3, nn.Linear(W, C)))
 check("head[3] replaced by a new Linear", "native")
 same_state(b, e, "after replacements")
+# A compiled method answers the lookups of its read from the previous call's while no dictionary
+# it read has changed: after many unchanged calls, a change three modules deep, a deleted and
+# restored attribute, and a hook dictionary replaced wholesale (not filled through register_*)
+# are each seen by the very next call.
+with torch.inference_mode():
+    for _ in range(50):
+        b(x)
+both(lambda m: setattr(m.blocks[1].norm, "eps", 0.5))
+check("blocks[1].norm.eps changed after warm calls", "native")
+both(lambda m: delattr(m.blocks[1].norm, "eps"))
+with torch.inference_mode(), ran(model, f"{SCORER}.forward", "state"):
+    outcome(lambda: b(x), lambda: e(x), "blocks[1].norm.eps deleted")
+both(lambda m: setattr(m.blocks[1].norm, "eps", 1e-5))
+check("blocks[1].norm.eps restored", "native")
+fired = []
+saved = b.head[0]._forward_hooks
+b.head[0]._forward_hooks = collections.OrderedDict({0: lambda mod, args, out: fired.append(1)})
+with torch.inference_mode(), ran(model, f"{SCORER}.forward", "hook"):
+    b(x)
+assert fired == [1], f"a replaced hook dictionary's hook fired {len(fired)} times"
+b.head[0]._forward_hooks = saved
+check("hook dictionary restored", "native")
 
 # Changes where either path is acceptable, but results must follow.
 both(lambda m: setattr(m, "temperature", 0.25))

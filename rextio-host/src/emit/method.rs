@@ -443,9 +443,9 @@ pub(super) fn method_items(
     let state = local_ident(&ir.params[0].name);
     // The original runs, for the reason in `__rx_why`.
     let to_original = fallback(quote!(__rx_why));
-    let no_dict = fallback(quote!(::std::string::String::from(
-        "state: the instance has no instance dictionary"
-    )));
+    let no_dict = "state: the instance has no instance dictionary";
+    let tape = format_ident!("__RX_TAPE_{}", index);
+    let tape_ty = rt("LookupTape");
     let global_check: syn::Path =
         parse("module global check", &support.global_check_fn).map_err(fail)?;
     let stores = interned_stores(&support);
@@ -518,14 +518,21 @@ pub(super) fn method_items(
                 ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
             };
             let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
-            if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
-                #to_original;
-            }
-            let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
-                ::std::option::Option::Some(__rx_view) => __rx_view,
-                ::std::option::Option::None => { #no_dict; }
-            };
-            let #state = match #read_fn(&__rx_self_view, &mut __rx_keep)? {
+            // Every lookup of the read goes through the method's tape (answered without
+            // hashing while the dictionaries are unchanged since the last call).
+            static #tape: #tape_ty = #tape_ty::new();
+            let #state = match #tape.replay(|| -> ::pyo3::PyResult<::std::result::Result<_, ::std::string::String>> {
+                if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
+                    return ::pyo3::PyResult::Ok(::std::result::Result::Err(__rx_why));
+                }
+                let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
+                    ::std::option::Option::Some(__rx_view) => __rx_view,
+                    ::std::option::Option::None => {
+                        return ::pyo3::PyResult::Ok(::std::result::Result::Err(::std::string::String::from(#no_dict)));
+                    }
+                };
+                #read_fn(&__rx_self_view, &mut __rx_keep)
+            })? {
                 ::std::result::Result::Ok(__rx_state) => __rx_state,
                 ::std::result::Result::Err(__rx_why) => { #to_original; }
             };

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -72,8 +73,70 @@ pub fn instance_dict<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>>
 
 /// `dict[key]` for an interned string key, without PyO3's generic key conversion: one
 /// `PyDict_GetItemWithError` (readers make dozens of these per call, so the wrapper's cost
-/// showed). `None` when absent.
+/// showed), or, inside [`LookupTape::replay`], the answer the same lookup had on the previous
+/// call when the dictionary has not changed since. `None` when absent.
 pub fn lookup<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let active = ACTIVE_TAPE.with(Cell::get);
+    if active.is_null() {
+        return raw_lookup(dict, key);
+    }
+    let tag = dict_tag(dict);
+    if tag == 0 {
+        return raw_lookup(dict, key);
+    }
+    let (d, k) = (dict.as_ptr() as usize, key.as_ptr() as usize);
+    // SAFETY: `active` points at the `Replay` on the stack of the `LookupTape::replay` call
+    // running on this thread (it clears the pointer before returning); no reference into it
+    // is held across the lookup below, which may run Python code.
+    let known = unsafe {
+        let r = &*active;
+        let entries: &Vec<TapeEntry> = &*r.entries;
+        entries
+            .get(r.at)
+            .filter(|e| e.dict == d && e.key == k && e.tag == tag)
+            .map(|e| e.value)
+    };
+    let value = match known {
+        Some(v) => v,
+        None => {
+            let found = raw_lookup(dict, key)?;
+            let value = found.as_ref().map_or(0, |v| v.as_ptr() as usize);
+            // SAFETY: as above; this thread's replay is still the active one (a nested replay
+            // restores it before returning).
+            unsafe {
+                let r = &mut *active;
+                let entries = &mut *r.entries;
+                entries.truncate(r.at);
+                entries.push(TapeEntry {
+                    dict: d,
+                    key: k,
+                    tag,
+                    value,
+                });
+            }
+            // SAFETY: as above.
+            unsafe { (*active).at += 1 };
+            return Ok(found);
+        }
+    };
+    // SAFETY: as above.
+    unsafe { (*active).at += 1 };
+    if value == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the entry was recorded from this very dictionary (same address, same version
+    // tag: tags are unique across every dictionary's creation and modification), so the
+    // dictionary still holds this value and keeps it alive; taking our own reference.
+    Ok(Some(unsafe {
+        Bound::from_borrowed_ptr(dict.py(), value as *mut pyo3::ffi::PyObject)
+    }))
+}
+
+/// One `PyDict_GetItemWithError`.
+fn raw_lookup<'py>(
     dict: &Bound<'py, PyDict>,
     key: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -82,13 +145,130 @@ pub fn lookup<'py>(
     // reference, or NULL (with an exception set only on an error).
     let raw = unsafe { pyo3::ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr()) };
     if raw.is_null() {
-        return match PyErr::take(py) {
-            Some(e) => Err(e),
-            None => Ok(None),
-        };
+        // SAFETY: reading this thread's error indicator, with the GIL held.
+        if unsafe { pyo3::ffi::PyErr_Occurred() }.is_null() {
+            return Ok(None);
+        }
+        return Err(PyErr::fetch(py));
     }
     // SAFETY: a borrowed, non-null reference that `dict` keeps alive; taking our own reference.
     Ok(Some(unsafe { Bound::from_borrowed_ptr(py, raw) }))
+}
+
+/// A dictionary's version tag (CPython 3.11 and 3.12: a number that is new every time any
+/// dictionary is created or modified), 0 where the interpreter keeps none the tape can trust
+/// (3.13 and later; see [`tags_trusted`]): a tag of 0 is never replayed.
+fn dict_tag(dict: &Bound<'_, PyDict>) -> u64 {
+    if !tags_trusted(dict.py()) {
+        return 0;
+    }
+    // The tag follows `ma_used` in `PyDictObject` on every CPython that has one (3.11, 3.12;
+    // the field is named by pyo3-ffi only on some of them, so it is found by offset).
+    let at = std::mem::offset_of!(pyo3::ffi::PyDictObject, ma_used)
+        + std::mem::size_of::<pyo3::ffi::Py_ssize_t>();
+    // SAFETY: `dict` is a live dict (or subclass), so its object starts with a
+    // `PyDictObject`, whose 64-bit tag sits at `at` on the interpreters `tags_trusted` admits.
+    unsafe {
+        dict.as_ptr()
+            .cast::<u8>()
+            .add(at)
+            .cast::<u64>()
+            .read_unaligned()
+    }
+}
+
+/// Whether this interpreter's dictionary version tags change on every modification and are
+/// new for every dictionary: CPython 3.11 and 3.12. 3.13 changed how instance dictionaries
+/// share storage with their objects and 3.14 dropped the tag, so there the tape is off (every
+/// lookup is made).
+fn tags_trusted(py: Python<'_>) -> bool {
+    static TRUSTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRUSTED.get_or_init(|| {
+        let v = py.version_info();
+        ((3, 11)..(3, 13)).contains(&(v.major, v.minor))
+    })
+}
+
+#[derive(Clone, Copy)]
+struct TapeEntry {
+    dict: usize,
+    key: usize,
+    tag: u64,
+    /// The value's address, 0 when the key was absent.
+    value: usize,
+}
+
+/// The tape being replayed on this thread and how far.
+struct Replay {
+    entries: *mut Vec<TapeEntry>,
+    at: usize,
+}
+
+thread_local! {
+    /// The [`Replay`] of the `LookupTape::replay` call running on this thread, or null.
+    static ACTIVE_TAPE: Cell<*mut Replay> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The dictionary lookups one compiled method's reader made on its last call, in order, each
+/// with the dictionary's version tag: while a model is unchanged, the next call's reader asks
+/// the same questions of the same dictionaries, and [`lookup`] answers each from the tape after
+/// comparing three words instead of hashing. Any change to a dictionary it read (a new
+/// submodule or parameter, an attribute set or deleted) changes that dictionary's tag, and from
+/// there the lookups are made again and re-recorded. What is not a lookup is read at every call
+/// as before: tensor metadata, classes, and the sizes of hook dictionaries (registering a hook
+/// changes the hook dictionary, not the dictionary that holds it).
+pub struct LookupTape {
+    entries: Mutex<Vec<TapeEntry>>,
+}
+
+impl LookupTape {
+    /// An empty tape.
+    pub const fn new() -> Self {
+        Self {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Run `read` with this tape answering its lookups. When the tape is already in use (a
+    /// reader re-entered through Python code it ran, or another thread), `read` runs with
+    /// every lookup made.
+    pub fn replay<T>(&self, read: impl FnOnce() -> T) -> T {
+        let Ok(mut entries) = self.entries.try_lock() else {
+            let _active = ActiveGuard::set(std::ptr::null_mut());
+            return read();
+        };
+        let mut replay = Replay {
+            entries: &mut *entries,
+            at: 0,
+        };
+        let out = {
+            let _active = ActiveGuard::set(&mut replay);
+            read()
+        };
+        entries.truncate(replay.at);
+        out
+    }
+}
+
+impl Default for LookupTape {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Makes a replay this thread's active one, restoring the previous on drop (unwinding too).
+struct ActiveGuard(*mut Replay);
+
+impl ActiveGuard {
+    fn set(r: *mut Replay) -> Self {
+        Self(ACTIVE_TAPE.with(|a| a.replace(r)))
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        ACTIVE_TAPE.with(|a| a.set(self.0));
+    }
 }
 
 /// Whether `dict[key]` is present and truthy (a hook dictionary with entries): a dict's size
