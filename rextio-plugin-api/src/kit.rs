@@ -1,10 +1,13 @@
 //! Scaffolding a backend would otherwise write again: marker-type families by rank, the claim
-//! answer from a plan, rejections, the platform table's shape, and helpers for a plugin's own
+//! answer from a plan, rejections, the platform table's shape, the marker-types module as a
+//! table ([`MarkerModule`]), and helpers for a plugin's own
 //! unit tests ([`testing`]). Both first-party backends use it; a third-party backend may.
 
 mod declared;
+mod markers;
 
 pub use declared::{Declared, DeviceLane};
+pub use markers::{Boundary, Marker, MarkerModule};
 
 use crate::diagnostic::Diagnostic;
 use crate::plugin::{PlatformCell, PlatformState};

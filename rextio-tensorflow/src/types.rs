@@ -1,6 +1,6 @@
 //! The annotation vocabulary of `rextio_tensorflow.types`.
 
-use rextio_plugin_api::kit::RankFamily;
+use rextio_plugin_api::kit::{Boundary, Marker, MarkerModule, RankFamily};
 use rextio_plugin_api::{PluginType, TypeKey, ValueType};
 
 /// Type key of `TensorF32Cpu1D`.
@@ -38,62 +38,103 @@ pub fn i64_cpu_1d() -> ValueType {
 /// Rust path of the CUDA lane's boundary wrapper.
 pub const CUDA_WRAP_FN: &str = "::rextio_tensorflow::runtime::cuda::materialize_gpu0";
 
-/// The vocabulary: import-free markers (three CPU, two build-only `GPU:0`), one Rust type per
-/// lane, per-type extractors.
+/// Where GPU-lane markers say how they are authorised.
+const GPU_NOTE: &[&str] = &[
+    "Lowered only with the ``rextio-device-cuda`` authorisation of",
+    "``cuda-tensorflow-tfe-linux-x86_64``; never moved between host and device.",
+];
+
+/// The markers of `rextio_tensorflow.types`, one row each: the Python module
+/// (`python/rextio_tensorflow/types.py`, rendered from this table) and [`vocabulary`] derive
+/// from it.
+pub const MARKERS: MarkerModule = MarkerModule {
+    backend: "rextio-tensorflow",
+    package: "rextio_tensorflow",
+    framework: "tensorflow",
+    values: "ordinary TensorFlow EagerTensors (``tf.Tensor``)",
+    source: "rextio-tensorflow/src/types.rs",
+    markers: &[
+        Marker {
+            class: "TensorF32Cpu1D",
+            key: F32_CPU_1D,
+            dtype: "float32",
+            device: "CPU:0",
+            rank: 1,
+            role: None,
+            note: &[],
+        },
+        Marker {
+            class: "TensorF32Cpu2D",
+            key: F32_CPU_2D,
+            dtype: "float32",
+            device: "CPU:0",
+            rank: 2,
+            role: None,
+            note: &[],
+        },
+        Marker {
+            class: "TensorI64Cpu1D",
+            key: I64_CPU_1D,
+            dtype: "int64",
+            device: "CPU:0",
+            rank: 1,
+            role: Some("the default ``tf.argmax`` result"),
+            note: &[],
+        },
+        Marker {
+            class: "TensorF32Gpu0_1D",
+            key: F32_GPU0_1D,
+            dtype: "float32",
+            device: "GPU:0",
+            rank: 1,
+            role: Some("the build-only CUDA lane"),
+            note: GPU_NOTE,
+        },
+        Marker {
+            class: "TensorF32Gpu0_2D",
+            key: F32_GPU0_2D,
+            dtype: "float32",
+            device: "GPU:0",
+            rank: 2,
+            role: Some("the build-only CUDA lane"),
+            note: GPU_NOTE,
+        },
+    ],
+};
+
+/// The vocabulary: one entry per [`MARKERS`] row, extracted by `extract_<key suffix>`; the GPU
+/// lane has its own Rust type, wrapper and `cuda::` extractors (the lanes never mix).
 pub fn vocabulary() -> Vec<PluginType> {
-    let entry = |key: &str, name: &str, extract: &str, description: &str| PluginType {
-        annotation: format!("rextio_tensorflow.types.{name}"),
-        key: TypeKey::new(key),
-        rust_type: RUST_TENSOR.to_owned(),
-        extract_fn: format!("::rextio_tensorflow::runtime::{extract}"),
-        wrap_fn: WRAP_FN.to_owned(),
-        description: description.to_owned(),
-    };
-    vec![
-        entry(
-            F32_CPU_1D,
-            "TensorF32Cpu1D",
-            "extract_f32_cpu_1d",
-            "TensorFlow EagerTensor, float32, CPU:0, rank 1",
-        ),
-        entry(
-            F32_CPU_2D,
-            "TensorF32Cpu2D",
-            "extract_f32_cpu_2d",
-            "TensorFlow EagerTensor, float32, CPU:0, rank 2",
-        ),
-        entry(
-            I64_CPU_1D,
-            "TensorI64Cpu1D",
-            "extract_i64_cpu_1d",
-            "TensorFlow EagerTensor, int64, CPU:0, rank 1 (tf.argmax result)",
-        ),
-        PluginType {
-            rust_type: RUST_CUDA_TENSOR.to_owned(),
-            wrap_fn: CUDA_WRAP_FN.to_owned(),
-            ..entry(
-                F32_GPU0_1D,
-                "TensorF32Gpu0_1D",
-                "cuda::extract_f32_gpu0_1d",
-                "TensorFlow EagerTensor, float32, GPU:0, rank 1 (build-only CUDA E3 lane)",
-            )
-        },
-        PluginType {
-            rust_type: RUST_CUDA_TENSOR.to_owned(),
-            wrap_fn: CUDA_WRAP_FN.to_owned(),
-            ..entry(
-                F32_GPU0_2D,
-                "TensorF32Gpu0_2D",
-                "cuda::extract_f32_gpu0_2d",
-                "TensorFlow EagerTensor, float32, GPU:0, rank 2 (build-only CUDA E3 lane)",
-            )
-        },
-    ]
+    MARKERS.vocabulary("TensorFlow EagerTensor", |m| {
+        let gpu = F32_GPU0.rank(&TypeKey::new(m.key)).is_some();
+        let (rust_type, wrap_fn, lane) = if gpu {
+            (RUST_CUDA_TENSOR, CUDA_WRAP_FN, "cuda::")
+        } else {
+            (RUST_TENSOR, WRAP_FN, "")
+        };
+        Boundary {
+            rust_type: rust_type.to_owned(),
+            extract_fn: format!(
+                "::rextio_tensorflow::runtime::{lane}extract_{}",
+                m.key_suffix()
+            ),
+            wrap_fn: wrap_fn.to_owned(),
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checked_in_marker_module_is_the_one_rendered_from_the_table() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("python/rextio_tensorflow/types.py");
+        if let Err(e) = MARKERS.check_file(&path) {
+            panic!("{e}");
+        }
+    }
 
     #[test]
     fn vocabulary_names_the_published_markers_and_runtime_boundary() {

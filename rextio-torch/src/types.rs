@@ -1,6 +1,6 @@
 //! The annotation vocabulary of `rextio_torch.types`.
 
-use rextio_plugin_api::kit::RankFamily;
+use rextio_plugin_api::kit::{Boundary, Marker, MarkerModule, RankFamily};
 use rextio_plugin_api::{PluginType, TypeKey, ValueType};
 
 /// Type key of `TensorF32Cpu1D`.
@@ -35,60 +35,115 @@ pub fn i64_cpu_1d() -> ValueType {
     ValueType::Plugin(TypeKey::new(I64_CPU_1D))
 }
 
-/// The vocabulary.
+/// Where CUDA-lane markers say how they are authorised.
+const CUDA_NOTE: &[&str] = &[
+    "Lowered only with the ``rextio-device-cuda`` authorisation of",
+    "``cuda-libtorch-linux-x86_64``; never moved between host and device.",
+];
+
+/// The markers of `rextio_torch.types`, one row each: the Python module
+/// (`python/rextio_torch/types.py`, rendered from this table) and [`vocabulary`] derive from it.
+pub const MARKERS: MarkerModule = MarkerModule {
+    backend: "rextio-torch",
+    package: "rextio_torch",
+    framework: "torch",
+    values: "ordinary ``torch.Tensor`` objects",
+    source: "rextio-torch/src/types.rs",
+    markers: &[
+        Marker {
+            class: "TensorF32Cpu1D",
+            key: F32_CPU_1D,
+            dtype: "float32",
+            device: "cpu",
+            rank: 1,
+            role: None,
+            note: &[],
+        },
+        Marker {
+            class: "TensorF32Cpu2D",
+            key: F32_CPU_2D,
+            dtype: "float32",
+            device: "cpu",
+            rank: 2,
+            role: None,
+            note: &[],
+        },
+        Marker {
+            class: "TensorI64Cpu1D",
+            key: I64_CPU_1D,
+            dtype: "int64",
+            device: "cpu",
+            rank: 1,
+            role: Some("the classification result"),
+            note: &[],
+        },
+        Marker {
+            class: "TensorBoolCpu1D",
+            key: BOOL_CPU_1D,
+            dtype: "bool",
+            device: "cpu",
+            rank: 1,
+            role: Some("a comparison result"),
+            note: &[],
+        },
+        Marker {
+            class: "TensorBoolCpu2D",
+            key: BOOL_CPU_2D,
+            dtype: "bool",
+            device: "cpu",
+            rank: 2,
+            role: Some("a comparison result"),
+            note: &[],
+        },
+        Marker {
+            class: "TensorF32Cuda0_1D",
+            key: F32_CUDA0_1D,
+            dtype: "float32",
+            device: "cuda:0",
+            rank: 1,
+            role: Some("the build-only CUDA lane"),
+            note: CUDA_NOTE,
+        },
+        Marker {
+            class: "TensorF32Cuda0_2D",
+            key: F32_CUDA0_2D,
+            dtype: "float32",
+            device: "cuda:0",
+            rank: 2,
+            role: Some("the build-only CUDA lane"),
+            note: CUDA_NOTE,
+        },
+    ],
+};
+
+/// The vocabulary: one entry per [`MARKERS`] row, extracted by `extract_<key suffix>` and
+/// wrapped by `wrap` (`wrap_cuda0` on the CUDA lane).
 pub fn vocabulary() -> Vec<PluginType> {
-    let f32s = [
-        (F32_CPU_1D, "TensorF32Cpu1D", 1),
-        (F32_CPU_2D, "TensorF32Cpu2D", 2),
-    ]
-    .into_iter()
-    .map(|(key, name, rank)| PluginType {
-        annotation: format!("rextio_torch.types.{name}"),
-        key: TypeKey::new(key),
-        rust_type: RUST_TENSOR.to_owned(),
-        extract_fn: format!("::rextio_torch::runtime::extract_f32_cpu_{rank}d"),
-        wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
-        description: format!("torch.Tensor, float32, CPU, rank {rank}"),
-    });
-    f32s.chain(std::iter::once(PluginType {
-        annotation: "rextio_torch.types.TensorI64Cpu1D".to_owned(),
-        key: TypeKey::new(I64_CPU_1D),
-        rust_type: RUST_TENSOR.to_owned(),
-        extract_fn: "::rextio_torch::runtime::extract_i64_cpu_1d".to_owned(),
-        wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
-        description: "torch.Tensor, int64, CPU, rank 1 (classification result)".to_owned(),
-    }))
-    .chain(
-        [
-            (BOOL_CPU_1D, "TensorBoolCpu1D", 1),
-            (BOOL_CPU_2D, "TensorBoolCpu2D", 2),
-        ]
-        .into_iter()
-        .map(|(key, name, rank)| PluginType {
-            annotation: format!("rextio_torch.types.{name}"),
-            key: TypeKey::new(key),
+    MARKERS.vocabulary("torch.Tensor", |m| {
+        let cuda = F32_CUDA0.rank(&TypeKey::new(m.key)).is_some();
+        Boundary {
             rust_type: RUST_TENSOR.to_owned(),
-            extract_fn: format!("::rextio_torch::runtime::extract_bool_cpu_{rank}d"),
-            wrap_fn: "::rextio_torch::runtime::wrap".to_owned(),
-            description: format!("torch.Tensor, bool, CPU, rank {rank} (comparison result)"),
-        }),
-    )
-    .chain(
-        [
-            (F32_CUDA0_1D, "TensorF32Cuda0_1D", 1),
-            (F32_CUDA0_2D, "TensorF32Cuda0_2D", 2),
-        ]
-        .into_iter()
-        .map(|(key, name, rank)| PluginType {
-            annotation: format!("rextio_torch.types.{name}"),
-            key: TypeKey::new(key),
-            rust_type: RUST_TENSOR.to_owned(),
-            extract_fn: format!("::rextio_torch::runtime::extract_f32_cuda0_{rank}d"),
-            wrap_fn: "::rextio_torch::runtime::wrap_cuda0".to_owned(),
-            description: format!(
-                "torch.Tensor, float32, cuda:0, rank {rank} (build-only CUDA E2 slice)"
-            ),
-        }),
-    )
-    .collect()
+            extract_fn: format!("::rextio_torch::runtime::extract_{}", m.key_suffix()),
+            wrap_fn: if cuda {
+                "::rextio_torch::runtime::wrap_cuda0"
+            } else {
+                "::rextio_torch::runtime::wrap"
+            }
+            .to_owned(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checked_in_marker_module_is_the_one_rendered_from_the_table() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/rextio_torch/types.py");
+        if let Err(e) = MARKERS.check_file(&path) {
+            panic!("{e}");
+        }
+    }
 }

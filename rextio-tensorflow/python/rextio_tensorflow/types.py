@@ -1,17 +1,26 @@
 """Annotation markers understood by the rextio-tensorflow backend.
 
-They prove dtype, device and rank only; runtime values stay ordinary TensorFlow EagerTensors
-(``tf.Tensor``) on ``CPU:0``. This module imports neither tensorflow nor rextio.
+They prove dtype, device and rank only; at run time, values stay
+ordinary TensorFlow EagerTensors (``tf.Tensor``).
+This module imports neither tensorflow nor rextio.
+
+Generated from the marker table in `rextio-tensorflow/src/types.rs`: edit the table, not this file.
 """
 
-__all__ = ["TensorF32Cpu1D", "TensorF32Cpu2D", "TensorI64Cpu1D", "TensorF32Gpu0_1D", "TensorF32Gpu0_2D"]
+__all__ = [
+    "TensorF32Cpu1D",
+    "TensorF32Cpu2D",
+    "TensorI64Cpu1D",
+    "TensorF32Gpu0_1D",
+    "TensorF32Gpu0_2D",
+]
 
 
 class _TensorMarker:
     """Base of the marker classes; never instantiated."""
 
-    dtype = "float32"
-    device = "CPU:0"
+    dtype = ""
+    device = ""
     rank = 0
 
     def __new__(cls, *args, **kwargs):
@@ -19,38 +28,60 @@ class _TensorMarker:
 
 
 class TensorF32Cpu1D(_TensorMarker):
-    """A float32 CPU tensor of rank 1 (``rextio-tensorflow/tensor-f32-cpu-1d``)."""
+    """A float32 tensor of rank 1 on ``CPU:0``.
 
+    Type key ``rextio-tensorflow/tensor-f32-cpu-1d``.
+    """
+
+    dtype = "float32"
+    device = "CPU:0"
     rank = 1
 
 
 class TensorF32Cpu2D(_TensorMarker):
-    """A float32 CPU tensor of rank 2 (``rextio-tensorflow/tensor-f32-cpu-2d``)."""
+    """A float32 tensor of rank 2 on ``CPU:0``.
 
+    Type key ``rextio-tensorflow/tensor-f32-cpu-2d``.
+    """
+
+    dtype = "float32"
+    device = "CPU:0"
     rank = 2
 
 
 class TensorI64Cpu1D(_TensorMarker):
-    """An int64 CPU tensor of rank 1, the default ``tf.argmax`` result (``rextio-tensorflow/tensor-i64-cpu-1d``)."""
+    """An int64 tensor of rank 1 on ``CPU:0``, the default ``tf.argmax`` result.
+
+    Type key ``rextio-tensorflow/tensor-i64-cpu-1d``.
+    """
 
     dtype = "int64"
+    device = "CPU:0"
     rank = 1
 
 
 class TensorF32Gpu0_1D(_TensorMarker):
-    """A float32 rank-1 tensor already resident on the eager context's ``GPU:0``
-    (``rextio-tensorflow/tensor-f32-gpu0-1d``; build-only CUDA lane, lowered only with the
-    ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
+    """A float32 tensor of rank 1 on ``GPU:0``, the build-only CUDA lane.
 
+    Type key ``rextio-tensorflow/tensor-f32-gpu0-1d``.
+    Lowered only with the ``rextio-device-cuda`` authorisation of
+    ``cuda-tensorflow-tfe-linux-x86_64``; never moved between host and device.
+    """
+
+    dtype = "float32"
     device = "GPU:0"
     rank = 1
 
 
 class TensorF32Gpu0_2D(_TensorMarker):
-    """A float32 rank-2 tensor already resident on the eager context's ``GPU:0``
-    (``rextio-tensorflow/tensor-f32-gpu0-2d``; build-only CUDA lane, lowered only with the
-    ``rextio-device-cuda`` authorisation of ``cuda-tensorflow-tfe-linux-x86_64``)."""
+    """A float32 tensor of rank 2 on ``GPU:0``, the build-only CUDA lane.
 
+    Type key ``rextio-tensorflow/tensor-f32-gpu0-2d``.
+    Lowered only with the ``rextio-device-cuda`` authorisation of
+    ``cuda-tensorflow-tfe-linux-x86_64``; never moved between host and device.
+    """
+
+    dtype = "float32"
     device = "GPU:0"
     rank = 2
 
