@@ -190,6 +190,38 @@ pub struct BuildOutput {
     pub python: Option<python_env::Discovery>,
 }
 
+/// How the generate-and-compile rounds of a build ended.
+struct Rounds {
+    /// The last round's generation.
+    generated: Generated,
+    /// Cargo's outcome.
+    cargo: CargoReport,
+    /// The extension copied into the Python tree, when cargo succeeded.
+    extension: Option<PathBuf>,
+    /// Cargo's error, when the build failed.
+    failure: Option<CargoError>,
+    /// The interpreter the crate was built for (found at the first compile).
+    python: Option<python_env::Discovery>,
+}
+
+impl Rounds {
+    fn end(
+        generated: Generated,
+        cargo: CargoReport,
+        extension: Option<PathBuf>,
+        failure: Option<CargoError>,
+        python: Option<python_env::Discovery>,
+    ) -> Self {
+        Self {
+            generated,
+            cargo,
+            extension,
+            failure,
+            python,
+        }
+    }
+}
+
 impl Project {
     /// Open `ROOT` (reads `ROOT/rextio.toml`).
     pub fn open(root: impl AsRef<Path>) -> Result<Self, ProjectError> {
@@ -359,89 +391,9 @@ impl Project {
         let mut check = self.check(registry)?;
         let t_check = t0.elapsed().as_millis();
 
-        // Functions whose generated Rust did not compile in an earlier round stay on Python,
-        // and so do their callers.
         let t1 = Instant::now();
-        let demote = |f: &mut crate::analysis::FunctionAnalysis, d: Diagnostic| {
-            f.diagnostics.push(d.at(f.span));
-            f.route = Route::Fallback;
-            f.claims.clear();
-            f.ir = None;
-            f.callees.clear();
-        };
-        for f in check
-            .analyses
-            .iter_mut()
-            .flat_map(|m| m.functions.iter_mut())
-        {
-            if let (Some(d), true) = (demoted.get(&f.qualname), f.ir.is_some()) {
-                demote(f, d.clone());
-            }
-        }
-        crate::analysis::propagate_routes(&mut check.analyses);
-
-        // Lowering: a function whose lowering fails stays on Python with RXT014, and its callers
-        // follow; lowering is repeated until every remaining native function lowers.
-        let auth = check
-            .preflight
-            .as_ref()
-            .and_then(|p| p.authorization.as_ref());
-        let (placed, used_plugins) = loop {
-            let mut callees: BTreeMap<String, usize> = BTreeMap::new();
-            for f in check.analyses.iter().flat_map(|m| &m.functions) {
-                if f.ir.is_some() {
-                    let next = callees.len();
-                    callees.insert(f.qualname.clone(), next);
-                }
-            }
-            // Straight-line callees are inlined into their callers' bodies (regions span them).
-            let bodies: BTreeMap<String, crate::ir::FnIr> = check
-                .analyses
-                .iter()
-                .flat_map(|m| &m.functions)
-                .filter_map(|f| Some((f.qualname.clone(), f.ir.clone()?)))
-                .collect();
-            let mut placed = Vec::new();
-            let mut used_plugins = std::collections::BTreeSet::new();
-            let mut failed = false;
-            for (mi, m) in check.analyses.iter_mut().enumerate() {
-                for f in &mut m.functions {
-                    let Some(ir) = &f.ir else {
-                        continue;
-                    };
-                    // Candidates without plugins are scalar helpers: their body is emitted for
-                    // native callers, with no Python entry point of its own.
-                    let (ids, exposed) = match &f.route {
-                        Route::Native(ids) => (ids.clone(), true),
-                        Route::Fallback => (Vec::new(), false),
-                    };
-                    let index = callees.get(&f.qualname).copied().unwrap_or(0);
-                    let ir = crate::inline::inline_calls(ir, &bodies);
-                    match lower_function(&ir, &ids, registry, auth, &callees, index, exposed) {
-                        Ok(lowered) => {
-                            used_plugins.extend(ids.iter().cloned());
-                            let key = match &f.class {
-                                Some(c) => format!("m{mi}_{c}__{}", lowered.name),
-                                None => format!("m{mi}_{}", lowered.name),
-                            };
-                            placed.push(Placed {
-                                module: m.module.clone(),
-                                key,
-                                function: lowered,
-                            });
-                        }
-                        Err(d) => {
-                            demote(f, d);
-                            failed = true;
-                        }
-                    }
-                }
-            }
-            if !failed {
-                break (placed, used_plugins);
-            }
-            crate::analysis::propagate_routes(&mut check.analyses);
-        };
+        demote_listed(&mut check.analyses, demoted);
+        let (placed, used_plugins) = lower_all(&mut check, registry);
         let target = check.report.target.take();
         check.report = CheckReport::new(&check.analyses);
         check.report.target = target;
@@ -450,64 +402,18 @@ impl Project {
             &serde_json::to_string_pretty(&check.report)?,
         )?;
 
-        let mut deps: Vec<CrateDependency> = Vec::new();
-        let mut preload: Vec<String> = Vec::new();
-        let mut inits: Vec<emit::InitStep> = Vec::new();
-        let mut requires_dist: Vec<String> = Vec::new();
-        for id in &used_plugins {
-            let Some(reg) = registry.plugin(id) else {
-                continue;
-            };
-            if reg.negotiated.module_init {
-                if let Some(init) = reg.plugin.module_init() {
-                    inits.push(emit::init_step(reg, &init).map_err(ProjectError::Emit)?);
-                }
-                for r in reg.plugin.python_requirements() {
-                    if !requires_dist.contains(&r.requirement) {
-                        requires_dist.push(r.requirement);
-                    }
-                }
-            }
-            let support = if reg.negotiated.runtime_support_crates {
-                reg.plugin.runtime_support_crates()
-            } else {
-                Vec::new()
-            };
-            for dep in reg.plugin.runtime_crate().into_iter().chain(support) {
-                if !deps.iter().any(|d| d.name == dep.name) {
-                    deps.push(dep);
-                }
-            }
-            for m in reg.plugin.coverage().preload_modules {
-                if !preload.contains(&m) {
-                    preload.push(m);
-                }
-            }
-        }
-        // A ready target's provider contribution: its crates join the plugins' (a name already
-        // there keeps the plugin's), its environment reaches cargo.
-        let contribution = check
-            .preflight
-            .as_ref()
-            .and_then(|p| p.contribution.as_ref());
-        for dep in contribution.iter().flat_map(|c| &c.dependencies) {
-            if !deps.iter().any(|d| d.name == dep.name) {
-                deps.push(dep.clone());
-            }
-        }
-        let provider_env: Vec<(String, String)> =
-            contribution.iter().flat_map(|c| c.env.clone()).collect();
+        let needs = PluginNeeds::gather(registry, &used_plugins, &check)?;
         // The runtime crates' sources travel with the plugins; write them under the cache.
-        let api = (!used_plugins.is_empty()).then(crate::vendor::plugin_api_dependency);
-        let deps: Vec<CrateDependency> = api.into_iter().chain(deps).collect();
         let crates_root = crate::vendor::crates_root();
-        let deps = crate::vendor::materialize(deps, &crates_root).map_err(io(&crates_root))?;
+        let deps =
+            crate::vendor::materialize(needs.deps, &crates_root).map_err(io(&crates_root))?;
         let ext_name = emit::extension_name(&self.name, &self.root);
         let python_dir = self.state_dir().join("build").join("python");
         if python_dir.exists() {
             std::fs::remove_dir_all(&python_dir).map_err(io(&python_dir))?;
         }
-        for (rel, text) in crate::package::python_tree(&check.modules, &placed, &ext_name, &preload)
+        for (rel, text) in
+            crate::package::python_tree(&check.modules, &placed, &ext_name, &needs.preload)
         {
             write(&python_dir.join(rel), &text)?;
         }
@@ -515,51 +421,19 @@ impl Project {
         let generated = if placed.iter().all(|p| p.function.rust_fn.is_none()) {
             None
         } else {
-            Some(
-                emit::generate_crate(&ext_name, &placed, &deps, &inits)
-                    .map_err(|d| ProjectError::Emit(d.message))?,
-            )
+            let g = emit::generate_crate(&ext_name, &placed, &deps, &needs.inits)
+                .map_err(|d| ProjectError::Emit(d.message))?;
+            write_crate(&crate_dir, &g, registry, &check, &needs.provider_env)?;
+            Some(g)
         };
-        if let Some(g) = &generated {
-            write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
-            write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
-            write(&crate_dir.join("src").join("lib.rs"), &g.lib_rs)?;
-            // What the crate was generated for: the target's lock record (the provider's own
-            // account of the checked requirement and its contribution).
-            let stamp = crate_dir.join(TARGET_STAMP);
-            match check
-                .preflight
-                .as_ref()
-                .filter(|p| p.authorization.is_some())
-            {
-                Some(p) => {
-                    let record = serde_json::json!({
-                        "provider": p.report.provider,
-                        "capability": p.report.capability,
-                        "requirements": p.request.domain,
-                        "lock": crate::target::lock_record(registry, p),
-                        "contribution": {
-                            "dependencies": p.contribution.iter()
-                                .flat_map(|c| c.dependencies.iter().map(|d| &d.name))
-                                .collect::<Vec<_>>(),
-                            "env": provider_env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-                        },
-                    });
-                    write(&stamp, &serde_json::to_string_pretty(&record)?)?;
-                }
-                None => {
-                    let _ = std::fs::remove_file(&stamp);
-                }
-            }
-        }
         let t_codegen = t1.elapsed().as_millis();
 
         Ok(Generated {
             check,
             crate_: generated,
             deps,
-            provider_env,
-            requires_dist,
+            provider_env: needs.provider_env,
+            requires_dist: needs.requires_dist,
             python_dir,
             crate_dir,
             t_check,
@@ -578,93 +452,14 @@ impl Project {
                 e.send(&cargo_driver::BuildEvent::Stage { name });
             }
         };
-        let mut demoted: BTreeMap<String, Diagnostic> = BTreeMap::new();
         let t_cargo = Instant::now();
-        let mut python: Option<python_env::Discovery> = None;
-        let (generated_out, cargo_report, extension, failure) = loop {
-            stage("generate");
-            let generated_out = self.generate_with(registry, &demoted)?;
-            stage("compile");
-            let Some(g) = &generated_out.crate_ else {
-                let skipped = CargoReport {
-                    status: CargoStatus::Skipped,
-                    command: None,
-                };
-                break (generated_out, skipped, None, None);
-            };
-            let info = match &python {
-                Some(d) => d.chosen.clone(),
-                None => {
-                    let d = self.python(options.python.as_deref())?;
-                    if let Some(e) = &options.events {
-                        e.send(&cargo_driver::BuildEvent::Interpreter {
-                            summary: d.summary(),
-                            notes: d.notes(),
-                        });
-                    }
-                    let info = d.chosen.clone();
-                    let check = &generated_out.check;
-                    if check.compiled_with.as_deref() != Some(info.executable.as_path()) {
-                        self.compile_modules(&check.modules, &info.executable)?;
-                    }
-                    python = Some(d);
-                    info
-                }
-            };
-            let deps = &generated_out.deps;
-            let target_dir = options
-                .target_dir
-                .clone()
-                .unwrap_or_else(|| cargo_driver::default_target_dir(&info));
-            let req = CargoRequest {
-                crate_dir: generated_out.crate_dir.clone(),
-                lib_name: g.lib_name.clone(),
-                python: info,
-                target_dir,
-                env: deps
-                    .iter()
-                    .flat_map(|d| d.build_env.iter().cloned())
-                    .chain(generated_out.provider_env.iter().cloned())
-                    .collect(),
-                forbidden_env: deps
-                    .iter()
-                    .flat_map(|d| d.forbidden_env.iter().cloned())
-                    .collect(),
-                timeout: options.timeout,
-                events: options.events.clone(),
-            };
-            match cargo_driver::build(&req) {
-                Ok(outcome) => {
-                    let dest = generated_out.python_dir.join(format!("{}.so", g.lib_name));
-                    // Replace by unlink + copy so a process that mapped the old file keeps it.
-                    let _ = std::fs::remove_file(&dest);
-                    std::fs::copy(&outcome.artifact, &dest).map_err(io(&dest))?;
-                    let ok = CargoReport {
-                        status: CargoStatus::Ok,
-                        command: Some(outcome.command),
-                    };
-                    break (generated_out, ok, Some(dest), None);
-                }
-                Err(e) => {
-                    let newly = if options.strict {
-                        BTreeMap::new()
-                    } else {
-                        demotions(&e, g, &generated_out.check)
-                    };
-                    if newly.is_empty() || newly.keys().any(|q| demoted.contains_key(q)) {
-                        let failed = CargoReport {
-                            status: CargoStatus::Failed,
-                            command: None,
-                        };
-                        break (generated_out, failed, None, Some(e));
-                    }
-                    for (q, d) in newly {
-                        tracing::warn!(function = %q, "{}", d.message);
-                        demoted.insert(q, d);
-                    }
-                }
-            }
-        };
+        let Rounds {
+            generated: generated_out,
+            cargo: cargo_report,
+            extension,
+            failure,
+            python,
+        } = self.compile_rounds(registry, options, &stage)?;
         let Generated {
             check,
             crate_: generated,
@@ -675,57 +470,11 @@ impl Project {
             t_codegen,
             ..
         } = generated_out;
-        let tags = python.as_ref().map(|d| {
-            (
-                d.chosen.python_tag.clone(),
-                d.chosen.abi_tag.clone(),
-                d.chosen.platform_tag.clone(),
-                d.chosen.version.clone(),
-            )
-        });
         let t_package = Instant::now();
         stage("package");
-        let wheel = if failure.is_none() {
-            let (python_tag, abi_tag, platform_tag, requires_python) = match tags {
-                Some((py, abi, plat, ver)) => (py, abi, plat, Some(format!("=={ver}.*"))),
-                None => ("py3".to_owned(), "none".to_owned(), "any".to_owned(), None),
-            };
-            let info = WheelInfo {
-                name: self.name.clone(),
-                version: self
-                    .config
-                    .project
-                    .version
-                    .clone()
-                    .unwrap_or_else(|| "0.0.0".to_owned()),
-                python_tag,
-                abi_tag,
-                platform_tag,
-                requires_python,
-                requires_dist,
-                summary: None,
-            };
-            let dist = self.root.join("dist");
-            // Older wheels of this project would shadow the new one on install.
-            let prefix = format!("{}-", crate::wheel::normalize(&self.name));
-            if let Ok(entries) = std::fs::read_dir(&dist) {
-                for e in entries.flatten() {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    if n.starts_with(&prefix) && n.ends_with(".whl") {
-                        let _ = std::fs::remove_file(e.path());
-                    }
-                }
-            }
-            Some(
-                crate::wheel::write_wheel(&python_dir, &dist, &info).map_err(|e| {
-                    ProjectError::Io {
-                        path: dist.clone(),
-                        source: std::io::Error::other(e.to_string()),
-                    }
-                })?,
-            )
-        } else {
-            None
+        let wheel = match failure {
+            None => Some(self.package_wheel(&python_dir, requires_dist, python.as_ref())?),
+            Some(_) => None,
         };
         let target = check.preflight.as_ref().map(|p| {
             let mut t = p.report.clone();
@@ -774,6 +523,152 @@ impl Project {
         })
     }
 
+    /// Generate and compile until cargo succeeds, or fails in a way no demotion fixes: rustc
+    /// errors that all fall inside placed functions demote those functions to Python (unless
+    /// `strict`) and the crate is generated again without them.
+    fn compile_rounds(
+        &self,
+        registry: &Registry,
+        options: &BuildOptions,
+        stage: &dyn Fn(&'static str),
+    ) -> Result<Rounds, ProjectError> {
+        let mut demoted: BTreeMap<String, Diagnostic> = BTreeMap::new();
+        let mut python: Option<python_env::Discovery> = None;
+        loop {
+            stage("generate");
+            let generated = self.generate_with(registry, &demoted)?;
+            stage("compile");
+            let Some(g) = &generated.crate_ else {
+                let cargo = CargoReport {
+                    status: CargoStatus::Skipped,
+                    command: None,
+                };
+                return Ok(Rounds::end(generated, cargo, None, None, python));
+            };
+            let info = match &python {
+                Some(d) => d.chosen.clone(),
+                None => {
+                    let d = self.python(options.python.as_deref())?;
+                    if let Some(e) = &options.events {
+                        e.send(&cargo_driver::BuildEvent::Interpreter {
+                            summary: d.summary(),
+                            notes: d.notes(),
+                        });
+                    }
+                    let info = d.chosen.clone();
+                    let check = &generated.check;
+                    if check.compiled_with.as_deref() != Some(info.executable.as_path()) {
+                        self.compile_modules(&check.modules, &info.executable)?;
+                    }
+                    python = Some(d);
+                    info
+                }
+            };
+            let deps = &generated.deps;
+            let target_dir = options
+                .target_dir
+                .clone()
+                .unwrap_or_else(|| cargo_driver::default_target_dir(&info));
+            let req = CargoRequest {
+                crate_dir: generated.crate_dir.clone(),
+                lib_name: g.lib_name.clone(),
+                python: info,
+                target_dir,
+                env: deps
+                    .iter()
+                    .flat_map(|d| d.build_env.iter().cloned())
+                    .chain(generated.provider_env.iter().cloned())
+                    .collect(),
+                forbidden_env: deps
+                    .iter()
+                    .flat_map(|d| d.forbidden_env.iter().cloned())
+                    .collect(),
+                timeout: options.timeout,
+                events: options.events.clone(),
+            };
+            match cargo_driver::build(&req) {
+                Ok(outcome) => {
+                    let dest = generated.python_dir.join(format!("{}.so", g.lib_name));
+                    // Replace by unlink + copy so a process that mapped the old file keeps it.
+                    let _ = std::fs::remove_file(&dest);
+                    std::fs::copy(&outcome.artifact, &dest).map_err(io(&dest))?;
+                    let cargo = CargoReport {
+                        status: CargoStatus::Ok,
+                        command: Some(outcome.command),
+                    };
+                    return Ok(Rounds::end(generated, cargo, Some(dest), None, python));
+                }
+                Err(e) => {
+                    let newly = if options.strict {
+                        BTreeMap::new()
+                    } else {
+                        demotions(&e, g, &generated.check)
+                    };
+                    if newly.is_empty() || newly.keys().any(|q| demoted.contains_key(q)) {
+                        let cargo = CargoReport {
+                            status: CargoStatus::Failed,
+                            command: None,
+                        };
+                        return Ok(Rounds::end(generated, cargo, None, Some(e), python));
+                    }
+                    for (q, d) in newly {
+                        tracing::warn!(function = %q, "{}", d.message);
+                        demoted.insert(q, d);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Write the project's wheel of `python_dir` into `dist/` (older wheels of the project
+    /// removed first: they would shadow the new one on install): tagged for the interpreter the
+    /// extension was built for, or pure Python when nothing was compiled.
+    fn package_wheel(
+        &self,
+        python_dir: &Path,
+        requires_dist: Vec<String>,
+        python: Option<&python_env::Discovery>,
+    ) -> Result<PathBuf, ProjectError> {
+        let (python_tag, abi_tag, platform_tag, requires_python) = match python {
+            Some(d) => (
+                d.chosen.python_tag.clone(),
+                d.chosen.abi_tag.clone(),
+                d.chosen.platform_tag.clone(),
+                Some(format!("=={}.*", d.chosen.version)),
+            ),
+            None => ("py3".to_owned(), "none".to_owned(), "any".to_owned(), None),
+        };
+        let info = WheelInfo {
+            name: self.name.clone(),
+            version: self
+                .config
+                .project
+                .version
+                .clone()
+                .unwrap_or_else(|| "0.0.0".to_owned()),
+            python_tag,
+            abi_tag,
+            platform_tag,
+            requires_python,
+            requires_dist,
+            summary: None,
+        };
+        let dist = self.root.join("dist");
+        let prefix = format!("{}-", crate::wheel::normalize(&self.name));
+        if let Ok(entries) = std::fs::read_dir(&dist) {
+            for e in entries.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with(&prefix) && n.ends_with(".whl") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        crate::wheel::write_wheel(python_dir, &dist, &info).map_err(|e| ProjectError::Io {
+            path: dist.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })
+    }
+
     /// Remove `.rextio/` and `dist/`.
     pub fn clean(&self) -> Result<(), ProjectError> {
         for dir in [self.state_dir(), self.root.join("dist")] {
@@ -782,6 +677,216 @@ impl Project {
             }
         }
         Ok(())
+    }
+}
+
+/// Keep the functions listed in `demoted` (their generated Rust did not compile in an earlier
+/// round) on Python with that diagnostic, and their callers with them.
+fn demote_listed(analyses: &mut [ModuleAnalysis], demoted: &BTreeMap<String, Diagnostic>) {
+    for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+        if let (Some(d), true) = (demoted.get(&f.qualname), f.ir.is_some()) {
+            demote(f, d.clone());
+        }
+    }
+    crate::analysis::propagate_routes(analyses);
+}
+
+/// Send one function back to Python with diagnostic `d`.
+fn demote(f: &mut crate::analysis::FunctionAnalysis, d: Diagnostic) {
+    f.diagnostics.push(d.at(f.span));
+    f.route = Route::Fallback;
+    f.claims.clear();
+    f.ir = None;
+    f.callees.clear();
+}
+
+/// Lower every function with IR, with the plugins that claimed its sites: a function whose
+/// lowering fails stays on Python with its diagnostic (RXT014), its callers follow, and lowering
+/// is repeated until every remaining native function lowers. The placed functions and the
+/// plugins they use.
+fn lower_all(
+    check: &mut CheckOutput,
+    registry: &Registry,
+) -> (Vec<Placed>, std::collections::BTreeSet<String>) {
+    let auth = check
+        .preflight
+        .as_ref()
+        .and_then(|p| p.authorization.as_ref());
+    loop {
+        let mut callees: BTreeMap<String, usize> = BTreeMap::new();
+        for f in check.analyses.iter().flat_map(|m| &m.functions) {
+            if f.ir.is_some() {
+                let next = callees.len();
+                callees.insert(f.qualname.clone(), next);
+            }
+        }
+        // Straight-line callees are inlined into their callers' bodies (regions span them).
+        let bodies: BTreeMap<String, crate::ir::FnIr> = check
+            .analyses
+            .iter()
+            .flat_map(|m| &m.functions)
+            .filter_map(|f| Some((f.qualname.clone(), f.ir.clone()?)))
+            .collect();
+        let mut placed = Vec::new();
+        let mut used_plugins = std::collections::BTreeSet::new();
+        let mut failed = false;
+        for (mi, m) in check.analyses.iter_mut().enumerate() {
+            for f in &mut m.functions {
+                let Some(ir) = &f.ir else {
+                    continue;
+                };
+                // Candidates without plugins are scalar helpers: their body is emitted for
+                // native callers, with no Python entry point of its own.
+                let (ids, exposed) = match &f.route {
+                    Route::Native(ids) => (ids.clone(), true),
+                    Route::Fallback => (Vec::new(), false),
+                };
+                let index = callees.get(&f.qualname).copied().unwrap_or(0);
+                let ir = crate::inline::inline_calls(ir, &bodies);
+                match lower_function(&ir, &ids, registry, auth, &callees, index, exposed) {
+                    Ok(lowered) => {
+                        used_plugins.extend(ids.iter().cloned());
+                        let key = match &f.class {
+                            Some(c) => format!("m{mi}_{c}__{}", lowered.name),
+                            None => format!("m{mi}_{}", lowered.name),
+                        };
+                        placed.push(Placed {
+                            module: m.module.clone(),
+                            key,
+                            function: lowered,
+                        });
+                    }
+                    Err(d) => {
+                        demote(f, d);
+                        failed = true;
+                    }
+                }
+            }
+        }
+        if !failed {
+            return (placed, used_plugins);
+        }
+        crate::analysis::propagate_routes(&mut check.analyses);
+    }
+}
+
+/// What the plugins a build uses (and a ready target's provider) ask of the generated crate and
+/// the wrapper package.
+struct PluginNeeds {
+    /// Crate dependencies, the plugin API first when any plugin is used (not yet materialised).
+    deps: Vec<CrateDependency>,
+    /// Modules the wrapper imports before loading the extension.
+    preload: Vec<String>,
+    /// Module-init steps.
+    inits: Vec<emit::InitStep>,
+    /// The wheel's `Requires-Dist`.
+    requires_dist: Vec<String>,
+    /// Environment the provider's contribution gives cargo.
+    provider_env: Vec<(String, String)>,
+}
+
+impl PluginNeeds {
+    fn gather(
+        registry: &Registry,
+        used_plugins: &std::collections::BTreeSet<String>,
+        check: &CheckOutput,
+    ) -> Result<Self, ProjectError> {
+        let mut deps: Vec<CrateDependency> = Vec::new();
+        let mut preload: Vec<String> = Vec::new();
+        let mut inits: Vec<emit::InitStep> = Vec::new();
+        let mut requires_dist: Vec<String> = Vec::new();
+        let add_dep = |deps: &mut Vec<CrateDependency>, dep: CrateDependency| {
+            if !deps.iter().any(|d| d.name == dep.name) {
+                deps.push(dep);
+            }
+        };
+        for id in used_plugins {
+            let Some(reg) = registry.plugin(id) else {
+                continue;
+            };
+            if reg.negotiated.module_init {
+                if let Some(init) = reg.plugin.module_init() {
+                    inits.push(emit::init_step(reg, &init).map_err(ProjectError::Emit)?);
+                }
+                for r in reg.plugin.python_requirements() {
+                    if !requires_dist.contains(&r.requirement) {
+                        requires_dist.push(r.requirement);
+                    }
+                }
+            }
+            let support = if reg.negotiated.runtime_support_crates {
+                reg.plugin.runtime_support_crates()
+            } else {
+                Vec::new()
+            };
+            for dep in reg.plugin.runtime_crate().into_iter().chain(support) {
+                add_dep(&mut deps, dep);
+            }
+            for m in reg.plugin.coverage().preload_modules {
+                if !preload.contains(&m) {
+                    preload.push(m);
+                }
+            }
+        }
+        // A ready target's provider contribution: its crates join the plugins' (a name already
+        // there keeps the plugin's), its environment reaches cargo.
+        let contribution = check
+            .preflight
+            .as_ref()
+            .and_then(|p| p.contribution.as_ref());
+        for dep in contribution.iter().flat_map(|c| &c.dependencies) {
+            add_dep(&mut deps, dep.clone());
+        }
+        let provider_env = contribution.iter().flat_map(|c| c.env.clone()).collect();
+        let api = (!used_plugins.is_empty()).then(crate::vendor::plugin_api_dependency);
+        Ok(Self {
+            deps: api.into_iter().chain(deps).collect(),
+            preload,
+            inits,
+            requires_dist,
+            provider_env,
+        })
+    }
+}
+
+/// Write the generated crate under `crate_dir`, with, for a ready target, what it was generated
+/// for (the target's lock record: the provider's own account of the checked requirement and its
+/// contribution).
+fn write_crate(
+    crate_dir: &Path,
+    g: &emit::GeneratedCrate,
+    registry: &Registry,
+    check: &CheckOutput,
+    provider_env: &[(String, String)],
+) -> Result<(), ProjectError> {
+    write(&crate_dir.join("Cargo.toml"), &g.cargo_toml)?;
+    write(&crate_dir.join("Cargo.lock"), &g.cargo_lock)?;
+    write(&crate_dir.join("src").join("lib.rs"), &g.lib_rs)?;
+    let stamp = crate_dir.join(TARGET_STAMP);
+    match check
+        .preflight
+        .as_ref()
+        .filter(|p| p.authorization.is_some())
+    {
+        Some(p) => {
+            let record = serde_json::json!({
+                "provider": p.report.provider,
+                "capability": p.report.capability,
+                "requirements": p.request.domain,
+                "lock": crate::target::lock_record(registry, p),
+                "contribution": {
+                    "dependencies": p.contribution.iter()
+                        .flat_map(|c| c.dependencies.iter().map(|d| &d.name))
+                        .collect::<Vec<_>>(),
+                    "env": provider_env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                },
+            });
+            write(&stamp, &serde_json::to_string_pretty(&record)?)
+        }
+        None => {
+            let _ = std::fs::remove_file(&stamp);
+            Ok(())
+        }
     }
 }
 
