@@ -92,26 +92,7 @@ pub fn lower_function(
     let mut moved = ir.clone();
     crate::ownership::mark_moves(&mut moved);
     let ir = &moved;
-    let mut guards = Vec::new();
-    let mut guard_active = BTreeSet::new();
-    for id in route_plugins {
-        let Some(reg) = registry.plugin(id) else {
-            return Err(fail(format!("plugin `{id}` is not registered")));
-        };
-        if !reg.negotiated.function_scope_guard {
-            continue;
-        }
-        let scope = FunctionScope {
-            qualname: ir.qualname.clone(),
-            rules: Vec::new(),
-        };
-        if let Some(g) = reg.plugin.function_scope_guard(&scope) {
-            let e: syn::Expr = plugin_code(reg, "function-scope guard", &g.enter_expr)
-                .map_err(|m| fail(format!("plugin `{id}`: {m}")))?;
-            guards.push(e);
-            guard_active.insert(id.clone());
-        }
-    }
+    let (guards, guard_active) = scope_guards(ir, route_plugins, registry)?;
     let mut lx = Lx {
         registry,
         callees,
@@ -127,38 +108,9 @@ pub fn lower_function(
         regions: 0,
         calls_native: false,
     };
-    let ret_ty = lx.rust_type(&ir.ret)?;
     let body_fn = format_ident!("__rx_body_{}", index);
     let py_fn = format_ident!("__rx_fn_{}", index);
-
-    // The body: owned, typed parameters; Python semantics; every error is a PyErr.
-    let mut sig = Vec::new();
-    for p in &ir.params {
-        let (id, ty) = (local_ident(&p.name), lx.rust_type(&p.ty)?);
-        sig.push(quote!(mut #id: #ty));
-    }
-    let mut decls = Vec::new();
-    for (name, ty) in &ir.locals {
-        let (id, ty) = (local_ident(name), lx.rust_type(ty)?);
-        decls.push(quote!(let mut #id: #ty;));
-    }
-    let body = lx.block(&ir.body)?;
-    let uses = &lx.uses;
-    let doc = str_lit(&format!(" Native body of `{}`.", ir.qualname));
-    let unreachable = str_lit(&format!(
-        "rextio: native `{}` reached its end without returning",
-        ir.qualname
-    ));
-    let body_item = quote! {
-        #[doc = #doc]
-        fn #body_fn(#(#sig),*) -> ::pyo3::PyResult<#ret_ty> {
-            #(#uses)*
-            #(#decls)*
-            #body
-            #[allow(unreachable_code)]
-            Err(::pyo3::exceptions::PyRuntimeError::new_err(#unreachable))
-        }
-    };
+    let body_item = body_item(&mut lx, ir, &body_fn)?;
 
     let wrap = boundary_out(registry, &ir.ret, quote!(__rx_out))?;
     let args: Vec<Ident> = ir.params.iter().map(|p| local_ident(&p.name)).collect();
@@ -166,7 +118,7 @@ pub fn lower_function(
         Some(runner) => quote!(#runner(__rx_py, move || #body_fn(#(#args),*))),
         None => quote!(#body_fn(#(#args),*)),
     };
-    if let Some(m) = &ir.method {
+    let (items, method, original) = if let Some(m) = &ir.method {
         let (reader, boundary, stats) =
             method::method_items(&mut lx, ir, m, index, &guards, call, wrap)?;
         // A method's reader is called by its callers' readers even when the method itself is
@@ -176,22 +128,54 @@ pub fn lower_function(
         } else {
             render(quote!(#body_item #reader))?
         };
-        return Ok(LoweredFunction {
-            qualname: ir.qualname.clone(),
-            name: ir.name.clone(),
-            rust_fn: exposed.then(|| py_fn.to_string()),
-            items,
-            plugins: lx.plugins,
-            rules: lx.rules,
-            method: exposed.then(|| MethodBinding {
-                class: m.class_name.clone(),
-                self_name: ir.params[0].name.clone(),
-                params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
-                stats: stats.to_string(),
-            }),
-            original: None,
+        let binding = exposed.then(|| MethodBinding {
+            class: m.class_name.clone(),
+            self_name: ir.params[0].name.clone(),
+            params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
+            stats: stats.to_string(),
         });
-    }
+        (items, binding, None)
+    } else {
+        let original = format_ident!("__RX_ORIG_{}", index);
+        let (wrapper_item, has_original) =
+            function_boundary(&mut lx, ir, &py_fn, &original, &guards, call, wrap)?;
+        let items = if exposed {
+            render(quote!(#body_item #wrapper_item))?
+        } else {
+            render(body_item)?
+        };
+        (
+            items,
+            None,
+            (exposed && has_original).then(|| original.to_string()),
+        )
+    };
+    Ok(LoweredFunction {
+        qualname: ir.qualname.clone(),
+        name: ir.name.clone(),
+        rust_fn: exposed.then(|| py_fn.to_string()),
+        items,
+        plugins: lx.plugins,
+        rules: lx.rules,
+        method,
+        original,
+    })
+}
+
+/// The `#[pyfunction]` of a free function: convert every argument (errors naming the function,
+/// the parameter and its position), hold the function-scope guards around `call`, convert the
+/// result with `wrap`. Whether its original Python function is kept (in static `original`), to
+/// run instead inside an original module method when a plugin would not admit an input.
+#[allow(clippy::too_many_arguments)]
+fn function_boundary(
+    lx: &mut Lx<'_>,
+    ir: &FnIr,
+    py_fn: &Ident,
+    original: &Ident,
+    guards: &[syn::Expr],
+    call: TokenStream,
+    wrap: TokenStream,
+) -> LResult<(TokenStream, bool)> {
     // The boundary: convert inputs, hold the function-scope guards, convert the output.
     let mut params = vec![quote!(__rx_py: ::pyo3::Python<'py>)];
     let mut converts = Vec::new();
@@ -212,12 +196,12 @@ pub fn lower_function(
         originals.push(quote!(#raw.clone()));
         match &p.ty {
             ValueType::Plugin(k) => {
-                let Some(t) = registry.plugin_type(k) else {
+                let Some(t) = lx.registry.plugin_type(k) else {
                     return Err(fail(format!("type `{k}` has no boundary")));
                 };
                 let extract: syn::Path =
                     parse("boundary extractor", &t.extract_fn).map_err(fail)?;
-                if let Some(admit) = admit_fn(registry, k.namespace())? {
+                if let Some(admit) = admit_fn(lx.registry, k.namespace())? {
                     admits.push(quote!(#admit(&#id).is_some()));
                     // Inside an original module method, an input the native contract refuses
                     // (another dtype after `.double()`) runs the original, as eager would.
@@ -263,7 +247,6 @@ pub fn lower_function(
     // Inside an original module method (which runs instead of its native body so that eager
     // semantics hold, autograd included), a native function whose plugin would not admit an
     // input runs its original too.
-    let original = format_ident!("__RX_ORIG_{}", index);
     let has_original = !admits.is_empty();
     if has_original {
         converts.insert(
@@ -312,20 +295,68 @@ pub fn lower_function(
             #wrap
         }
     };
-    let items = if exposed {
-        render(quote!(#body_item #wrapper_item))?
-    } else {
-        render(body_item)?
-    };
-    Ok(LoweredFunction {
-        qualname: ir.qualname.clone(),
-        name: ir.name.clone(),
-        rust_fn: exposed.then(|| py_fn.to_string()),
-        items,
-        plugins: lx.plugins,
-        rules: lx.rules,
-        method: None,
-        original: (exposed && has_original).then(|| original.to_string()),
+    Ok((wrapper_item, has_original))
+}
+
+/// The enter expressions of the function-scope guards the function's plugins hold around its
+/// body, and the plugins that have one.
+fn scope_guards(
+    ir: &FnIr,
+    route_plugins: &[String],
+    registry: &Registry,
+) -> LResult<(Vec<syn::Expr>, BTreeSet<String>)> {
+    let mut guards = Vec::new();
+    let mut active = BTreeSet::new();
+    for id in route_plugins {
+        let Some(reg) = registry.plugin(id) else {
+            return Err(fail(format!("plugin `{id}` is not registered")));
+        };
+        if !reg.negotiated.function_scope_guard {
+            continue;
+        }
+        let scope = FunctionScope {
+            qualname: ir.qualname.clone(),
+            rules: Vec::new(),
+        };
+        if let Some(g) = reg.plugin.function_scope_guard(&scope) {
+            let e: syn::Expr = plugin_code(reg, "function-scope guard", &g.enter_expr)
+                .map_err(|m| fail(format!("plugin `{id}`: {m}")))?;
+            guards.push(e);
+            active.insert(id.clone());
+        }
+    }
+    Ok((guards, active))
+}
+
+/// The body function: owned, typed parameters; Python semantics; every error is a PyErr.
+fn body_item(lx: &mut Lx<'_>, ir: &FnIr, body_fn: &Ident) -> LResult<TokenStream> {
+    let ret_ty = lx.rust_type(&ir.ret)?;
+    let mut sig = Vec::new();
+    for p in &ir.params {
+        let (id, ty) = (local_ident(&p.name), lx.rust_type(&p.ty)?);
+        sig.push(quote!(mut #id: #ty));
+    }
+    let mut decls = Vec::new();
+    for (name, ty) in &ir.locals {
+        let (id, ty) = (local_ident(name), lx.rust_type(ty)?);
+        decls.push(quote!(let mut #id: #ty;));
+    }
+    let body = lx.block(&ir.body)?;
+    let uses = &lx.uses;
+    let doc = str_lit(&format!(" Native body of `{}`.", ir.qualname));
+    let unreachable = str_lit(&format!(
+        "rextio: native `{}` reached its end without returning",
+        ir.qualname
+    ));
+    Ok(quote! {
+        #[doc = #doc]
+        fn #body_fn(#(#sig),*) -> ::pyo3::PyResult<#ret_ty> {
+            #(#uses)*
+            #(#decls)*
+            #body
+            #[allow(unreachable_code)]
+            Err(::pyo3::exceptions::PyRuntimeError::new_err(#unreachable))
+        }
     })
 }
 
