@@ -156,20 +156,75 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
     if input_shapes.len() != n_in {
         return None;
     }
-    let n = n_in + p.ins.len();
-    let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n);
+    let (shapes, macs) = infer_shapes(p, input_shapes)?;
+    let Storage {
+        store,
+        temps,
+        in_place,
+        output_alias,
+    } = assign_storage(p, &shapes)?;
+    // The same value listed twice as an output would alias two result tensors: decline.
+    for (i, o) in p.outputs.iter().enumerate() {
+        if p.outputs[..i].contains(o) {
+            return None;
+        }
+        if usize::from(*o) < n_in {
+            return None;
+        }
+    }
+    let elements = shapes.iter().map(|(s, _)| s.numel());
+    let max_numel = elements.clone().max().unwrap_or(0);
+    let any_empty = elements.clone().any(|n| n == 0);
+    let work = macs.saturating_add(elements.fold(0usize, usize::saturating_add));
+    Some(Plan {
+        shapes,
+        store,
+        temps,
+        in_place,
+        output_alias,
+        macs,
+        max_numel,
+        any_empty,
+        work,
+    })
+}
+
+/// The shape and dtype of every value (inputs, then one per instruction) and the program's
+/// multiply-adds; `None` when an instruction's operands do not fit it.
+fn infer_shapes(
+    p: ProgramView<'_>,
+    input_shapes: &[Option<Shape>],
+) -> Option<(Vec<(Shape, Dt)>, usize)> {
+    let n_in = p.inputs.len();
+    let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n_in + p.ins.len());
     let scalar_shape = Shape {
         rank: 0,
         dims: [1, 1],
     };
     for (i, input) in p.inputs.iter().enumerate() {
-        match (input, input_shapes[i]) {
+        match (input, input_shapes.get(i).copied().flatten()) {
             (Input::Tensor { .. }, Some(s)) => shapes.push((s, Dt::F32)),
             (Input::Tensor { .. }, None) => return None,
             _ => shapes.push((scalar_shape, Dt::F32)),
         }
     }
-    let tensor = |shapes: &Vec<(Shape, Dt)>, v: V| -> Option<Shape> {
+    let mut macs = 0usize;
+    for ins in p.ins {
+        let (out, m) = result_shape(p, ins, &shapes)?;
+        macs = macs.saturating_add(m);
+        shapes.push(out);
+    }
+    Some((shapes, macs))
+}
+
+/// The shape and dtype of `ins`'s result given the values before it, and its multiply-adds.
+fn result_shape(
+    p: ProgramView<'_>,
+    ins: &Ins,
+    shapes: &[(Shape, Dt)],
+) -> Option<((Shape, Dt), usize)> {
+    let n_in = p.inputs.len();
+    let tensor = |v: V| -> Option<Shape> {
         match shapes.get(usize::from(v)) {
             Some((s, Dt::F32))
                 if usize::from(v) >= n_in
@@ -181,119 +236,134 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         }
     };
     let mut macs = 0usize;
-    for ins in p.ins {
-        let out = match *ins {
-            Ins::Linear { x, w, b } => {
-                let (xs, ws) = (tensor(&shapes, x)?, tensor(&shapes, w)?);
-                if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
+    let out = match *ins {
+        Ins::Linear { x, w, b } => {
+            let (xs, ws) = (tensor(x)?, tensor(w)?);
+            if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
+                return None;
+            }
+            let (m, k) = xs.matrix();
+            let (nn, wk) = (ws.dims[0], ws.dims[1]);
+            if wk != k {
+                return None;
+            }
+            if let Some(b) = b {
+                let bs = tensor(b)?;
+                if bs.rank != 1 || bs.dims[0] != nn {
                     return None;
                 }
-                let (m, k) = xs.matrix();
-                let (nn, wk) = (ws.dims[0], ws.dims[1]);
-                if wk != k {
+            }
+            macs = macs.saturating_add(m.saturating_mul(k).saturating_mul(nn));
+            if xs.rank == 2 {
+                (Shape::of(&[m, nn])?, Dt::F32)
+            } else {
+                (Shape::of(&[nn])?, Dt::F32)
+            }
+        }
+        Ins::Matmul { a, b } => {
+            let (as_, bs) = (tensor(a)?, tensor(b)?);
+            if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
+                return None;
+            }
+            macs = macs.saturating_add(
+                as_.dims[0]
+                    .saturating_mul(as_.dims[1])
+                    .saturating_mul(bs.dims[1]),
+            );
+            (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
+        }
+        Ins::Transpose { t } => {
+            let s = tensor(t)?;
+            if s.rank != 2 {
+                return None;
+            }
+            (Shape::of(&[s.dims[1], s.dims[0]])?, Dt::F32)
+        }
+        Ins::Unary { t, .. } => (tensor(t)?, Dt::F32),
+        Ins::Binary { a, b, .. } => {
+            let (as_, bs) = (tensor(a)?, tensor(b)?);
+            (broadcast(as_, bs)?.0, Dt::F32)
+        }
+        Ins::Scalar { t, s, .. } => {
+            if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
+                return None;
+            }
+            (tensor(t)?, Dt::F32)
+        }
+        Ins::Softmax { t, dim, .. } => {
+            let s = tensor(t)?;
+            if s.rank == 0 || dim >= s.rank {
+                return None;
+            }
+            (s, Dt::F32)
+        }
+        Ins::LayerNorm { x, n, w, b, eps } => {
+            let s = tensor(x)?;
+            if !(1..=2).contains(&s.rank) {
+                return None;
+            }
+            let last = s.matrix().1;
+            for v in [Some(n), eps].into_iter().flatten() {
+                if !matches!(p.inputs.get(usize::from(v)), Some(Input::Scalar { .. })) {
                     return None;
                 }
-                if let Some(b) = b {
-                    let bs = tensor(&shapes, b)?;
-                    if bs.rank != 1 || bs.dims[0] != nn {
-                        return None;
-                    }
-                }
-                macs = macs.saturating_add(m.saturating_mul(k).saturating_mul(nn));
-                if xs.rank == 2 {
-                    (Shape::of(&[m, nn])?, Dt::F32)
-                } else {
-                    (Shape::of(&[nn])?, Dt::F32)
-                }
             }
-            Ins::Matmul { a, b } => {
-                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
-                if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
+            for v in [w, b].into_iter().flatten() {
+                let ws = tensor(v)?;
+                if ws.rank != 1 || ws.dims[0] != last {
                     return None;
                 }
-                macs = macs.saturating_add(
-                    as_.dims[0]
-                        .saturating_mul(as_.dims[1])
-                        .saturating_mul(bs.dims[1]),
-                );
-                (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
             }
-            Ins::Transpose { t } => {
-                let s = tensor(&shapes, t)?;
-                if s.rank != 2 {
-                    return None;
-                }
-                (Shape::of(&[s.dims[1], s.dims[0]])?, Dt::F32)
+            (s, Dt::F32)
+        }
+        Ins::Reduce {
+            t, dim, keepdim, ..
+        }
+        | Ins::Argmax {
+            t, dim, keepdim, ..
+        } => {
+            let s = tensor(t)?;
+            // Reductions to a 0-dim tensor stay on libtorch.
+            if s.rank != 2 || dim >= 2 {
+                return None;
             }
-            Ins::Unary { t, .. } => (tensor(&shapes, t)?, Dt::F32),
-            Ins::Binary { a, b, .. } => {
-                let (as_, bs) = (tensor(&shapes, a)?, tensor(&shapes, b)?);
-                (broadcast(as_, bs)?.0, Dt::F32)
+            let (m, nn) = (s.dims[0], s.dims[1]);
+            let kept = if dim == 1 { m } else { nn };
+            let shape = match (keepdim, dim) {
+                (true, 1) => Shape::of(&[m, 1]),
+                (true, _) => Shape::of(&[1, nn]),
+                (false, _) => Shape::of(&[kept]),
+            }?;
+            let dt = if matches!(ins, Ins::Argmax { .. }) {
+                Dt::I64
+            } else {
+                Dt::F32
+            };
+            // Empty reductions raise (argmax, amax) or need libtorch's conventions.
+            if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
+                return None;
             }
-            Ins::Scalar { t, s, .. } => {
-                if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
-                    return None;
-                }
-                (tensor(&shapes, t)?, Dt::F32)
-            }
-            Ins::Softmax { t, dim, .. } => {
-                let s = tensor(&shapes, t)?;
-                if s.rank == 0 || dim >= s.rank {
-                    return None;
-                }
-                (s, Dt::F32)
-            }
-            Ins::LayerNorm { x, n, w, b, eps } => {
-                let s = tensor(&shapes, x)?;
-                if !(1..=2).contains(&s.rank) {
-                    return None;
-                }
-                let last = s.matrix().1;
-                for v in [Some(n), eps].into_iter().flatten() {
-                    if !matches!(p.inputs.get(usize::from(v)), Some(Input::Scalar { .. })) {
-                        return None;
-                    }
-                }
-                for v in [w, b].into_iter().flatten() {
-                    let ws = tensor(&shapes, v)?;
-                    if ws.rank != 1 || ws.dims[0] != last {
-                        return None;
-                    }
-                }
-                (s, Dt::F32)
-            }
-            Ins::Reduce {
-                t, dim, keepdim, ..
-            }
-            | Ins::Argmax {
-                t, dim, keepdim, ..
-            } => {
-                let s = tensor(&shapes, t)?;
-                // Reductions to a 0-dim tensor stay on libtorch.
-                if s.rank != 2 || dim >= 2 {
-                    return None;
-                }
-                let (m, nn) = (s.dims[0], s.dims[1]);
-                let kept = if dim == 1 { m } else { nn };
-                let shape = match (keepdim, dim) {
-                    (true, 1) => Shape::of(&[m, 1]),
-                    (true, _) => Shape::of(&[1, nn]),
-                    (false, _) => Shape::of(&[kept]),
-                }?;
-                let dt = if matches!(ins, Ins::Argmax { .. }) {
-                    Dt::I64
-                } else {
-                    Dt::F32
-                };
-                // Empty reductions raise (argmax, amax) or need libtorch's conventions.
-                if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
-                    return None;
-                }
-                (shape, dt)
-            }
-        };
-        shapes.push(out);
-    }
+            (shape, dt)
+        }
+    };
+    Some((out, macs))
+}
+
+/// Where each value lives, which instructions run in place, and which outputs alias an owned
+/// input.
+struct Storage {
+    store: Vec<Store>,
+    temps: Vec<usize>,
+    in_place: Vec<bool>,
+    output_alias: Vec<Option<V>>,
+}
+
+/// Assign storage: inputs stay where they are; an instruction writes over its first operand
+/// when that is the operand's last read, else into its output tensor or a temporary (reused
+/// once the value it held is dead).
+fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage> {
+    let n_in = p.inputs.len();
+    let n = shapes.len();
     // Last read of every value (outputs are read at the end).
     let mut last = vec![None::<usize>; n];
     for (j, ins) in p.ins.iter().enumerate() {
@@ -392,29 +462,11 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
             }
         }
     }
-    // The same value listed twice as an output would alias two result tensors: decline.
-    for (i, o) in p.outputs.iter().enumerate() {
-        if p.outputs[..i].contains(o) {
-            return None;
-        }
-        if usize::from(*o) < n_in {
-            return None;
-        }
-    }
-    let elements = shapes.iter().map(|(s, _)| s.numel());
-    let max_numel = elements.clone().max().unwrap_or(0);
-    let any_empty = elements.clone().any(|n| n == 0);
-    let work = macs.saturating_add(elements.fold(0usize, usize::saturating_add));
-    Some(Plan {
-        shapes,
+    Some(Storage {
         store,
         temps,
         in_place,
         output_alias,
-        macs,
-        max_numel,
-        any_empty,
-        work,
     })
 }
 
