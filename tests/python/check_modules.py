@@ -470,6 +470,21 @@ with torch.inference_mode():
         got = b(x)
     assert_same(got, e(x), "after hooks removed")
 
+# Results are tensors of the mode the call ran in, as eager's: after native calls under
+# inference_mode (whose dead temporaries the runtime keeps for reuse), a native call under
+# no_grad returns a normal tensor its caller may update in place.
+with torch.inference_mode():
+    for _ in range(5):
+        b(x)
+with torch.no_grad():
+    with ran(model, f"{SCORER}.forward", "native"):
+        out = b(x)
+    assert not out.is_inference(), "a no_grad call returned an inference tensor"
+    out.add_(1.0)
+    assert_same(out, e(x) + 1.0, "no_grad result updated in place")
+with torch.inference_mode():
+    assert b(x).is_inference() == e(x).is_inference()
+
 # ---- 5. state the native body does not cover: the original runs -------------------------------
 
 

@@ -68,12 +68,18 @@ struct rx_fresh {
   c10::DeleterFnPtr deleter;
 };
 
-const rx_fresh& fresh() {
-  static const rx_fresh f = [] {
-    at::TensorBase t = at::detail::empty_cpu({1}, at::kFloat, false, c10::nullopt);
-    return rx_fresh{t.key_set(), t.storage().data_ptr().get_deleter()};
-  }();
-  return f;
+rx_fresh make_fresh(bool inference) {
+  c10::InferenceMode mode(inference);
+  at::TensorBase t = at::detail::empty_cpu({1}, at::kFloat, false, c10::nullopt);
+  return rx_fresh{t.key_set(), t.storage().data_ptr().get_deleter()};
+}
+
+// A fresh tensor made inside `torch.inference_mode()` (an inference tensor: no version counter,
+// no autograd keys) or outside it (a normal tensor): the two have different dispatch keys.
+const rx_fresh& fresh(bool inference) {
+  static const rx_fresh normal = make_fresh(false);
+  static const rx_fresh in_inference = make_fresh(true);
+  return inference ? in_inference : normal;
 }
 
 // Whether a handle the runtime is dropping can be reused without anyone noticing: the only
@@ -84,26 +90,30 @@ bool reusable(const at::Tensor& t) {
   if (!t.defined() || t.use_count() != 1 || t.weak_use_count() != 1) return false;
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
   if (impl->autograd_meta() != nullptr || !impl->allow_tensor_metadata_change()) return false;
-  if (t.key_set() != fresh().keys) return false;
+  if (t.key_set() != fresh(t.is_inference()).keys) return false;
   if (t.layout() != at::kStrided || !t.device().is_cpu() || t.is_neg() || t.is_conj()) {
     return false;
   }
   if (!t.has_storage() || t.storage_offset() != 0 || !t.is_contiguous()) return false;
   const c10::Storage& st = t.storage();
   if (st.use_count() != 1 || !st.resizable()) return false;
-  if (st.data_ptr().get_deleter() != fresh().deleter) return false;
+  if (st.data_ptr().get_deleter() != fresh(t.is_inference()).deleter) return false;
   const size_t nbytes = st.nbytes();
   return nbytes > 0 && nbytes <= RX_POOL_MAX_BYTES;
 }
 
 // A pooled tensor of `scalar_type` whose storage holds `nbytes` (and is not more than twice
-// that), reshaped to `shape`; null when none.
+// that), reshaped to `shape`; null when none. Only one made in the same mode as now: inside
+// `torch.inference_mode()` eager makes inference tensors and outside it normal ones, and an
+// inference tensor handed out elsewhere refuses in-place updates (ours and the user's).
 at::Tensor* take_pooled(at::IntArrayRef shape, at::ScalarType scalar_type, size_t nbytes) {
   if (nbytes == 0 || nbytes > RX_POOL_MAX_BYTES) return nullptr;
+  const bool inference = c10::InferenceMode::is_enabled();
   for (size_t i = pool.len; i-- > 0;) {
     at::Tensor* t = pool.slots[i];
     const size_t have = t->storage().nbytes();
     if (t->scalar_type() != scalar_type || have < nbytes || have > 2 * nbytes) continue;
+    if (t->is_inference() != inference) continue;
     pool.slots[i] = pool.slots[--pool.len];
     t->unsafeGetTensorImpl()->set_sizes_contiguous(shape);
     return t;
