@@ -426,6 +426,10 @@ fn run_with<H: Host, const N: usize>(
             return Ok(None);
         }
     }
+    // SAFETY: `bufs` holds each tensor input's buffer, viewed above with the plan's shape.
+    if !unsafe { input_layer_norms_fuse(p, plan, bufs) } {
+        return Ok(None);
+    }
     let (one, many) = gelus(p, plan);
     let Some(edges) = edges_for(host, one, many) else {
         return Ok(None);
@@ -549,8 +553,43 @@ fn needs_finite(p: ProgramView<'_>) -> bool {
                 finite_only: true,
                 ..
             }
-        )
+        ) || matches!(*i, Ins::LayerNorm { x, .. } if usize::from(x) >= p.inputs.len())
     })
+}
+
+/// Whether every layer norm whose input is an input of the program can run fused (checked
+/// before anything runs, so such a call declines with nothing written and its owned inputs
+/// stay writable; a layer norm of a computed value is checked when it runs).
+///
+/// # Safety
+/// `bufs[v]` points at `plan.shapes[v].numel()` floats for every tensor input `v`.
+unsafe fn input_layer_norms_fuse(p: ProgramView<'_>, plan: &Plan, bufs: &[Buf]) -> bool {
+    p.ins.iter().all(|i| match *i {
+        Ins::LayerNorm { x, .. } if usize::from(x) < p.inputs.len() => {
+            match bufs.get(usize::from(x)) {
+                Some(Buf::F32(ptr)) => {
+                    let len = plan.shapes[usize::from(x)].0.numel();
+                    // SAFETY: see the function's contract.
+                    layer_norm_domain(unsafe { std::slice::from_raw_parts(*ptr, len) })
+                }
+                _ => false,
+            }
+        }
+        _ => true,
+    })
+}
+
+/// The largest magnitude a layer norm's input may hold on the fused path. Beyond it eager's
+/// row moments (ATen's Welford merge of per-lane moments, in float) overflow and answer NaN or
+/// the bias depending on how lanes were merged, which a kernel of another shape cannot
+/// reproduce; such a call declines and libtorch answers. (A row of 1e30 gives NaN in eager,
+/// the bias here.) Below it both are the same moments up to rounding.
+const LAYER_NORM_MAX_ABS: f32 = 4294967296.0; // 2^32
+
+/// Whether every element of a layer norm's input is finite and within
+/// [`LAYER_NORM_MAX_ABS`]: non-finite rows too are left to libtorch, whose merge decides them.
+fn layer_norm_domain(x: &[f32]) -> bool {
+    x.iter().all(|v| v.abs() <= LAYER_NORM_MAX_ABS)
 }
 
 /// Whether every element is finite.
@@ -603,8 +642,9 @@ fn layer_norm_sizes_match(
     Ok(true)
 }
 
-/// Runs the plan; `Ok(false)` when an operand of a `finite_only` instruction is not finite (the
-/// call then declines; nothing it wrote is seen).
+/// Runs the plan; `Ok(false)` when an operand of a `finite_only` instruction is not finite, or
+/// a layer norm's input is outside [`layer_norm_domain`] (the call then declines; nothing it
+/// wrote is seen).
 ///
 /// # Safety
 /// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
@@ -865,6 +905,9 @@ unsafe fn execute(
                     Some(b) => Some(src(b)?),
                     None => None,
                 };
+                if !layer_norm_domain(src(x)?) {
+                    return Ok(false);
+                }
                 // eps in the input's accumulation type (float for float32), as ATen casts it.
                 k_err(k::layer_norm_rows(src(x)?, m, c, w, b, eps as f32, dst))?;
             }

@@ -823,3 +823,88 @@ fn region_inputs_prefer_a_tensor_read_then_a_scalar_one_and_number_slots_on_asse
     // A program that yields nothing is not assembled.
     assert_eq!(ProgramBuf::assemble(vec![t(0, false)], ins, &[]), None);
 }
+
+/// A layer norm declines inputs eager's row moments overflow on (and non-finite ones), whether
+/// its input is the program's (checked before anything runs) or computed in it (checked when it
+/// runs); an in-domain input runs fused.
+#[test]
+fn layer_norm_declines_inputs_outside_its_domain() {
+    use vec_host::{VecHost, T};
+    static OF_INPUT: Program = Program {
+        inputs: &[
+            Input::Tensor {
+                slot: 0,
+                owned: true,
+            },
+            Input::Scalar { slot: 0 },
+        ],
+        ins: &[
+            Ins::LayerNorm {
+                x: 0,
+                n: 1,
+                w: None,
+                b: None,
+                eps: None,
+            },
+            Ins::Unary {
+                f: UnaryF::Relu,
+                t: 2,
+            },
+        ],
+        outputs: &[3],
+    };
+    static OF_COMPUTED: Program = Program {
+        inputs: &[
+            Input::Tensor {
+                slot: 0,
+                owned: false,
+            },
+            Input::Scalar { slot: 0 },
+            Input::Scalar { slot: 1 },
+        ],
+        ins: &[
+            Ins::Scalar {
+                f: Binary::Mul,
+                t: 0,
+                s: 2,
+                rev: false,
+            },
+            Ins::LayerNorm {
+                x: 3,
+                n: 1,
+                w: None,
+                b: None,
+                eps: None,
+            },
+        ],
+        outputs: &[4],
+    };
+    let host = VecHost {
+        allocs: Default::default(),
+        overwrite: true,
+    };
+    let row = |v: f32| T::f32(&[2, 3], vec![1.0, 2.0, 4.0, v, v, v]);
+    let ok = crate::exec::run::<VecHost, 1>(&host, &OF_INPUT, &[&row(3.0)], &[3.0], None)
+        .unwrap()
+        .unwrap();
+    assert!(ok[0].data().iter().all(|v| v.is_finite()));
+    for v in [1e30, -1e20, f32::INFINITY, f32::NAN] {
+        let x = row(v);
+        let r = crate::exec::run::<VecHost, 1>(&host, &OF_INPUT, &[&x], &[3.0], None).unwrap();
+        assert!(r.is_none(), "{v}");
+        // Declined before anything ran: the owned input is as it was.
+        assert_eq!(x.data()[..3], [1.0, 2.0, 4.0], "{v}");
+    }
+    // A computed operand: 1e3 is inside the domain, 1e3 * 1e12 is not.
+    let x = row(1e3);
+    assert!(
+        crate::exec::run::<VecHost, 1>(&host, &OF_COMPUTED, &[&x], &[3.0, 1.0], None)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        crate::exec::run::<VecHost, 1>(&host, &OF_COMPUTED, &[&x], &[3.0, 1e12], None)
+            .unwrap()
+            .is_none()
+    );
+}
