@@ -92,3 +92,30 @@ fn values_read_later_or_twice_are_outputs_and_unsupported_claims_decline() {
     assert!(!h.contains("static __RX_PROGRAM"), "{h}");
     assert!(h.contains("::rextio_torch::runtime::maximum("), "{h}");
 }
+
+#[test]
+fn a_shape_element_leaf_joins_a_run_only_where_python_reads_it_first() {
+    // `(x.shape[-1],)` is read before anything else of the run: the layer norm is in the
+    // region, with the normalised size a scalar input evaluated before it.
+    let src = format!(
+        "{HEADER}def ln(x: TensorF32Cpu2D, w: TensorF32Cpu1D, b: TensorF32Cpu1D, up: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    h = F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)\n    return F.gelu(F.linear(h, up))\n"
+    );
+    let rs = generate(&src);
+    assert_eq!(rs.matches("static __RX_PROGRAM").count(), 1, "{rs}");
+    let program = rs.split("static __RX_PROGRAM").nth(1).unwrap();
+    assert!(program.contains("Ins::LayerNorm"), "{program}");
+    assert!(program.contains("Ins::Linear"), "{program}");
+    // Later in a run the same read would be hoisted above a node that may raise first (the
+    // linear, on a width mismatch): the run ends before that statement, and the next run starts
+    // with it.
+    let src = format!(
+        "{HEADER}def late(x: TensorF32Cpu2D, w: TensorF32Cpu1D, b: TensorF32Cpu1D, up: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    h = F.linear(x, up)\n    g = F.layer_norm(h, (h.shape[-1],), w, b, 1e-5)\n    return g.relu()\n"
+    );
+    let rs = generate(&src);
+    let programs: Vec<&str> = rs.split("static __RX_PROGRAM").skip(1).collect();
+    assert_eq!(programs.len(), 2, "{rs}");
+    let ins = |p: &str| p[..p.find("outputs:").unwrap()].to_owned();
+    assert!(ins(programs[0]).contains("Ins::Linear"), "{rs}");
+    assert!(!ins(programs[0]).contains("Ins::LayerNorm"), "{rs}");
+    assert!(ins(programs[1]).contains("Ins::LayerNorm"), "{rs}");
+}

@@ -4,8 +4,9 @@
 //! A run is a maximal sequence of `name = <claims>` statements, optionally ended by
 //! `return <claims>` (or `return name` of a value the run computed), inside one block: no
 //! control flow, calls of other functions, tuples or raising scalar operations in between. Leaves
-//! (locals read from before the run, literals, non-raising scalar expressions) become the
-//! region's inputs, evaluated once before it; a local assigned in the run is an output only when
+//! (locals read from before the run, literals, non-raising scalar expressions, and shape elements
+//! such as `(x.shape[-1],)` where Python evaluates them before anything else of the run) become
+//! the region's inputs, evaluated once before it; a local assigned in the run is an output only when
 //! something outside the run can read it: any read elsewhere in the function (later statements,
 //! an enclosing loop's next iteration, another branch), or a read inside the run before its
 //! assignment (a value carried around an enclosing loop). Everything else stays an internal
@@ -61,47 +62,93 @@ fn pure_scalar(e: &Expr) -> bool {
     }
 }
 
-/// The plugin of a claims tree whose every node has a plugin-typed result and whose leaves are
-/// locals, literals or pure scalar expressions; `None` when `e` is anything else.
-fn tree_plugin(e: &Expr) -> Option<&str> {
-    let ExprKind::Site { claimed, .. } = &e.kind else {
-        return None;
+/// An element of a plugin value's shape (`x.shape[-1]`): a site with a scalar-tuple result
+/// whose operands are locals, then one element of it. Reading it could raise (it is a call), so
+/// it is a leaf only where nothing of the run is evaluated before it (see [`Walk`]).
+fn shape_element(e: &Expr) -> bool {
+    let ExprKind::TupleGet(t, _) = &e.kind else {
+        return false;
     };
-    if !matches!(e.ty, ValueType::Plugin(_)) {
-        return None;
-    }
-    let id = claimed.plugin_id.as_str();
-    let ok = e.children().into_iter().all(|c| match &c.kind {
-        ExprKind::Site { .. } => tree_plugin(c) == Some(id),
-        ExprKind::Local(_) | ExprKind::Move(_) => {
-            matches!(c.ty, ValueType::Plugin(_)) || is_scalar(&c.ty) || is_scalar_tuple(&c.ty)
+    matches!(t.kind, ExprKind::Site { .. })
+        && is_scalar_tuple(&t.ty)
+        && is_scalar(&e.ty)
+        && t.children().iter().all(|c| {
+            matches!(c.kind, ExprKind::Local(_) | ExprKind::Move(_))
+                && matches!(c.ty, ValueType::Plugin(_))
+        })
+}
+
+/// A run's leaves are evaluated before its first node. A leaf that cannot raise may come from
+/// anywhere; one that may raise (a shape element) only from the run's first statement and
+/// before any of its nodes in Python's evaluation order, so that hoisting it changes neither
+/// which error is raised nor when.
+struct Walk {
+    /// Raising leaves are still allowed (first statement, no node evaluated yet).
+    raising_ok: bool,
+}
+
+impl Walk {
+    /// The plugin of a claims tree whose every node has a plugin-typed result and whose leaves
+    /// are locals, literals, pure scalar expressions or (where allowed) shape elements; `None`
+    /// when `e` is anything else.
+    fn tree_plugin<'e>(&mut self, e: &'e Expr) -> Option<&'e str> {
+        let ExprKind::Site { claimed, .. } = &e.kind else {
+            return None;
+        };
+        if !matches!(e.ty, ValueType::Plugin(_)) {
+            return None;
         }
-        ExprKind::Lit(_) => true,
-        ExprKind::Scalar(..) => is_scalar(&c.ty) && pure_scalar(c),
-        ExprKind::Tuple(xs) => is_scalar_tuple(&c.ty) && xs.iter().all(pure_scalar),
-        _ => false,
-    });
-    ok.then_some(id)
+        let id = claimed.plugin_id.as_str();
+        for c in e.children() {
+            let ok = match &c.kind {
+                ExprKind::Site { .. } => self.tree_plugin(c) == Some(id),
+                ExprKind::Local(_) | ExprKind::Move(_) => {
+                    matches!(c.ty, ValueType::Plugin(_))
+                        || is_scalar(&c.ty)
+                        || is_scalar_tuple(&c.ty)
+                }
+                ExprKind::Lit(_) => true,
+                ExprKind::Scalar(..) => is_scalar(&c.ty) && pure_scalar(c),
+                ExprKind::TupleGet(..) => self.raising_ok && shape_element(c),
+                ExprKind::Tuple(xs) => {
+                    is_scalar_tuple(&c.ty)
+                        && xs
+                            .iter()
+                            .all(|x| pure_scalar(x) || (self.raising_ok && shape_element(x)))
+                }
+                _ => false,
+            };
+            if !ok {
+                return None;
+            }
+        }
+        // This node is evaluated now: a raising leaf after it would be hoisted above it.
+        self.raising_ok = false;
+        Some(id)
+    }
 }
 
 /// The plugin a statement belongs to when it can be part of a run, and whether it ends the run.
-/// `bound` holds the locals the run assigned so far (a `return name` of one of them is fine).
+/// `bound` holds the locals the run assigned so far (a `return name` of one of them is fine);
+/// `first` says whether it would be the run's first statement.
 fn stmt_plugin<'a>(
     s: &'a Stmt,
     locals: &BTreeMap<String, ValueType>,
     bound: &BTreeMap<String, &'a str>,
+    first: bool,
 ) -> Option<(&'a str, bool)> {
+    let mut walk = Walk { raising_ok: first };
     match s {
         Stmt::Assign { name, value } => {
             let target = locals.get(name)?;
             if !matches!(target, ValueType::Plugin(_)) || *target != value.ty {
                 return None;
             }
-            tree_plugin(value).map(|p| (p, false))
+            walk.tree_plugin(value).map(|p| (p, false))
         }
         Stmt::Return(value) => match &value.kind {
             ExprKind::Local(n) | ExprKind::Move(n) => bound.get(n).map(|p| (*p, true)),
-            _ => tree_plugin(value).map(|p| (p, true)),
+            _ => walk.tree_plugin(value).map(|p| (p, true)),
         },
         _ => None,
     }
@@ -116,7 +163,7 @@ pub fn run_at<'a>(
     let mut plugin = None;
     let mut len = 0;
     for s in body {
-        let Some((p, ends)) = stmt_plugin(s, locals, &bound) else {
+        let Some((p, ends)) = stmt_plugin(s, locals, &bound, len == 0) else {
             break;
         };
         if plugin.is_some_and(|q| q != p) {
