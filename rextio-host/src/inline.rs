@@ -115,10 +115,16 @@ impl Cx<'_> {
                     step: step.clone(),
                     body: self.block(body, depth),
                 }),
-                Stmt::ForEach { var, seq, body } => out.push(Stmt::ForEach {
+                Stmt::ForEach {
+                    var,
+                    seq,
+                    body,
+                    expect,
+                } => out.push(Stmt::ForEach {
                     var: var.clone(),
                     seq: seq.clone(),
                     body: self.block(body, depth),
+                    expect: *expect,
                 }),
                 Stmt::Break | Stmt::Continue => out.push(s.clone()),
             }

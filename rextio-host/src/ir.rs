@@ -82,6 +82,10 @@ pub enum Stmt {
         seq: Expr,
         /// Body.
         body: Vec<Stmt>,
+        /// The length `__init__` gives the list, when it states one (a list literal, or
+        /// `range(n)` of a literal or of a parameter's default): a hint for
+        /// [`crate::unroll`], checked at run time, never assumed.
+        expect: Option<usize>,
     },
     /// `break`.
     Break,
@@ -249,6 +253,11 @@ pub enum ExprKind {
     /// Element `index` of a tuple-typed expression (unpacking, `x.shape[0]`); the index is
     /// already normalised (non-negative, in range).
     TupleGet(Box<Expr>, usize),
+    /// The length of a list value (int).
+    ListLen(Box<Expr>),
+    /// Element `index` of a list value, where a guard around it checked the list's length
+    /// (see [`crate::unroll`]); a shorter list is an internal error, never a panic.
+    ListGet(Box<Expr>, usize),
     /// A call of another native function of the project, by qualified name, with its
     /// parameters in declaration order.
     Call {
@@ -287,7 +296,9 @@ impl Expr {
             ExprKind::Scalar(_, xs) | ExprKind::Tuple(xs) | ExprKind::Call { args: xs, .. } => {
                 xs.iter().collect()
             }
-            ExprKind::TupleGet(t, _) => vec![t.as_ref()],
+            ExprKind::TupleGet(t, _) | ExprKind::ListLen(t) | ExprKind::ListGet(t, _) => {
+                vec![t.as_ref()]
+            }
             ExprKind::Site {
                 receiver,
                 args,
@@ -309,7 +320,9 @@ impl Expr {
             ExprKind::Scalar(_, xs) | ExprKind::Tuple(xs) | ExprKind::Call { args: xs, .. } => {
                 xs.iter_mut().collect()
             }
-            ExprKind::TupleGet(t, _) => vec![t.as_mut()],
+            ExprKind::TupleGet(t, _) | ExprKind::ListLen(t) | ExprKind::ListGet(t, _) => {
+                vec![t.as_mut()]
+            }
             ExprKind::Site {
                 receiver,
                 args,

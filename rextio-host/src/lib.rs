@@ -56,6 +56,7 @@ pub mod python_env;
 pub mod registry;
 pub mod report;
 pub mod target;
+pub mod unroll;
 pub mod vendor;
 pub mod wheel;
 

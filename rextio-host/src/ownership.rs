@@ -204,7 +204,7 @@ impl Pass {
                 }
                 live
             }
-            Stmt::ForEach { var, seq, body } => {
+            Stmt::ForEach { var, seq, body, .. } => {
                 let mut live = self.fixpoint(body, &out, out.clone(), Some(var.as_str()));
                 live.extend(live_uses(seq));
                 live

@@ -743,6 +743,7 @@ fn lower_all(
                 };
                 let index = callees.get(&f.qualname).copied().unwrap_or(0);
                 let ir = crate::inline::inline_calls(ir, &bodies);
+                let ir = crate::unroll::specialise(&ir);
                 match lower_function(&ir, &ids, registry, auth, &callees, index, exposed) {
                     Ok(lowered) => {
                         used_plugins.extend(ids.iter().cloned());

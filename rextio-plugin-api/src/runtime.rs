@@ -132,6 +132,17 @@ pub fn float_div(a: f64, b: f64) -> PyResult<f64> {
     Ok(a / b)
 }
 
+/// Element `index` of a list a compiled body reads (a module list's element states) where the
+/// body already checked the list's length: a shorter list is an internal error, not a panic.
+pub fn list_item<T: Clone>(list: &[T], index: usize) -> PyResult<T> {
+    list.get(index).cloned().ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "internal: a compiled body read element {index} of a list of {}",
+            list.len()
+        ))
+    })
+}
+
 /// `range(start, stop, step)` iteration with Python's rules (step 0 raises `ValueError`).
 pub fn range(start: i64, stop: i64, step: i64) -> PyResult<RangeIter> {
     if step == 0 {

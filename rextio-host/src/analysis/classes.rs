@@ -66,6 +66,9 @@ pub enum Sub {
         class: String,
         /// The elements' kind.
         elem: Box<Sub>,
+        /// The length `__init__` states (see [`InitReader::stated_length`]); the list may be
+        /// changed later, so this is only a hint.
+        expect: Option<usize>,
     },
 }
 
@@ -144,6 +147,7 @@ pub(super) fn read_classes(
             support: &support,
             project_classes,
             params: BTreeMap::new(),
+            int_defaults: BTreeMap::new(),
             self_name: String::new(),
         };
         let attrs = init.map(|f| reader.read(f)).unwrap_or_default();
@@ -190,6 +194,8 @@ struct InitReader<'a> {
     project_classes: &'a BTreeSet<String>,
     /// `__init__` parameters with the type of their annotation or default.
     params: BTreeMap<String, Option<ValueType>>,
+    /// `__init__` parameters whose default is an int literal, with it.
+    int_defaults: BTreeMap<String, i64>,
     self_name: String,
 }
 
@@ -222,8 +228,12 @@ impl InitReader<'_> {
                         _ => None,
                     }
                 });
-            self.params
-                .insert(pd.parameter.name.as_str().to_owned(), ty);
+            let name = pd.parameter.name.as_str().to_owned();
+            let mut dx = Fx::new(self.module, self.registry, self.enabled, &empty);
+            if let Some(Ok(Literal::Int(n))) = pd.default.as_deref().and_then(|d| dx.literal(d)) {
+                self.int_defaults.insert(name.clone(), n);
+            }
+            self.params.insert(name, ty);
         }
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for s in &f.body {
@@ -450,6 +460,36 @@ impl InitReader<'_> {
         })
     }
 
+    /// The length a comprehension's `range(n)` gives, where `n` is an int literal or an
+    /// `__init__` parameter with an int-literal default (what the model has when built with
+    /// its defaults).
+    fn stated_length(&self, iter: &ast::Expr) -> Option<usize> {
+        let ast::Expr::Call(c) = iter else {
+            return None;
+        };
+        let ast::Expr::Name(f) = c.func.as_ref() else {
+            return None;
+        };
+        if f.id.as_str() != "range"
+            || c.arguments.args.len() != 1
+            || !c.arguments.keywords.is_empty()
+        {
+            return None;
+        }
+        let n = match &c.arguments.args[0] {
+            ast::Expr::Name(n) => *self.int_defaults.get(n.id.as_str())?,
+            other => {
+                let empty = ProjectIndex::default();
+                let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
+                match fx.literal(other) {
+                    Some(Ok(Literal::Int(n))) => n,
+                    _ => return None,
+                }
+            }
+        };
+        usize::try_from(n).ok()
+    }
+
     fn classify(&self, e: &ast::Expr) -> Result<Attr, String> {
         match self.ctor_arg(e) {
             CtorArg::Value(o) => match o.ty {
@@ -491,9 +531,9 @@ impl InitReader<'_> {
             }));
         }
         if self.support.lists.contains(&ctor.target) {
-            let elems: Vec<&ast::Expr> = match call.arguments.args.first() {
+            let (elems, expect): (Vec<&ast::Expr>, _) = match call.arguments.args.first() {
                 Some(ast::Expr::List(l)) if call.arguments.args.len() == 1 => {
-                    l.elts.iter().collect()
+                    (l.elts.iter().collect(), Some(l.elts.len()))
                 }
                 Some(ast::Expr::ListComp(lc))
                     if call.arguments.args.len() == 1
@@ -501,7 +541,7 @@ impl InitReader<'_> {
                         && lc.generators[0].ifs.is_empty()
                         && !lc.generators[0].is_async =>
                 {
-                    vec![&lc.elt]
+                    (vec![&lc.elt], self.stated_length(&lc.generators[0].iter))
                 }
                 _ => {
                     return Err(
@@ -531,6 +571,7 @@ impl InitReader<'_> {
             return Ok(Attr::Sub(Sub::List {
                 class: self.support.lists[0].clone(),
                 elem: Box::new(elem),
+                expect,
             }));
         }
         let Some(reg) = self.registry.plugin(self.plugin) else {
@@ -1214,7 +1255,7 @@ impl Fx<'_> {
         node: Node,
         at: Span,
     ) -> R<Stmt> {
-        let Sub::List { elem, .. } = node.sub.clone() else {
+        let Sub::List { elem, expect, .. } = node.sub.clone() else {
             let shown = self.shown(&node);
             return Err(self.attr_error(
                 at,
@@ -1286,6 +1327,7 @@ impl Fx<'_> {
                 span: at,
             },
             body: full,
+            expect,
         })
     }
 

@@ -50,7 +50,7 @@ impl Fx<'_> {
                     inner.insert(var.clone());
                     self.flow(body, &mut inner, ret);
                 }
-                Stmt::ForEach { var, seq, body } => {
+                Stmt::ForEach { var, seq, body, .. } => {
                     self.uses(seq, assigned);
                     let mut inner = assigned.clone();
                     inner.insert(var.clone());

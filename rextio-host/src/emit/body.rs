@@ -187,6 +187,16 @@ impl Lx<'_> {
                     quote!((#inner).#idx)
                 }
             }
+            ExprKind::ListLen(t) => {
+                let inner = self.expr(t)?;
+                quote!(((#inner).len() as i64))
+            }
+            ExprKind::ListGet(t, i) => {
+                let inner = self.expr(t)?;
+                let idx = proc_macro2::Literal::usize_unsuffixed(*i);
+                let item = runtime_fn("list_item");
+                quote!(#item(&(#inner), #idx)?)
+            }
             ExprKind::Call { callee, args } => {
                 let Some(index) = self.callees.get(callee) else {
                     return Err(
@@ -314,6 +324,17 @@ impl Lx<'_> {
         if !reg.negotiated.region_lowering {
             return self.per_site(run);
         }
+        // The run's bindings first (see `region::run_at`), then its claims as one region.
+        let mut bound = TokenStream::new();
+        let mut claims = Vec::new();
+        for s in run {
+            if crate::unroll::binding(s).is_some() {
+                bound.extend(self.stmt(s)?);
+            } else {
+                claims.push(s.clone());
+            }
+        }
+        let run = claims.as_slice();
         let qualname = self.qualname.clone();
         let reads = std::mem::take(&mut self.reads);
         let formed = region::form(&qualname, run, &reads, &mut |e: &Expr| self.expr(e));
@@ -336,7 +357,7 @@ impl Lx<'_> {
             })?;
         let fallback = self.per_site(run)?;
         let Some(lowered) = lowered else {
-            return Ok(fallback);
+            return Ok(quote!(#bound #fallback));
         };
         let what = format!("a region of `{qualname}`");
         let fused = self.splice(reg, &what, &lowered.expr, &lowered.uses)?;
@@ -362,6 +383,7 @@ impl Lx<'_> {
             assigns.extend(quote!(return Ok(#out);));
         }
         Ok(quote! {
+            #bound
             let #slot = #fused;
             if let ::std::option::Option::Some((#(#outs,)*)) = #slot {
                 #assigns
@@ -409,7 +431,7 @@ impl Lx<'_> {
                     let inner = self.block(body)?;
                     quote!(for #it in #range(#a, #b, #c)? { #v = #it; #inner })
                 }
-                Stmt::ForEach { var, seq, body } => {
+                Stmt::ForEach { var, seq, body, .. } => {
                     let s = self.expr(seq)?;
                     self.loop_var += 1;
                     let it = format_ident!("__rx_e{}", self.loop_var);

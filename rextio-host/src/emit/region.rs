@@ -155,30 +155,58 @@ fn stmt_plugin<'a>(
 }
 
 /// The length of the run starting at `body[0]` and its plugin; 0 when `body[0]` starts none.
+///
+/// A run may hold bindings (`name = <projection>`, see [`crate::unroll::binding`]: the unpacking
+/// of a module's state) between its claims: they cannot raise and have no effect, so the
+/// emitter evaluates them before the run, in order, and the region reads their targets as
+/// inputs. That holds while the local a binding reads is not assigned by an earlier claim of
+/// the run, and its target is neither read nor assigned by another statement of the run before
+/// it, nor by a claim after it. A run ends with a claim, never a binding.
 pub fn run_at<'a>(
     body: &'a [Stmt],
     locals: &BTreeMap<String, ValueType>,
 ) -> (usize, Option<&'a str>) {
     let mut bound: BTreeMap<String, &str> = BTreeMap::new();
+    let mut read: BTreeMap<String, usize> = BTreeMap::new();
+    let mut bindings: BTreeSet<&str> = BTreeSet::new();
     let mut plugin = None;
     let mut len = 0;
+    let mut claimed = 0;
     for s in body {
-        let Some((p, ends)) = stmt_plugin(s, locals, &bound, len == 0) else {
+        if let Some((target, base)) = crate::unroll::binding(s) {
+            if bound.contains_key(base)
+                || bound.contains_key(target)
+                || read.contains_key(target)
+                || !bindings.insert(target)
+            {
+                break;
+            }
+            len += 1;
+            continue;
+        }
+        let Some((p, ends)) = stmt_plugin(s, locals, &bound, plugin.is_none()) else {
             break;
         };
         if plugin.is_some_and(|q| q != p) {
             break;
         }
+        if matches!(s, Stmt::Assign { name, .. } if bindings.contains(name.as_str())) {
+            break;
+        }
         plugin = Some(p);
         len += 1;
+        claimed = len;
         if ends {
             break;
         }
         if let Stmt::Assign { name, .. } = s {
             bound.insert(name.clone(), p);
         }
+        for (n, c) in reads(std::slice::from_ref(s)) {
+            *read.entry(n).or_default() += c;
+        }
     }
-    (len, plugin)
+    (claimed, plugin.filter(|_| claimed > 0))
 }
 
 /// Every local read anywhere in `body` (nested blocks included), with how often.
