@@ -119,3 +119,64 @@ fn a_shape_element_leaf_joins_a_run_only_where_python_reads_it_first() {
     assert!(!ins(programs[0]).contains("Ins::LayerNorm"), "{rs}");
     assert!(ins(programs[1]).contains("Ins::LayerNorm"), "{rs}");
 }
+
+const MODULES: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu2D\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, width: int):\n        super().__init__()\n        self.norm = nn.LayerNorm(width)\n        self.up = nn.Linear(width, width)\n        self.act = nn.GELU()\n\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        return x + self.act(self.up(self.norm(x)))\n\n\n";
+
+/// The module's source with `blocks` built by `blocks_init` and the loop in `forward`.
+fn module_src(params: &str, blocks_init: &str) -> String {
+    format!(
+        "{MODULES}class Net(nn.Module):\n    def __init__(self{params}):\n        super().__init__()\n        self.inp = nn.Linear(4, 8)\n        self.blocks = {blocks_init}\n        self.out = nn.Linear(8, 3)\n\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        h = self.inp(x)\n        for block in self.blocks:\n            h = block(h)\n        return torch.softmax(self.out(h), dim=1)\n"
+    )
+}
+
+#[test]
+fn a_module_list_of_stated_length_runs_as_one_region_with_the_loop_behind_a_length_check() {
+    let rs = generate(&module_src(
+        ", depth: int = 3",
+        "nn.ModuleList([Block(8) for _ in range(depth)])",
+    ));
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    let (then, orelse) = body
+        .split_once(".len() as i64) == 3i64)")
+        .expect("a length check for the stated depth")
+        .1
+        .split_once("\n    } else {\n")
+        .unwrap();
+    // With three blocks: one region from the input layer through the head.
+    assert_eq!(then.matches("static __RX_PROGRAM").count(), 1, "{then}");
+    assert_eq!(then.matches("Ins::LayerNorm").count(), 3, "{then}");
+    assert_eq!(then.matches("Ins::Linear").count(), 5, "{then}");
+    assert_eq!(then.matches("list_item(").count(), 3, "{then}");
+    // Any other length: the loop as written (input layer, the loop body, the head).
+    assert_eq!(orelse.matches("static __RX_PROGRAM").count(), 3, "{orelse}");
+    assert_eq!(orelse.matches("list_item(").count(), 0, "{orelse}");
+
+    // A list literal states its length too.
+    let rs = generate(&module_src("", "nn.ModuleList([Block(8), Block(8)])"));
+    assert!(rs.contains(".len() as i64) == 2i64)"), "{rs}");
+}
+
+#[test]
+fn a_module_list_of_unknown_length_or_a_loop_that_leaves_early_keeps_its_loop() {
+    // The depth is an argument without a default: nothing states the length.
+    let rs = generate(&module_src(
+        ", depth: int",
+        "nn.ModuleList([Block(8) for _ in range(depth)])",
+    ));
+    assert!(!rs.contains(".len() as i64) =="), "{rs}");
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    assert_eq!(body.matches("static __RX_PROGRAM").count(), 3, "{body}");
+    // More copies than the limit.
+    let rs = generate(&module_src(
+        "",
+        "nn.ModuleList([Block(8) for _ in range(17)])",
+    ));
+    assert!(!rs.contains(".len() as i64) =="), "{rs}");
+    // A loop with `break` is not written out.
+    let src = module_src("", "nn.ModuleList([Block(8) for _ in range(2)])").replace(
+        "            h = block(h)\n",
+        "            h = block(h)\n            if h.shape[0] > 4:\n                break\n",
+    );
+    let rs = generate(&src);
+    assert!(!rs.contains(".len() as i64) =="), "{rs}");
+}

@@ -639,6 +639,12 @@ with torch.inference_mode():
         assert_same(call(b, method, x), call(e, method, x), f"blocks appended {method}")
     both(lambda m: setattr(m.blocks[0], "alpha", -0.5))
     assert_same(b(x), e(x), "alpha changed")
+    # Back to the default depth of two blocks (the written-out path), then down to one.
+    both(lambda m: m.blocks.__delitem__(0))
+    assert len(b.blocks) == 2
+    assert_same(b(x), e(x), "a block deleted (two left)")
+    both(lambda m: m.blocks.__delitem__(0))
+    assert_same(b(x), e(x), "a block deleted (one left)")
     mb, me = pair(blocks, eblocks, "Mixer", 28, 16, 2)
     xm = torch.randn(5, 16)
     for change in (lambda m: setattr(m, "residual", False), lambda m: setattr(m, "repeats", 0),
