@@ -66,8 +66,8 @@ pub struct PathPolicy {
 }
 
 impl PathPolicy {
-    /// The policy of backend `who`, forced by `var`, whose `auto` mode fuses calls of at most
-    /// `max_macs` multiply-adds and `max_numel` elements per value.
+    /// The policy of backend `who`, forced by `var`, whose `auto` mode fuses calls whose matrix products are
+    /// each of at most `max_macs` multiply-adds and `max_numel` elements per value.
     pub const fn new(
         var: &'static str,
         who: &'static str,
@@ -102,7 +102,7 @@ impl PathPolicy {
 /// BLAS and threads win).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Multiply-adds of the call's matrix products.
+    /// Multiply-adds of the call's largest matrix product.
     pub max_macs: usize,
     /// Elements of the call's largest value.
     pub max_numel: usize,
@@ -422,7 +422,7 @@ fn run_with<H: Host, const N: usize>(
         return Ok(None);
     }
     if let Some(l) = limits {
-        if plan.macs > l.max_macs || plan.max_numel > l.max_numel {
+        if plan.largest_product > l.max_macs || plan.max_numel > l.max_numel {
             return Ok(None);
         }
     }

@@ -91,8 +91,11 @@ pub struct Plan {
     /// Per output: its storage, when it is the buffer of an owned input rather than a fresh
     /// tensor (`None`: allocate).
     pub output_alias: Vec<Option<V>>,
-    /// Multiply-adds of the matrix products (for the size guard).
+    /// Multiply-adds of all the matrix products.
     pub macs: usize,
+    /// Multiply-adds of the largest matrix product (for the size guard: a product above the
+    /// bound is where the backend's BLAS wins, however small the others around it).
+    pub largest_product: usize,
     /// The largest element count of any value (for the size guard).
     pub max_numel: usize,
     /// Some value has no elements.
@@ -156,7 +159,7 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
     if input_shapes.len() != n_in {
         return None;
     }
-    let (shapes, macs) = infer_shapes(p, input_shapes)?;
+    let (shapes, macs, largest_product) = infer_shapes(p, input_shapes)?;
     let Storage {
         store,
         temps,
@@ -183,18 +186,20 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         in_place,
         output_alias,
         macs,
+        largest_product,
         max_numel,
         any_empty,
         work,
     })
 }
 
-/// The shape and dtype of every value (inputs, then one per instruction) and the program's
-/// multiply-adds; `None` when an instruction's operands do not fit it.
+/// The shape and dtype of every value (inputs, then one per instruction), the program's
+/// multiply-adds and those of its largest product; `None` when an instruction's operands do not
+/// fit it.
 fn infer_shapes(
     p: ProgramView<'_>,
     input_shapes: &[Option<Shape>],
-) -> Option<(Vec<(Shape, Dt)>, usize)> {
+) -> Option<(Vec<(Shape, Dt)>, usize, usize)> {
     let n_in = p.inputs.len();
     let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n_in + p.ins.len());
     let scalar_shape = Shape {
@@ -209,12 +214,14 @@ fn infer_shapes(
         }
     }
     let mut macs = 0usize;
+    let mut largest = 0usize;
     for ins in p.ins {
         let (out, m) = result_shape(p, ins, &shapes)?;
         macs = macs.saturating_add(m);
+        largest = largest.max(m);
         shapes.push(out);
     }
-    Some((shapes, macs))
+    Some((shapes, macs, largest))
 }
 
 /// The shape and dtype of `ins`'s result given the values before it, and its multiply-adds.

@@ -58,7 +58,31 @@ fn a_chain_shares_one_temporary_and_writes_the_output_directly() {
     assert_eq!(p.store[7], Store::Output(0));
     assert_eq!(p.temps, vec![128]);
     assert_eq!(p.macs, 4 * 32 * 16);
+    assert_eq!(p.largest_product, 4 * 32 * 16);
     assert_eq!(p.output_alias, vec![None]);
+}
+
+/// The size guard reads the largest product, not the sum: a long program of small products
+/// (a model's layers in one region) is as fusable as each of its products alone.
+#[test]
+fn the_size_guard_counts_the_largest_product_and_the_total_separately() {
+    let inputs = [t(0, false), t(1, false), t(2, false)];
+    let ins = [
+        Ins::Linear {
+            x: 0,
+            w: 1,
+            b: None,
+        },
+        Ins::Linear {
+            x: 3,
+            w: 2,
+            b: None,
+        },
+    ];
+    let shapes = [sh(&[128, 20]), sh(&[96, 20]), sh(&[48, 96])];
+    let p = plan(view(&inputs, &ins, &[4]), &shapes).unwrap();
+    assert_eq!(p.macs, 128 * 20 * 96 + 128 * 96 * 48);
+    assert_eq!(p.largest_product, 128 * 96 * 48);
 }
 
 #[test]
