@@ -159,7 +159,11 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
     if input_shapes.len() != n_in {
         return None;
     }
-    let (shapes, macs, largest_product) = infer_shapes(p, input_shapes)?;
+    let Inferred {
+        shapes,
+        macs,
+        largest: largest_product,
+    } = infer_shapes(p, input_shapes)?;
     let Storage {
         store,
         temps,
@@ -193,13 +197,20 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
     })
 }
 
+/// What [`infer_shapes`] finds.
+struct Inferred {
+    /// The shape and dtype of every value.
+    shapes: Vec<(Shape, Dt)>,
+    /// Multiply-adds of all the products.
+    macs: usize,
+    /// Multiply-adds of the largest product.
+    largest: usize,
+}
+
 /// The shape and dtype of every value (inputs, then one per instruction), the program's
 /// multiply-adds and those of its largest product; `None` when an instruction's operands do not
 /// fit it.
-fn infer_shapes(
-    p: ProgramView<'_>,
-    input_shapes: &[Option<Shape>],
-) -> Option<(Vec<(Shape, Dt)>, usize, usize)> {
+fn infer_shapes(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Inferred> {
     let n_in = p.inputs.len();
     let mut shapes: Vec<(Shape, Dt)> = Vec::with_capacity(n_in + p.ins.len());
     let scalar_shape = Shape {
@@ -221,7 +232,11 @@ fn infer_shapes(
         largest = largest.max(m);
         shapes.push(out);
     }
-    Some((shapes, macs, largest))
+    Some(Inferred {
+        shapes,
+        macs,
+        largest,
+    })
 }
 
 /// The shape and dtype of `ins`'s result given the values before it, and its multiply-adds.
