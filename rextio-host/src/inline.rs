@@ -53,24 +53,6 @@ fn assigned(body: &[Stmt]) -> BTreeSet<&str> {
         .collect()
 }
 
-/// `e` with locals renamed by `map` (names not in it are left alone).
-fn rename(e: &Expr, map: &BTreeMap<String, String>) -> Expr {
-    let mut e = e.clone();
-    rename_in(&mut e, map);
-    e
-}
-
-fn rename_in(e: &mut Expr, map: &BTreeMap<String, String>) {
-    if let ExprKind::Local(n) | ExprKind::Move(n) = &mut e.kind {
-        if let Some(new) = map.get(n.as_str()) {
-            *n = new.clone();
-        }
-    }
-    for c in e.children_mut() {
-        rename_in(c, map);
-    }
-}
-
 impl Cx<'_> {
     fn block(&mut self, body: &[Stmt], depth: u32) -> Vec<Stmt> {
         let mut out = Vec::with_capacity(body.len());
@@ -194,10 +176,10 @@ impl Cx<'_> {
                     let target = map.get(&name).cloned().unwrap_or(name);
                     stmts.push(Stmt::Assign {
                         name: target,
-                        value: rename(&value, &map),
+                        value: crate::ir::renamed(&value, &map),
                     });
                 }
-                Stmt::Return(v) => result = Some(rename(&v, &map)),
+                Stmt::Return(v) => result = Some(crate::ir::renamed(&v, &map)),
                 _ => return None,
             }
         }

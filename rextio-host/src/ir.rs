@@ -95,6 +95,23 @@ pub enum Stmt {
     Return(Expr),
 }
 
+/// `e` with its locals renamed by `map` (names not in it are left alone).
+pub fn renamed(e: &Expr, map: &std::collections::BTreeMap<String, String>) -> Expr {
+    fn walk(e: &mut Expr, map: &std::collections::BTreeMap<String, String>) {
+        if let ExprKind::Local(n) | ExprKind::Move(n) = &mut e.kind {
+            if let Some(to) = map.get(n.as_str()) {
+                n.clone_from(to);
+            }
+        }
+        for c in e.children_mut() {
+            walk(c, map);
+        }
+    }
+    let mut e = e.clone();
+    walk(&mut e, map);
+    e
+}
+
 /// Call `f` on every statement-level expression of `body` (conditions, values, range bounds),
 /// nested blocks included, in source order; `f` walks sub-expressions itself if it needs them.
 pub fn for_each_expr<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {

@@ -279,23 +279,6 @@ fn reads(body: &[Stmt], out: &mut BTreeMap<String, usize>) {
     crate::ir::for_each_expr(body, &mut |e| walk(e, out));
 }
 
-fn rename_expr(e: &Expr, map: &BTreeMap<String, String>) -> Expr {
-    let mut e = e.clone();
-    rename_in(&mut e, map);
-    e
-}
-
-fn rename_in(e: &mut Expr, map: &BTreeMap<String, String>) {
-    if let ExprKind::Local(n) | ExprKind::Move(n) = &mut e.kind {
-        if let Some(to) = map.get(n.as_str()) {
-            *n = to.clone();
-        }
-    }
-    for c in e.children_mut() {
-        rename_in(c, map);
-    }
-}
-
 fn rename_name(n: &str, map: &BTreeMap<String, String>) -> String {
     map.get(n).cloned().unwrap_or_else(|| n.to_owned())
 }
@@ -308,15 +291,15 @@ fn rename_stmt(s: &Stmt, map: &BTreeMap<String, String>) -> Stmt {
     match s {
         Stmt::Assign { name, value } => Stmt::Assign {
             name: rename_name(name, map),
-            value: rename_expr(value, map),
+            value: crate::ir::renamed(value, map),
         },
         Stmt::If { cond, then, orelse } => Stmt::If {
-            cond: rename_expr(cond, map),
+            cond: crate::ir::renamed(cond, map),
             then: rename_block(then, map),
             orelse: rename_block(orelse, map),
         },
         Stmt::While { cond, body } => Stmt::While {
-            cond: rename_expr(cond, map),
+            cond: crate::ir::renamed(cond, map),
             body: rename_block(body, map),
         },
         Stmt::ForRange {
@@ -327,9 +310,9 @@ fn rename_stmt(s: &Stmt, map: &BTreeMap<String, String>) -> Stmt {
             body,
         } => Stmt::ForRange {
             var: rename_name(var, map),
-            start: rename_expr(start, map),
-            stop: rename_expr(stop, map),
-            step: rename_expr(step, map),
+            start: crate::ir::renamed(start, map),
+            stop: crate::ir::renamed(stop, map),
+            step: crate::ir::renamed(step, map),
             body: rename_block(body, map),
         },
         Stmt::ForEach {
@@ -339,11 +322,11 @@ fn rename_stmt(s: &Stmt, map: &BTreeMap<String, String>) -> Stmt {
             expect,
         } => Stmt::ForEach {
             var: rename_name(var, map),
-            seq: rename_expr(seq, map),
+            seq: crate::ir::renamed(seq, map),
             body: rename_block(body, map),
             expect: *expect,
         },
         Stmt::Break | Stmt::Continue => s.clone(),
-        Stmt::Return(v) => Stmt::Return(rename_expr(v, map)),
+        Stmt::Return(v) => Stmt::Return(crate::ir::renamed(v, map)),
     }
 }
