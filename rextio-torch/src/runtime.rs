@@ -22,6 +22,8 @@ pub use fused::{
 pub use modules::{module_admit, module_call_check, module_global_check};
 
 mod shim;
+#[cfg(test)]
+mod tests;
 pub(crate) use shim::FastView;
 
 /// A torch tensor inside generated code. `Clone` shares storage.

@@ -90,6 +90,30 @@ fn command_line(cmd: &Command) -> String {
         .join(" ")
 }
 
+/// `LD_LIBRARY_PATH` for a test binary that links libtorch and libpython from the venv (the
+/// torch runtime's unit tests): the venv torch's `lib` and the interpreter's `LIBDIR`, before
+/// whatever the caller's environment had.
+pub fn runtime_library_path(root: &Path) -> Result<String> {
+    let script = "import os, sysconfig, torch\n\
+                  print(os.path.join(os.path.dirname(torch.__file__), 'lib'))\n\
+                  print(sysconfig.get_config_var('LIBDIR') or '')";
+    let mut cmd = venv_command(root, venv_python(root));
+    cmd.args(["-c", script]);
+    let Some(out) = capture(&mut cmd) else {
+        bail!("cannot locate libtorch in the venv (`cargo xtask setup` installs it)");
+    };
+    let mut dirs: Vec<PathBuf> = out
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&old));
+    }
+    let joined = std::env::join_paths(dirs).context("a library directory holds a `:`")?;
+    Ok(joined.to_string_lossy().into_owned())
+}
+
 /// Runs `cmd` capturing stdout; `None` if it cannot start or fails.
 pub fn capture(cmd: &mut Command) -> Option<String> {
     let out = cmd.output().ok()?;

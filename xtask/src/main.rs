@@ -221,6 +221,22 @@ fn test(root: &Path, args: &[String]) -> Result<()> {
             "--lib",
         ]);
         env::run(&mut rt, "")?;
+        // So does the torch runtime (libtorch ops on tensors made in the test), which links
+        // libtorch and libpython: the test binary finds them through the venv.
+        eprintln!("xtask: cargo test -p rextio-torch --features runtime --lib runtime::");
+        let mut torch_rt = env::venv_command(root, cargo());
+        torch_rt
+            .args([
+                "test",
+                "-p",
+                "rextio-torch",
+                "--features",
+                "runtime",
+                "--lib",
+                "runtime::",
+            ])
+            .env("LD_LIBRARY_PATH", env::runtime_library_path(root)?);
+        env::run(&mut torch_rt, "")?;
     }
     Ok(())
 }
