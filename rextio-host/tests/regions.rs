@@ -180,3 +180,31 @@ fn a_module_list_of_unknown_length_or_a_loop_that_leaves_early_keeps_its_loop() 
     let rs = generate(&src);
     assert!(!rs.contains(".len() as i64) =="), "{rs}");
 }
+
+#[test]
+fn statements_that_rebind_a_parameter_join_a_run() {
+    // `x = ...` on a parameter: one region (the parameter is read, never written in place).
+    let src = format!(
+        "{HEADER}def g(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    x = F.linear(x, w)\n    x = x.relu()\n    return x * 2.0\n"
+    );
+    let rs = generate(&src);
+    assert_eq!(rs.matches("static __RX_PROGRAM").count(), 1, "{rs}");
+    let program = rs.split("static __RX_PROGRAM").nth(1).unwrap();
+    assert!(!program.contains("owned: true"), "{program}");
+
+    // So does a module whose loop rebinds its `forward`'s parameter, written out or not.
+    let src = format!(
+        "{MODULES}class Stack(nn.Module):\n    def __init__(self, depth: int = 2):\n        super().__init__()\n        self.blocks = nn.ModuleList([Block(8) for _ in range(depth)])\n\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        for block in self.blocks:\n            x = block(x)\n        return x\n"
+    );
+    let rs = generate(&src);
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    let (then, orelse) = body
+        .split_once(".len() as i64) == 2i64)")
+        .unwrap()
+        .1
+        .split_once("\n    } else {\n")
+        .unwrap();
+    assert_eq!(then.matches("static __RX_PROGRAM").count(), 1, "{then}");
+    assert_eq!(then.matches("Ins::LayerNorm").count(), 2, "{then}");
+    assert_eq!(orelse.matches("static __RX_PROGRAM").count(), 1, "{orelse}");
+}

@@ -103,7 +103,14 @@ pub fn lower_function(
         rules: BTreeSet::new(),
         uses: Vec::new(),
         qualname: ir.qualname.clone(),
-        local_types: ir.locals.iter().cloned().collect(),
+        // Parameters may be a run's targets too (`x = block(x)`); they are never owned
+        // (see `crate::ownership`), so a region only reads them.
+        local_types: ir
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.ty.clone()))
+            .chain(ir.locals.iter().cloned())
+            .collect(),
         reads: region::reads(&ir.body),
         regions: 0,
         calls_native: false,
