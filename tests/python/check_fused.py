@@ -82,6 +82,8 @@ for batch in (1, 3, 17, 1):
     check("normed_n", x, F_, g)
     check("gated", x, w, torch.randn(H, batch))
     check("gated", spiked(x), w, spiked(torch.randn(H, batch)))
+    check("rebound", x, w, b1)
+    check("rebound", spiked(x), w, b1)
     # A normalised size that is not the last dim: eager's error, whichever path runs.
     same_outcome(kernels.normed_n, eager.normed_n, x, F_ - 1, g)
 # GELU: eager's answers on -0, on the zeros of x <= -5.6 and on +inf depend on the host: oneDNN

@@ -261,6 +261,7 @@ fn fused_regions_match_eager_on_every_path() {
         "normed",
         "normed_plain",
         "gated",
+        "rebound",
     ] {
         assert_eq!(
             built.route(&format!("fusedk.kernels.{f}")),
