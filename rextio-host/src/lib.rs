@@ -11,6 +11,9 @@
 //!                 via registry.offer         SiteResolution per site (contracts checked)
 //!   target      preflight / gate            the provider's verdict on [target]; functions needing
 //!                                           an unauthorised device capability demoted (RXT019)
+//!   inline      inline_calls                FnIr with straight-line native callees inlined
+//!   unroll      specialise                  FnIr with ModuleList loops of stated length written out
+//!                                           behind a length check
 //!   ownership   mark_moves                  FnIr with last uses of exclusive locals moved
 //!   emit        lower_function              LoweredFunction        (plugin answers parsed; failures -> RXT014)
 //!               generate_crate              GeneratedCrate         (Cargo.toml, lib.rs, line map)

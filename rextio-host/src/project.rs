@@ -4,6 +4,8 @@
 //! rextio.toml + src/**/*.py
 //!   -> frontend   parse_project        Vec<SourceModule>
 //!   -> analysis   analyse_module       Vec<ModuleAnalysis>   (routes, claims, diagnostics, IR)
+//!   -> inline     inline_calls         FnIr with straight-line native callees inlined
+//!   -> unroll     specialise           FnIr with stated-length ModuleList loops written out
 //!   -> ownership  mark_moves           FnIr with last uses moved
 //!   -> emit       lower_function       Vec<LoweredFunction>  (failures demote to Python)
 //!                 generate_crate       GeneratedCrate (Cargo.toml, lib.rs, line map)
