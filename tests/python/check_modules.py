@@ -247,6 +247,27 @@ for name, args, width in (("ResidualBlock", (16, 33), 16), ("Gate", (48,), 48), 
     bb, be = pair(blocks, eblocks, name, 7, *args)
     parity(bb, be, blocks, f"mdl.blocks.{name}", ("forward",), inputs(width, 8), name)
 
+# Two module lists written out at their stated lengths, and looped once either one changes.
+TOWERS = "mdl.model.Towers"
+tw_b, tw_e = pair(model, emodel, "Towers", 40, 16, 24)
+parity(tw_b, tw_e, model, TOWERS, ("forward",), inputs(16, 41), "towers")
+for change in (
+    lambda m: setattr(m, "flag", False),
+    lambda m: m.pre.__delitem__(0),
+    lambda m: m.post.append(type(m.post[0])(16, 24)),
+    lambda m: m.pre.insert(0, nn.Sequential(nn.Linear(16, 16), nn.ReLU())),
+):
+    torch.manual_seed(42)
+    change(tw_b)
+    torch.manual_seed(42)
+    change(tw_e)
+    tw_b.load_state_dict(tw_e.state_dict())
+    for key, x in inputs(16, 43).items():
+        with torch.inference_mode(), ran(model, f"{TOWERS}.forward", "native"):
+            got = tw_b(x)
+        with torch.inference_mode():
+            assert_same(got, tw_e(x), f"towers after a change, {key}")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):
