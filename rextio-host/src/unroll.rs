@@ -15,6 +15,11 @@
 //! any other length (a list built with another argument, or changed later) runs the loop as
 //! before. The check is made at every call; the hint is never assumed.
 //!
+//! After that, a branch on a bool the state unpacking bound (`if self.residual:`, which cannot
+//! change during the call) is unswitched the same way: the body after the unpacking becomes
+//! `if flag: <every such branch taken> else: <every one skipped>` (at most two flags), so the
+//! branch no longer cuts the regions around it.
+//!
 //! Each copy of the loop body gets its own names for the locals that only unpack the element's
 //! state (`name~i`, which no Python name can spell), so that a region may read them all as
 //! inputs bound before it (see [`crate::emit::region`]).
@@ -151,20 +156,147 @@ pub fn specialise(ir: &FnIr) -> FnIr {
             seq.span,
         ));
     }
-    let Some(cond) = guards.into_iter().reduce(|a, b| {
+    let mut out = ir.clone();
+    if let Some(cond) = guards.into_iter().reduce(|a, b| {
         let span = a.span;
         Expr::scalar(ValueType::Bool, ScalarOp::And, vec![a, b], span)
-    }) else {
-        return ir.clone();
-    };
-    let mut out = ir.clone();
-    out.body = head.to_vec();
-    out.body.push(Stmt::If {
-        cond,
-        then,
-        orelse: rest.to_vec(),
-    });
-    out.locals.extend(locals);
+    }) {
+        out.body = head.to_vec();
+        out.body.push(Stmt::If {
+            cond,
+            then,
+            orelse: rest.to_vec(),
+        });
+        out.locals.extend(locals);
+    }
+    unswitch(&mut out, split);
+    out
+}
+
+/// Flags unswitched per function at most (each doubles the code after the state unpacking).
+const MAX_FLAGS: usize = 2;
+
+/// Branches on a bool the state unpacking bound (`if self.residual:`) split the regions of the
+/// code around them, once per copy of a written-out loop. Such a flag cannot change during the
+/// call, so the body after the unpacking (the first `split` statements) becomes
+/// `if flag: <body with every branch on it taken> else: <body with every branch skipped>`.
+fn unswitch(ir: &mut FnIr, split: usize) {
+    let bools: BTreeSet<String> = ir
+        .locals
+        .iter()
+        .filter(|(_, t)| *t == ValueType::Bool)
+        .map(|(n, _)| n.clone())
+        .collect();
+    for _ in 0..MAX_FLAGS {
+        let (head, rest) = ir.body.split_at(split);
+        let mut rest_assigned = BTreeSet::new();
+        assigned(rest, &mut rest_assigned);
+        let flag = head.iter().find_map(|s| match s {
+            Stmt::Assign { name, value }
+                if binding(s).is_some()
+                    && bools.contains(name)
+                    && !rest_assigned.contains(name)
+                    && branches_on(rest, name) =>
+            {
+                Some((name.clone(), value.span))
+            }
+            _ => None,
+        });
+        let Some((flag, span)) = flag else {
+            return;
+        };
+        let cond = Expr {
+            ty: ValueType::Bool,
+            kind: ExprKind::Local(flag.clone()),
+            span,
+        };
+        let then = settle(rest, &flag, true);
+        let orelse = settle(rest, &flag, false);
+        let mut body = head.to_vec();
+        body.push(Stmt::If { cond, then, orelse });
+        ir.body = body;
+    }
+}
+
+/// Whether some `if` in `body` tests exactly the local `flag`.
+fn branches_on(body: &[Stmt], flag: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::If { cond, then, orelse } => {
+            tests(cond, flag).is_some() || branches_on(then, flag) || branches_on(orelse, flag)
+        }
+        Stmt::While { body, .. } | Stmt::ForRange { body, .. } | Stmt::ForEach { body, .. } => {
+            branches_on(body, flag)
+        }
+        Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Return(_) => false,
+    })
+}
+
+/// `Some(true)` when `cond` is `flag`, `Some(false)` when it is `not flag`.
+fn tests(cond: &Expr, flag: &str) -> Option<bool> {
+    match &cond.kind {
+        ExprKind::Local(n) if n == flag => Some(true),
+        ExprKind::Scalar(ScalarOp::Not, xs) if xs.len() == 1 => tests(&xs[0], flag).map(|v| !v),
+        _ => None,
+    }
+}
+
+/// `body` with every `if` that tests `flag` replaced by the branch `value` takes.
+fn settle(body: &[Stmt], flag: &str, value: bool) -> Vec<Stmt> {
+    let mut out = Vec::with_capacity(body.len());
+    for s in body {
+        match s {
+            Stmt::If { cond, then, orelse } => match tests(cond, flag) {
+                Some(when) => out.extend(settle(
+                    if when == value { then } else { orelse },
+                    flag,
+                    value,
+                )),
+                None => out.push(Stmt::If {
+                    cond: cond.clone(),
+                    then: settle(then, flag, value),
+                    orelse: settle(orelse, flag, value),
+                }),
+            },
+            Stmt::While { cond, body } => out.push(Stmt::While {
+                cond: cond.clone(),
+                body: settle(body, flag, value),
+            }),
+            Stmt::ForRange {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => out.push(Stmt::ForRange {
+                var: var.clone(),
+                start: start.clone(),
+                stop: stop.clone(),
+                step: step.clone(),
+                body: settle(body, flag, value),
+            }),
+            Stmt::ForEach {
+                var,
+                seq,
+                body,
+                expect,
+            } => out.push(Stmt::ForEach {
+                var: var.clone(),
+                seq: seq.clone(),
+                body: settle(body, flag, value),
+                expect: *expect,
+            }),
+            Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Return(_) => {
+                out.push(s.clone());
+            }
+        }
+        // A settled branch that leaves the block leaves the rest of it unreachable.
+        if matches!(
+            out.last(),
+            Some(Stmt::Return(_) | Stmt::Break | Stmt::Continue)
+        ) {
+            break;
+        }
+    }
     out
 }
 

@@ -210,25 +210,40 @@ fn statements_that_rebind_a_parameter_join_a_run() {
 }
 
 #[test]
-fn two_module_lists_are_written_out_behind_one_check_of_both_lengths() {
+fn two_module_lists_and_a_state_flag_are_specialised_into_one_region_per_variant() {
     let src = format!("{MODULES}class Two(nn.Module):\n    def __init__(self, flag: bool = True):\n        super().__init__()\n        self.pre = nn.ModuleList([nn.Sequential(nn.Linear(8, 8), nn.ReLU()) for _ in range(3)])\n        self.post = nn.ModuleList([Block(8), Block(8)])\n        self.flag = flag\n\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        h = x\n        for layer in self.pre:\n            h = layer(h)\n            if self.flag:\n                h = h * 0.5\n        for block in self.post:\n            h = block(h)\n        return h\n");
     let rs = generate(&src);
     let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
-    let check = body
-        .find(".len() as i64) == 3i64)")
-        .expect("the first list's check");
-    let rest = &body[check..];
-    let and = rest.find("&&").expect("one condition for both lists");
-    assert!(
-        rest[and..]
-            .trim_start_matches("&&")
-            .trim_start()
-            .starts_with("(((lu_self_x2e_post"),
-        "{rest}"
-    );
-    assert!(rest.contains(".len() as i64) == 2i64)"), "{rest}");
-    // Written out: the flag branch of each of the three copies, then the loops as written.
-    let (then, orelse) = rest.split_once("\n    } else {\n").unwrap();
-    assert_eq!(then.matches("if lu_self_x2e_flag").count(), 3, "{then}");
-    assert_eq!(orelse.matches("for __rx_e").count(), 2, "{orelse}");
+    let body = &body[..body.find("\n}\n").unwrap()];
+    // The flag first (it cannot change during the call), then both lengths in one condition.
+    let (flag_on, flag_off) = body
+        .split_once("if lu_self_x2e_flag {")
+        .expect("the body is unswitched on the flag")
+        .1
+        .split_once("\n    } else {\n")
+        .unwrap();
+    for variant in [flag_on, flag_off] {
+        assert!(
+            variant.contains(
+                "((((lu_self_x2e_pre_x5b__x5d_).len() as i64) == 3i64)\n            && (((lu_self_x2e_post_x5b__x5d_).len() as i64) == 2i64))"
+            ),
+            "{variant}"
+        );
+        assert!(!variant.contains("if lu_self_x2e_flag"), "{variant}");
+        // Written out: the three Sequential layers and the two blocks are one region.
+        let (then, orelse) = variant.split_once("\n        } else {\n").unwrap();
+        assert_eq!(then.matches("static __RX_PROGRAM").count(), 1, "{then}");
+        assert_eq!(then.matches("Ins::LayerNorm").count(), 2, "{then}");
+        assert_eq!(orelse.matches("for __rx_e").count(), 2, "{orelse}");
+    }
+    // Only the flag-on variant halves.
+    let halves = |v: &str| {
+        v.split_once("\n        } else {\n")
+            .unwrap()
+            .0
+            .matches("Ins::Scalar")
+            .count()
+    };
+    assert_eq!(halves(flag_on), 3, "{flag_on}");
+    assert_eq!(halves(flag_off), 0, "{flag_off}");
 }
