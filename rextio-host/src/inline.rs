@@ -75,40 +75,7 @@ impl Cx<'_> {
                     }
                     None => out.push(s.clone()),
                 },
-                Stmt::If { cond, then, orelse } => out.push(Stmt::If {
-                    cond: cond.clone(),
-                    then: self.block(then, depth),
-                    orelse: self.block(orelse, depth),
-                }),
-                Stmt::While { cond, body } => out.push(Stmt::While {
-                    cond: cond.clone(),
-                    body: self.block(body, depth),
-                }),
-                Stmt::ForRange {
-                    var,
-                    start,
-                    stop,
-                    step,
-                    body,
-                } => out.push(Stmt::ForRange {
-                    var: var.clone(),
-                    start: start.clone(),
-                    stop: stop.clone(),
-                    step: step.clone(),
-                    body: self.block(body, depth),
-                }),
-                Stmt::ForEach {
-                    var,
-                    seq,
-                    body,
-                    expect,
-                } => out.push(Stmt::ForEach {
-                    var: var.clone(),
-                    seq: seq.clone(),
-                    body: self.block(body, depth),
-                    expect: *expect,
-                }),
-                Stmt::Break | Stmt::Continue => out.push(s.clone()),
+                _ => out.push(s.map_blocks(&mut |b| self.block(b, depth))),
             }
         }
         out

@@ -2,6 +2,7 @@
 //! plugin sites. Every expression carries its static type; every plugin site its claim.
 
 use rextio_plugin_api::{ClaimedSite, Literal, Span, ValueType};
+use std::collections::BTreeMap;
 
 /// A native-eligible function.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,9 +96,68 @@ pub enum Stmt {
     Return(Expr),
 }
 
+impl Stmt {
+    /// This statement with each block nested in it (an `if`'s branches, a loop's body) replaced
+    /// by `f` of that block, its own expressions and names kept; a statement without blocks as
+    /// it is.
+    pub fn map_blocks(&self, f: &mut impl FnMut(&[Stmt]) -> Vec<Stmt>) -> Stmt {
+        match self {
+            Stmt::If { cond, then, orelse } => Stmt::If {
+                cond: cond.clone(),
+                then: f(then),
+                orelse: f(orelse),
+            },
+            Stmt::While { cond, body } => Stmt::While {
+                cond: cond.clone(),
+                body: f(body),
+            },
+            Stmt::ForRange {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => Stmt::ForRange {
+                var: var.clone(),
+                start: start.clone(),
+                stop: stop.clone(),
+                step: step.clone(),
+                body: f(body),
+            },
+            Stmt::ForEach {
+                var,
+                seq,
+                body,
+                expect,
+            } => Stmt::ForEach {
+                var: var.clone(),
+                seq: seq.clone(),
+                body: f(body),
+                expect: *expect,
+            },
+            Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Return(_) => self.clone(),
+        }
+    }
+}
+
+/// Every local read anywhere in `body` (nested blocks included), with how often.
+pub fn reads(body: &[Stmt]) -> BTreeMap<String, usize> {
+    fn walk(e: &Expr, out: &mut BTreeMap<String, usize>) {
+        if let ExprKind::Local(n) | ExprKind::Move(n) = &e.kind {
+            *out.entry(n.clone()).or_default() += 1;
+        }
+        for c in e.children() {
+            walk(c, out);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for_each_expr(body, &mut |e| walk(e, &mut out));
+    out
+}
+
 /// `e` with its locals renamed by `map` (names not in it are left alone).
-pub fn renamed(e: &Expr, map: &std::collections::BTreeMap<String, String>) -> Expr {
-    fn walk(e: &mut Expr, map: &std::collections::BTreeMap<String, String>) {
+pub fn renamed(e: &Expr, map: &BTreeMap<String, String>) -> Expr {
+    fn walk(e: &mut Expr, map: &BTreeMap<String, String>) {
         if let ExprKind::Local(n) | ExprKind::Move(n) = &mut e.kind {
             if let Some(to) = map.get(n.as_str()) {
                 n.clone_from(to);

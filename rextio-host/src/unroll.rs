@@ -24,7 +24,7 @@
 //! state (`name~i`, which no Python name can spell), so that a region may read them all as
 //! inputs bound before it (see [`crate::emit::region`]).
 
-use crate::ir::{CmpKind, Expr, ExprKind, FnIr, ScalarOp, Stmt};
+use crate::ir::{reads, CmpKind, Expr, ExprKind, FnIr, ScalarOp, Stmt};
 use rextio_plugin_api::{Literal, ValueType};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,7 +76,6 @@ pub fn specialise(ir: &FnIr) -> FnIr {
         .collect();
     let mut rest_assigned = BTreeSet::new();
     assigned(rest, &mut rest_assigned);
-    let mut outside_reads = BTreeMap::new();
     let mut guards = Vec::new();
     let mut then = Vec::new();
     let mut locals: Vec<(String, ValueType)> = Vec::new();
@@ -98,11 +97,10 @@ pub fn specialise(ir: &FnIr) -> FnIr {
             _ => "",
         };
         // Locals read anywhere but in this loop's body.
-        outside_reads.clear();
-        for (j, other) in ir.body.iter().enumerate() {
-            if j != split + i {
-                reads(std::slice::from_ref(other), &mut outside_reads);
-            }
+        let at = split + i;
+        let mut outside_reads = reads(&ir.body[..at]);
+        for (n, c) in reads(&ir.body[at + 1..]) {
+            *outside_reads.entry(n).or_default() += c;
         }
         // The loop variable is renamed in every copy, so nothing after the loop may read it.
         let qualifies = (1..=MAX_COPIES).contains(n)
@@ -251,43 +249,9 @@ fn settle(body: &[Stmt], flag: &str, value: bool) -> Vec<Stmt> {
                     flag,
                     value,
                 )),
-                None => out.push(Stmt::If {
-                    cond: cond.clone(),
-                    then: settle(then, flag, value),
-                    orelse: settle(orelse, flag, value),
-                }),
+                None => out.push(s.map_blocks(&mut |b| settle(b, flag, value))),
             },
-            Stmt::While { cond, body } => out.push(Stmt::While {
-                cond: cond.clone(),
-                body: settle(body, flag, value),
-            }),
-            Stmt::ForRange {
-                var,
-                start,
-                stop,
-                step,
-                body,
-            } => out.push(Stmt::ForRange {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                step: step.clone(),
-                body: settle(body, flag, value),
-            }),
-            Stmt::ForEach {
-                var,
-                seq,
-                body,
-                expect,
-            } => out.push(Stmt::ForEach {
-                var: var.clone(),
-                seq: seq.clone(),
-                body: settle(body, flag, value),
-                expect: *expect,
-            }),
-            Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Return(_) => {
-                out.push(s.clone());
-            }
+            _ => out.push(s.map_blocks(&mut |b| settle(b, flag, value))),
         }
         // A settled branch that leaves the block leaves the rest of it unreachable.
         if matches!(
@@ -313,7 +277,7 @@ fn per_copy(var: &str, body: &[Stmt], outside_reads: &BTreeMap<String, usize>) -
             *counts.entry(name.clone()).or_default() += 1;
         }
     }
-    let mut read_before = BTreeMap::new();
+    let mut read_before: BTreeMap<String, usize> = BTreeMap::new();
     for s in body {
         if let Some((name, _)) = binding(s) {
             let once = counts.get(name) == Some(&1) && !nested_assigns(body, name);
@@ -325,7 +289,9 @@ fn per_copy(var: &str, body: &[Stmt], outside_reads: &BTreeMap<String, usize>) -
                 out.push(name.to_owned());
             }
         }
-        reads(std::slice::from_ref(s), &mut read_before);
+        for (n, c) in reads(std::slice::from_ref(s)) {
+            *read_before.entry(n).or_default() += c;
+        }
     }
     out
 }
@@ -396,19 +362,6 @@ fn assigned(body: &[Stmt], out: &mut BTreeSet<String>) {
             Stmt::Break | Stmt::Continue | Stmt::Return(_) => {}
         }
     }
-}
-
-/// Count every local read in `body` (nested blocks included) into `out`.
-fn reads(body: &[Stmt], out: &mut BTreeMap<String, usize>) {
-    fn walk(e: &Expr, out: &mut BTreeMap<String, usize>) {
-        if let ExprKind::Local(n) | ExprKind::Move(n) = &e.kind {
-            *out.entry(n.clone()).or_default() += 1;
-        }
-        for c in e.children() {
-            walk(c, out);
-        }
-    }
-    crate::ir::for_each_expr(body, &mut |e| walk(e, out));
 }
 
 fn rename_name(n: &str, map: &BTreeMap<String, String>) -> String {

@@ -111,7 +111,7 @@ pub fn lower_function(
             .map(|p| (p.name.clone(), p.ty.clone()))
             .chain(ir.locals.iter().cloned())
             .collect(),
-        reads: region::reads(&ir.body),
+        reads: crate::ir::reads(&ir.body),
         regions: 0,
         calls_native: false,
     };

@@ -12,7 +12,7 @@
 //! assignment (a value carried around an enclosing loop). Everything else stays an internal
 //! temporary the plugin never has to materialise.
 
-use crate::ir::{Expr, ExprKind, ScalarOp, Stmt};
+use crate::ir::{reads, Expr, ExprKind, ScalarOp, Stmt};
 use proc_macro2::TokenStream;
 use quote::quote;
 use rextio_plugin_api::{LoweredOperand, Region, RegionInput, RegionNode, RegionRef, ValueType};
@@ -207,21 +207,6 @@ pub fn run_at<'a>(
         }
     }
     (claimed, plugin.filter(|_| claimed > 0))
-}
-
-/// Every local read anywhere in `body` (nested blocks included), with how often.
-pub fn reads(body: &[Stmt]) -> BTreeMap<String, usize> {
-    fn walk(e: &Expr, out: &mut BTreeMap<String, usize>) {
-        if let ExprKind::Local(n) | ExprKind::Move(n) = &e.kind {
-            *out.entry(n.clone()).or_default() += 1;
-        }
-        for c in e.children() {
-            walk(c, out);
-        }
-    }
-    let mut out = BTreeMap::new();
-    crate::ir::for_each_expr(body, &mut |e| walk(e, &mut out));
-    out
 }
 
 /// A formed region and how its outputs map back to the function.
