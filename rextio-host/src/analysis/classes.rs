@@ -220,17 +220,11 @@ impl InitReader<'_> {
                 .annotation
                 .as_deref()
                 .and_then(|a| fx.annotation(a))
-                .filter(is_scalar)
-                .or_else(|| {
-                    let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
-                    match pd.default.as_deref().and_then(|d| fx.literal(d)) {
-                        Some(Ok(l)) => Some(lit_type(&l)).filter(is_scalar),
-                        _ => None,
-                    }
-                });
+                .filter(is_scalar);
+            let default = pd.default.as_deref().and_then(|d| self.literal(d));
+            let ty = ty.or_else(|| default.as_ref().map(lit_type).filter(is_scalar));
             let name = pd.parameter.name.as_str().to_owned();
-            let mut dx = Fx::new(self.module, self.registry, self.enabled, &empty);
-            if let Some(Ok(Literal::Int(n))) = pd.default.as_deref().and_then(|d| dx.literal(d)) {
+            if let Some(Literal::Int(n)) = default {
                 self.int_defaults.insert(name.clone(), n);
             }
             self.params.insert(name, ty);
@@ -397,10 +391,15 @@ impl InitReader<'_> {
         }
     }
 
-    fn ctor_arg(&self, e: &ast::Expr) -> CtorArg {
+    /// The literal `e` spells (constants of the module folded), if any.
+    fn literal(&self, e: &ast::Expr) -> Option<Literal> {
         let empty = ProjectIndex::default();
         let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
-        if let Some(Ok(l)) = fx.literal(e) {
+        fx.literal(e)?.ok()
+    }
+
+    fn ctor_arg(&self, e: &ast::Expr) -> CtorArg {
+        if let Some(l) = self.literal(e) {
             return CtorArg::Value(Operand::literal(l));
         }
         match e {
@@ -478,14 +477,10 @@ impl InitReader<'_> {
         }
         let n = match &c.arguments.args[0] {
             ast::Expr::Name(n) => *self.int_defaults.get(n.id.as_str())?,
-            other => {
-                let empty = ProjectIndex::default();
-                let mut fx = Fx::new(self.module, self.registry, self.enabled, &empty);
-                match fx.literal(other) {
-                    Some(Ok(Literal::Int(n))) => n,
-                    _ => return None,
-                }
-            }
+            other => match self.literal(other)? {
+                Literal::Int(n) => n,
+                _ => return None,
+            },
         };
         usize::try_from(n).ok()
     }
