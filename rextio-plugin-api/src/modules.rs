@@ -49,6 +49,15 @@ pub struct ModuleSupport {
     /// Reason categories (the text before the first `:` of a reason) that warn once per class
     /// the first time they send a call to the original (`grad`).
     pub warn_categories: Vec<String>,
+    /// Whether `call_check_fn` and `global_check_fn` read module state only through the
+    /// helpers of `runtime::modules` (`lookup`, `non_empty_entry`), and dictionaries other than
+    /// the ones those lookups reach only after `runtime::memo::static_root`. Then a compiled
+    /// method keeps a memo of its read (`runtime::memo`): while no dictionary, instance
+    /// dictionary or class the read saw has changed, the next call converts the same values
+    /// without running the checks or the lookups again. `false` (the default) reads everything
+    /// at every call.
+    #[serde(default)]
+    pub traced_checks: bool,
 }
 
 /// One argument of a constructor call in `__init__`.

@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyOverflowError, PyValueError, PyZeroDivisionError};
 use pyo3::PyResult;
 
 pub mod boundary;
+pub mod memo;
 pub mod modules;
 
 fn overflow(op: &str) -> pyo3::PyErr {

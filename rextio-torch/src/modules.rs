@@ -36,6 +36,7 @@ pub fn support() -> ModuleSupport {
         global_check_fn: "::rextio_torch::runtime::module_global_check".into(),
         admit_fn: "::rextio_torch::runtime::module_admit".into(),
         warn_categories: vec!["grad".into()],
+        traced_checks: true,
     }
 }
 

@@ -647,6 +647,59 @@ assert fired == [1], f"a replaced hook dictionary's hook fired {len(fired)} time
 b.head[0]._forward_hooks = saved
 check("hook dictionary restored", "native")
 
+# A warm call checks what the previous read depended on (dictionary tags, instance
+# dictionaries, exact classes) and converts the same values again. Changes that leave every
+# dictionary it looked into alone are seen by the next call as well.
+
+
+class Doubled(nn.Linear):
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+with torch.inference_mode():
+    for _ in range(20):
+        b(x)
+both(lambda m: setattr(m.head[0], "__class__", Doubled))
+check("head[0].__class__ reassigned after warm calls", "state")
+both(lambda m: setattr(m.head[0], "__class__", nn.Linear))
+check("head[0].__class__ restored", "native")
+both(lambda m: setattr(m.blocks[1].norm, "__dict__", {**m.blocks[1].norm.__dict__, "eps": 0.25}))
+check("blocks[1].norm.__dict__ replaced with another eps", "native")
+both(lambda m: setattr(m.inp.weight, "data", torch.randn(W, F_) * 0.5))
+check("inp.weight.data rebound to a new tensor", "native")
+both(lambda m: setattr(m.gate.scale, "data", m.gate.scale.data.double()))
+with torch.inference_mode(), ran(model, f"{SCORER}.forward", "state"):
+    outcome(lambda: b(x), lambda: e(x), "gate.scale.data rebound to float64")
+both(lambda m: setattr(m.gate.scale, "data", m.gate.scale.data.float()))
+check("gate.scale.data back to float32", "native")
+# Grad mode is read at every call: parameters that stop or start requiring grad are seen.
+for m in (b, e):
+    m.requires_grad_(False)
+with ran(model, f"{SCORER}.forward", "native"):
+    assert_same(b(x), e(x), "grad mode on, no parameter requires grad")
+for m in (b, e):
+    m.blocks[0].up.bias.requires_grad_(True)
+with warnings.catch_warnings(), ran(model, f"{SCORER}.forward", "grad"):
+    warnings.simplefilter("ignore")
+    got = b(x)
+assert got.requires_grad, "a parameter requiring grad again did not make the original run"
+assert_same(got.detach(), e(x).detach(), "blocks[0].up.bias requires grad again")
+for m in (b, e):
+    m.requires_grad_(True)
+# Instances of one class called in turn: each call reads its own instance's weights.
+turns = [pair(model, emodel, "Scorer", 60 + i, **BIG) for i in range(6)]
+with torch.inference_mode():
+    for round_ in range(3):
+        for i, (tb, te) in enumerate(turns):
+            with ran(model, f"{SCORER}.forward", "native"):
+                got = tb(x)
+            assert_same(got, te(x), f"instance {i} in turn, round {round_}")
+        with torch.no_grad():
+            for tb, te in turns[::2]:
+                tb.inp.bias.add_(0.125)
+                te.inp.bias.add_(0.125)
+
 # Changes where either path is acceptable, but results must follow.
 both(lambda m: setattr(m, "temperature", 0.25))
 with torch.inference_mode():

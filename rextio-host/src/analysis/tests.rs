@@ -91,6 +91,7 @@ impl Plugin for Tp {
             global_check_fn: "tp_rt::global_check".into(),
             admit_fn: "tp_rt::admit".into(),
             warn_categories: vec![],
+            traced_checks: false,
         })
     }
     fn native_decorator(&self, path: &str, _called: bool) -> Option<String> {

@@ -14,6 +14,11 @@ fn rt(name: &str) -> TokenStream {
     quote!(::rextio_plugin_api::runtime::modules::#f)
 }
 
+fn memo_rt(name: &str) -> TokenStream {
+    let f = Ident::new(name, proc_macro2::Span::call_site());
+    quote!(::rextio_plugin_api::runtime::memo::#f)
+}
+
 fn obj(i: usize) -> Ident {
     format_ident!("__rx_o{}", i)
 }
@@ -48,6 +53,8 @@ struct Reader<'l, 'a> {
     support: &'l ModuleSupport,
     call_check: syn::Path,
     admit: syn::Path,
+    /// Whether the reader records what it converts for the method's state memo.
+    memo: bool,
 }
 
 impl Reader<'_, '_> {
@@ -296,10 +303,17 @@ impl Reader<'_, '_> {
                     };
                     let get = self.attr(*src, attr, path, mask);
                     let conv = self.convert(ty, path)?;
+                    let record = if self.memo {
+                        let f = memo_rt("record_value");
+                        quote!(#f(&__rx_v);)
+                    } else {
+                        TokenStream::new()
+                    };
                     let id = slot(*i);
                     quote! {
                         let #id = {
                             let __rx_v = #get;
+                            #record
                             #conv
                         };
                     }
@@ -356,12 +370,19 @@ impl Reader<'_, '_> {
                     let inner = self.ops(ops)?;
                     let elems: Vec<Ident> = (0..elem_slots.len()).map(slot).collect();
                     let id = slot(*i);
+                    let record = if self.memo {
+                        let f = memo_rt("record_count");
+                        quote!(#f(__rx_items.len());)
+                    } else {
+                        TokenStream::new()
+                    };
                     quote! {
                         let #id = {
                             let __rx_items = match #s.elements(#store)? {
                                 ::std::option::Option::Some(x) => x,
                                 ::std::option::Option::None => { #no; }
                             };
+                            #record
                             let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
                             for #o0 in __rx_items {
                                 #class
@@ -375,6 +396,72 @@ impl Reader<'_, '_> {
                     }
                 }
             });
+        }
+        Ok(out)
+    }
+}
+
+impl Reader<'_, '_> {
+    /// The conversions of `ops` alone, over the values a kept full read recorded (the state
+    /// memo's fast path, `__rx_fast_<index>`): submodules, classes, conditions and checks are
+    /// what the memo's facts already proved, values are converted (and admitted) again.
+    fn fast_ops(&mut self, ops: &[ReadOp]) -> LResult<Vec<TokenStream>> {
+        let mut out = Vec::new();
+        for op in ops {
+            match op {
+                ReadOp::Child { .. } | ReadOp::Class { .. } | ReadOp::Cond { .. } => {}
+                ReadOp::Value {
+                    ty, slot: i, path, ..
+                } => {
+                    let conv = self.convert(ty, path)?;
+                    let id = slot(*i);
+                    out.push(quote! {
+                        let #id = {
+                            let __rx_v = __rx_vals.value()?;
+                            #conv
+                        };
+                    });
+                }
+                ReadOp::State {
+                    callee, slot: i, ..
+                } => {
+                    let Some(index) = self.lx.callees.get(callee) else {
+                        return Err(fail(format!(
+                            "`{callee}` is not a native method of this build"
+                        )));
+                    };
+                    let fast = format_ident!("__rx_fast_{}", index);
+                    let id = slot(*i);
+                    let no = refuse(quote!(__rx_why));
+                    out.push(quote! {
+                        let #id = match #fast(__rx_vals, __rx_keep)? {
+                            ::std::result::Result::Ok(__rx_state) => __rx_state,
+                            ::std::result::Result::Err(__rx_why) => { #no; }
+                        };
+                    });
+                }
+                ReadOp::List {
+                    ops,
+                    elem_slots,
+                    slot: i,
+                    ..
+                } => {
+                    let inner = self.fast_ops(ops)?;
+                    let elems: Vec<Ident> = (0..elem_slots.len()).map(slot).collect();
+                    let id = slot(*i);
+                    out.push(quote! {
+                        let #id = {
+                            let __rx_n = __rx_vals.count()?;
+                            let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_n);
+                            for _ in 0..__rx_n {
+                                #(#inner)*
+                                __rx_list.push((#(#elems,)*));
+                            }
+                            __rx_list
+                        };
+                    });
+                }
+            }
         }
         Ok(out)
     }
@@ -406,8 +493,10 @@ pub(super) fn method_items(
         support: &support,
         call_check,
         admit: admit.clone(),
+        memo: support.traced_checks,
     };
     let ops = reader.ops(&m.reads)?;
+    let fast_ops = reader.fast_ops(&m.reads)?;
     let state_ty = reader.lx.rust_type(&ValueType::Tuple(m.slots.clone()))?;
     let slots: Vec<Ident> = (0..m.slots.len()).map(slot).collect();
     let read_fn = format_ident!("__rx_read_{}", index);
@@ -428,6 +517,31 @@ pub(super) fn method_items(
             #(#ops)*
             ::pyo3::PyResult::Ok(::std::result::Result::Ok((#(#slots,)*)))
         }
+    };
+    let fast_fn = format_ident!("__rx_fast_{}", index);
+    let values = memo_rt("Values");
+    let fast_doc = str_lit(&format!(
+        " State of `{}` from the values its kept read recorded.",
+        ir.qualname
+    ));
+    let fast_item = if support.traced_checks {
+        quote! {
+            #[doc = #fast_doc]
+            #[allow(clippy::all, unused_variables)]
+            fn #fast_fn<'py>(
+                __rx_vals: &mut #values<'py, '_>,
+                __rx_keep: &mut ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>>,
+            ) -> ::pyo3::PyResult<::std::result::Result<#state_ty, ::std::string::String>> {
+                #(#fast_ops)*
+                ::pyo3::PyResult::Ok(::std::result::Result::Ok((#(#slots,)*)))
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let reader_item = quote! {
+        #reader_item
+        #fast_item
     };
 
     // The boundary: read the state (or run the original), convert the inputs, run the body.
@@ -500,6 +614,44 @@ pub(super) fn method_items(
             }
         }
     }
+    // The full read: every lookup goes through the method's tape (answered without hashing
+    // while the dictionaries are unchanged since the last call).
+    let full_read = quote! {
+        |__rx_keep: &mut ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>>| -> ::pyo3::PyResult<::std::result::Result<_, ::std::string::String>> {
+            #tape.replay(|| {
+                if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
+                    return ::pyo3::PyResult::Ok(::std::result::Result::Err(__rx_why));
+                }
+                let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
+                    ::std::option::Option::Some(__rx_view) => __rx_view,
+                    ::std::option::Option::None => {
+                        return ::pyo3::PyResult::Ok(::std::result::Result::Err(::std::string::String::from(#no_dict)));
+                    }
+                };
+                #read_fn(&__rx_self_view, __rx_keep)
+            })
+        }
+    };
+    let (read_state, read_state_call) = if support.traced_checks {
+        // A call on an unchanged model checks the memo's facts and converts the values its
+        // last full read recorded.
+        let memo = format_ident!("__RX_MEMO_{}", index);
+        let memo_ty = memo_rt("StateMemo");
+        (
+            quote! {
+                static #tape: #tape_ty = #tape_ty::new();
+                static #memo: #memo_ty = #memo_ty::new();
+            },
+            quote! {
+                #memo.read(__rx_self, &mut __rx_keep, #fast_fn, #full_read)
+            },
+        )
+    } else {
+        (
+            quote!(static #tape: #tape_ty = #tape_ty::new();),
+            quote!((#full_read)(&mut __rx_keep)),
+        )
+    };
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
         .collect();
@@ -518,21 +670,8 @@ pub(super) fn method_items(
                 ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
             };
             let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
-            // Every lookup of the read goes through the method's tape (answered without
-            // hashing while the dictionaries are unchanged since the last call).
-            static #tape: #tape_ty = #tape_ty::new();
-            let #state = match #tape.replay(|| -> ::pyo3::PyResult<::std::result::Result<_, ::std::string::String>> {
-                if let ::std::option::Option::Some(__rx_why) = #global_check(__rx_py)? {
-                    return ::pyo3::PyResult::Ok(::std::result::Result::Err(__rx_why));
-                }
-                let __rx_self_view = match #mv::of(__rx_self, &[#(#stores),*])? {
-                    ::std::option::Option::Some(__rx_view) => __rx_view,
-                    ::std::option::Option::None => {
-                        return ::pyo3::PyResult::Ok(::std::result::Result::Err(::std::string::String::from(#no_dict)));
-                    }
-                };
-                #read_fn(&__rx_self_view, &mut __rx_keep)
-            })? {
+            #read_state
+            let #state = match #read_state_call? {
                 ::std::result::Result::Ok(__rx_state) => __rx_state,
                 ::std::result::Result::Err(__rx_why) => { #to_original; }
             };

@@ -2,6 +2,7 @@
 //! exact class checks, literal conditions, and the per-method counters that say how often the
 //! native body ran and why the original ran instead.
 
+use super::memo::{self, dict_tag};
 use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -41,6 +42,7 @@ impl ClassRef {
     /// Whether `obj`'s class is exactly this class (a subclass may override what was proven).
     pub fn is_exact(&self, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
         let class = self.get(obj.py())?;
+        memo::note_class(obj);
         Ok(obj.get_type().is(class))
     }
 
@@ -79,12 +81,20 @@ pub fn lookup<'py>(
     dict: &Bound<'py, PyDict>,
     key: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let active = ACTIVE_TAPE.with(Cell::get);
-    if active.is_null() {
-        return raw_lookup(dict, key);
-    }
     let tag = dict_tag(dict);
-    if tag == 0 {
+    let found = tape_lookup(dict, key, tag)?;
+    memo::note_lookup(dict, tag, found.as_ref().map_or(0, |v| v.as_ptr() as usize));
+    Ok(found)
+}
+
+/// [`lookup`] without the memo's note: through the active tape when there is one.
+fn tape_lookup<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+    tag: u64,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let active = ACTIVE_TAPE.with(Cell::get);
+    if active.is_null() || tag == 0 {
         return raw_lookup(dict, key);
     }
     let (d, k) = (dict.as_ptr() as usize, key.as_ptr() as usize);
@@ -155,40 +165,6 @@ fn raw_lookup<'py>(
     Ok(Some(unsafe { Bound::from_borrowed_ptr(py, raw) }))
 }
 
-/// A dictionary's version tag (CPython 3.11 and 3.12: a number that is new every time any
-/// dictionary is created or modified), 0 where the interpreter keeps none the tape can trust
-/// (3.13 and later; see [`tags_trusted`]): a tag of 0 is never replayed.
-fn dict_tag(dict: &Bound<'_, PyDict>) -> u64 {
-    if !tags_trusted(dict.py()) {
-        return 0;
-    }
-    // The tag follows `ma_used` in `PyDictObject` on every CPython that has one (3.11, 3.12;
-    // the field is named by pyo3-ffi only on some of them, so it is found by offset).
-    let at = std::mem::offset_of!(pyo3::ffi::PyDictObject, ma_used)
-        + std::mem::size_of::<pyo3::ffi::Py_ssize_t>();
-    // SAFETY: `dict` is a live dict (or subclass), so its object starts with a
-    // `PyDictObject`, whose 64-bit tag sits at `at` on the interpreters `tags_trusted` admits.
-    unsafe {
-        dict.as_ptr()
-            .cast::<u8>()
-            .add(at)
-            .cast::<u64>()
-            .read_unaligned()
-    }
-}
-
-/// Whether this interpreter's dictionary version tags change on every modification and are
-/// new for every dictionary: CPython 3.11 and 3.12. 3.13 changed how instance dictionaries
-/// share storage with their objects and 3.14 dropped the tag, so there the tape is off (every
-/// lookup is made).
-fn tags_trusted(py: Python<'_>) -> bool {
-    static TRUSTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TRUSTED.get_or_init(|| {
-        let v = py.version_info();
-        ((3, 11)..(3, 13)).contains(&(v.major, v.minor))
-    })
-}
-
 #[derive(Clone, Copy)]
 struct TapeEntry {
     dict: usize,
@@ -214,9 +190,10 @@ thread_local! {
 /// the same questions of the same dictionaries, and [`lookup`] answers each from the tape after
 /// comparing three words instead of hashing. Any change to a dictionary it read (a new
 /// submodule or parameter, an attribute set or deleted) changes that dictionary's tag, and from
-/// there the lookups are made again and re-recorded. What is not a lookup is read at every call
-/// as before: tensor metadata, classes, and the sizes of hook dictionaries (registering a hook
-/// changes the hook dictionary, not the dictionary that holds it).
+/// there the lookups are made again and re-recorded. What is not a lookup is read at every full
+/// read: tensor metadata, classes, and the sizes of hook dictionaries (registering a hook
+/// changes the hook dictionary, not the dictionary that holds it). A warm call whose
+/// [`StateMemo`](super::memo::StateMemo) facts hold makes no full read at all.
 pub struct LookupTape {
     entries: Mutex<Vec<TapeEntry>>,
 }
@@ -278,8 +255,14 @@ pub fn non_empty_entry(dict: &Bound<'_, PyDict>, key: &Bound<'_, PyString>) -> P
         None => Ok(false),
         Some(v) if v.is_none() => Ok(false),
         Some(v) => match v.cast::<PyDict>() {
-            Ok(d) => Ok(!d.is_empty()),
-            Err(_) => v.is_truthy(),
+            Ok(d) => {
+                memo::note_contents(d, false);
+                Ok(!d.is_empty())
+            }
+            Err(_) => {
+                memo::note_opaque();
+                v.is_truthy()
+            }
         },
     }
 }
@@ -301,8 +284,10 @@ impl<'py> ModView<'py> {
     /// `None` when it has no instance dictionary.
     pub fn of(obj: &Bound<'py, PyAny>, stores: &[&Bound<'py, PyString>]) -> PyResult<Option<Self>> {
         let Some(dict) = instance_dict(obj) else {
+            memo::note_opaque();
             return Ok(None);
         };
+        memo::note_instance_dict(obj, &dict);
         let mut names: [Option<Bound<'py, PyString>>; MAX_STORES] = Default::default();
         for (slot, name) in names.iter_mut().zip(stores) {
             *slot = Some((*name).clone());
@@ -365,7 +350,10 @@ impl<'py> ModView<'py> {
 
     /// The values of store `i` in order (a container's elements); `None` without that store.
     pub fn elements(&self, i: usize) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
-        Ok(self.store(i)?.map(|d| d.iter().map(|(_, v)| v).collect()))
+        Ok(self.store(i)?.map(|d| {
+            memo::note_contents(d, true);
+            d.iter().map(|(_, v)| v).collect()
+        }))
     }
 }
 
@@ -395,21 +383,25 @@ pub fn as_tuple<'py>(v: &Bound<'py, PyAny>, n: usize) -> Option<Vec<Bound<'py, P
 
 /// Whether an attribute equals a bool literal (Python `==`).
 pub fn eq_bool(v: &Bound<'_, PyAny>, b: bool) -> PyResult<bool> {
+    memo::note_compared(v);
     v.eq(PyBool::new(v.py(), b))
 }
 
 /// Whether an attribute equals an int literal (Python `==`).
 pub fn eq_int(v: &Bound<'_, PyAny>, i: i64) -> PyResult<bool> {
+    memo::note_compared(v);
     v.eq(i)
 }
 
 /// Whether an attribute equals a float literal (Python `==`).
 pub fn eq_float(v: &Bound<'_, PyAny>, f: f64) -> PyResult<bool> {
+    memo::note_compared(v);
     v.eq(f)
 }
 
 /// Whether an attribute equals a string literal (Python `==`).
 pub fn eq_str(v: &Bound<'_, PyAny>, s: &str) -> PyResult<bool> {
+    memo::note_compared(v);
     v.eq(PyString::new(v.py(), s))
 }
 

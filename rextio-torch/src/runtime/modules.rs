@@ -56,6 +56,8 @@ pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
             .and_then(|d| d.cast_into::<PyDict>().map_err(Into::into))
             .map(Bound::unbind)
     })?;
+    // Held by a static: the state memo may check its tag without a fact proving it alive.
+    rextio_plugin_api::runtime::memo::static_root(py, globals);
     let globals = globals.bind(py);
     let keys = [
         pyo3::intern!(py, "_global_forward_hooks"),

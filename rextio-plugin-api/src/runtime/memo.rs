@@ -1,0 +1,654 @@
+//! The state memo of a compiled module method: the facts its last full read of the instance
+//! depended on, and the objects it converted, so that the next call on an unchanged model checks
+//! the facts and converts the same objects again instead of walking the module tree.
+//!
+//! A full read (the generated `__rx_read_<n>`) looks attributes up in dictionaries, reads
+//! instance dictionaries and exact classes, and converts the values it finds (tensors through the
+//! plugin's extractor). While a [`StateMemo::read`] records, the helpers of
+//! [`super::modules`] note each of those observations here:
+//!
+//! - a dictionary's version tag, the first time the read looks into it (CPython 3.11 and 3.12
+//!   give every dictionary a tag that is new at its creation and at every change, so an equal
+//!   tag means the same entries in the same order);
+//! - the instance dictionary an object has, and the exact class it has;
+//! - the objects the read converted, in order, and the lengths of the containers it walked.
+//!
+//! The next call checks the facts in recording order and stops at the first that no longer
+//! holds. Every fact is about an object an earlier fact proves alive: the receiver, a static
+//! root, or a value of a dictionary whose tag is unchanged (the recording refuses to keep a fact
+//! about anything else). When all hold, every attribute the read would find is the one it found
+//! last time, so only the conversions run again ([`Values`], the generated `__rx_fast_<n>`):
+//! tensor metadata, dtypes, devices and grad state can change in place without any dictionary
+//! changing, and the plugin's extractor and admission check see them at every call.
+//!
+//! A read that ran Python code whose answer a tag does not pin (`bool()` of an arbitrary object,
+//! `==` on something other than a builtin scalar), looked into a dictionary it could not prove
+//! alive, or ran on an interpreter without trustworthy tags (3.13 and later) is not kept: the
+//! next call reads everything again, as it would without a memo.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
+
+/// One fact a full read depended on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fact {
+    /// The object the method was called on.
+    Receiver(usize),
+    /// A dictionary's version tag.
+    Dict { dict: usize, tag: u64 },
+    /// The instance dictionary of an object.
+    InstanceDict { obj: usize, dict: usize },
+    /// The exact class of an object.
+    Class { obj: usize, class: usize },
+}
+
+/// What the conversions of a read consume, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// An object the read converted.
+    Value(usize),
+    /// The number of elements of a container the read walked.
+    Count(usize),
+}
+
+/// Hashes an address (the recording's sets are keyed by object addresses only).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type AddrBuild = BuildHasherDefault<AddrHasher>;
+
+/// A full read being recorded on this thread.
+struct Recording {
+    facts: Vec<Fact>,
+    slots: Vec<Slot>,
+    /// Objects an earlier fact proves alive.
+    alive: HashSet<usize, AddrBuild>,
+    /// Dictionaries with a `Fact::Dict` already, and the tag it holds.
+    tags: HashMap<usize, u64, AddrBuild>,
+    /// Whether every observation could be kept.
+    keep: bool,
+}
+
+impl Recording {
+    fn new(receiver: usize) -> Self {
+        let mut alive = HashSet::default();
+        alive.insert(receiver);
+        Self {
+            facts: vec![Fact::Receiver(receiver)],
+            slots: Vec::new(),
+            alive,
+            tags: HashMap::default(),
+            keep: true,
+        }
+    }
+
+    fn dict(&mut self, dict: usize, tag: u64) {
+        if tag == 0 || !self.alive.contains(&dict) {
+            self.keep = false;
+            return;
+        }
+        match self.tags.get(&dict) {
+            Some(t) if *t == tag => {}
+            // The dictionary changed during the read itself.
+            Some(_) => self.keep = false,
+            None => {
+                self.tags.insert(dict, tag);
+                self.facts.push(Fact::Dict { dict, tag });
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The recording of the `StateMemo::read` running a full read on this thread, or null.
+    static RECORDING: Cell<*mut Recording> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Makes a recording this thread's active one (or none), restoring the previous on drop.
+struct Active(*mut Recording);
+
+impl Active {
+    fn set(r: *mut Recording) -> Self {
+        Self(RECORDING.with(|a| a.replace(r)))
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        RECORDING.with(|a| a.set(self.0));
+    }
+}
+
+/// Run `f` on this thread's active recording, if any.
+fn with_recording(f: impl FnOnce(&mut Recording)) {
+    let r = RECORDING.with(Cell::get);
+    if r.is_null() {
+        return;
+    }
+    // SAFETY: `r` points at the `Recording` on the stack of the `StateMemo::read` running on
+    // this thread, which clears the pointer (through `Active`) before it returns; no other
+    // reference to it is live while `f` runs, and `f` runs no Python code.
+    f(unsafe { &mut *r });
+}
+
+/// A dictionary's version tag (CPython 3.11 and 3.12: new at every creation and change of any
+/// dictionary), 0 where the interpreter keeps none that can be trusted (see [`tags_trusted`]).
+pub(crate) fn dict_tag(dict: &Bound<'_, PyDict>) -> u64 {
+    if !tags_trusted(dict.py()) {
+        return 0;
+    }
+    // SAFETY: a live dict.
+    unsafe { raw_tag(dict.as_ptr()) }
+}
+
+/// The tag of the dictionary at `dict`.
+///
+/// # Safety
+/// `dict` is a live dict (or subclass) and [`tags_trusted`] holds.
+unsafe fn raw_tag(dict: *mut pyo3::ffi::PyObject) -> u64 {
+    // The tag follows `ma_used` in `PyDictObject` on every CPython that has one (3.11, 3.12;
+    // the field is named by pyo3-ffi only on some of them, so it is found by offset).
+    let at = std::mem::offset_of!(pyo3::ffi::PyDictObject, ma_used)
+        + std::mem::size_of::<pyo3::ffi::Py_ssize_t>();
+    // SAFETY: per the contract, the object starts with a `PyDictObject` whose 64-bit tag sits
+    // at `at`.
+    unsafe { dict.cast::<u8>().add(at).cast::<u64>().read_unaligned() }
+}
+
+/// Whether this interpreter's dictionary version tags change on every modification and are
+/// new for every dictionary: CPython 3.11 and 3.12. 3.13 changed how instance dictionaries
+/// share storage with their objects and 3.14 dropped the tag, so there nothing is replayed.
+pub(crate) fn tags_trusted(py: Python<'_>) -> bool {
+    static TRUSTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRUSTED.get_or_init(|| {
+        let v = py.version_info();
+        ((3, 11)..(3, 13)).contains(&(v.major, v.minor))
+    })
+}
+
+/// A lookup in `dict` (whose tag is `tag`) found `value` (the address; 0 when absent).
+pub(crate) fn note_lookup(dict: &Bound<'_, PyDict>, tag: u64, value: usize) {
+    with_recording(|r| {
+        r.dict(dict.as_ptr() as usize, tag);
+        if value != 0 {
+            r.alive.insert(value);
+        }
+    });
+}
+
+/// The read depends on every entry of `dict` (its size, its values in order): `ordered` when
+/// the order matters, which a tag pins only for an exact `dict` (an `OrderedDict` can be
+/// reordered without a change of tag).
+pub(crate) fn note_contents(dict: &Bound<'_, PyDict>, ordered: bool) {
+    let tag = dict_tag(dict);
+    with_recording(|r| {
+        if ordered && !dict.is_exact_instance_of::<PyDict>() {
+            r.keep = false;
+            return;
+        }
+        r.dict(dict.as_ptr() as usize, tag);
+        if ordered {
+            for (_, v) in dict.iter() {
+                r.alive.insert(v.as_ptr() as usize);
+            }
+        }
+    });
+}
+
+/// `obj`'s instance dictionary is `dict`.
+pub(crate) fn note_instance_dict(obj: &Bound<'_, PyAny>, dict: &Bound<'_, PyDict>) {
+    with_recording(|r| {
+        let o = obj.as_ptr() as usize;
+        if !r.alive.contains(&o) {
+            r.keep = false;
+            return;
+        }
+        let d = dict.as_ptr() as usize;
+        r.facts.push(Fact::InstanceDict { obj: o, dict: d });
+        r.alive.insert(d);
+    });
+}
+
+/// The read depended on `obj`'s exact class.
+pub(crate) fn note_class(obj: &Bound<'_, PyAny>) {
+    with_recording(|r| {
+        let o = obj.as_ptr() as usize;
+        if !r.alive.contains(&o) {
+            r.keep = false;
+            return;
+        }
+        r.facts.push(Fact::Class {
+            obj: o,
+            class: obj.get_type().as_ptr() as usize,
+        });
+    });
+}
+
+/// The read depended on an answer no fact pins (Python code it ran): not kept.
+pub(crate) fn note_opaque() {
+    with_recording(|r| r.keep = false);
+}
+
+/// The read compared `v` with a literal: kept only for a builtin scalar of exactly its type
+/// (`bool`, `int`, `float`, `str`, `None`), whose `==` cannot change.
+pub(crate) fn note_compared(v: &Bound<'_, PyAny>) {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    let fixed = v.is_none()
+        || v.is_exact_instance_of::<PyBool>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_exact_instance_of::<PyString>();
+    if !fixed {
+        note_opaque();
+    }
+}
+
+/// `dict` lives as long as the process (it is held by a `static`): facts about it need no
+/// earlier fact. Called by a plugin's checks before they look into such a dictionary (the
+/// namespace of the module holding global hooks, say).
+pub fn static_root(py: Python<'_>, dict: &'static Py<PyDict>) {
+    let d = dict.bind(py).as_ptr() as usize;
+    with_recording(|r| {
+        r.alive.insert(d);
+    });
+}
+
+/// The full read is about to convert `v` (generated readers call this before each conversion;
+/// the next call's [`Values::value`] gives the same object back).
+pub fn record_value(v: &Bound<'_, PyAny>) {
+    with_recording(|r| {
+        let p = v.as_ptr() as usize;
+        if !r.alive.contains(&p) {
+            r.keep = false;
+            return;
+        }
+        r.slots.push(Slot::Value(p));
+    });
+}
+
+/// The full read walks a container of `n` elements ([`Values::count`] gives `n` back).
+pub fn record_count(n: usize) {
+    with_recording(|r| r.slots.push(Slot::Count(n)));
+}
+
+/// What a kept read recorded.
+struct Kept {
+    facts: Vec<Fact>,
+    slots: Vec<Slot>,
+}
+
+impl Kept {
+    /// Whether every fact still holds for a call on `receiver`, checked in recording order.
+    fn holds(&self, receiver: &Bound<'_, PyAny>) -> bool {
+        let py = receiver.py();
+        for fact in &self.facts {
+            let ok = match *fact {
+                Fact::Receiver(p) => receiver.as_ptr() as usize == p,
+                // SAFETY (this arm and the next two): the recording kept a fact only about an
+                // object that an earlier fact proved alive (the receiver, a static root, or a
+                // value of a dictionary whose tag it recorded, or an instance dictionary it
+                // recorded); every earlier fact has just been found to hold, so the object is
+                // still there. Tags were trusted when the facts were recorded.
+                Fact::Dict { dict, tag } => (unsafe { raw_tag(dict as *mut _) }) == tag,
+                Fact::InstanceDict { obj, dict } => {
+                    let o =
+                        unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) };
+                    super::modules::instance_dict(&o).is_some_and(|d| d.as_ptr() as usize == dict)
+                }
+                Fact::Class { obj, class } => {
+                    let o =
+                        unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) };
+                    o.get_type().as_ptr() as usize == class
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// How many receivers one method keeps a memo for (a process calling a few instances of one
+/// class in turn does not record at every call).
+const WAYS: usize = 4;
+
+struct Ways {
+    kept: [Option<Kept>; WAYS],
+    /// The way the next new recording replaces.
+    next: usize,
+}
+
+/// The memo of one compiled method (a `static` in the generated crate).
+pub struct StateMemo {
+    ways: Mutex<Ways>,
+}
+
+/// What a read gives: the state, or why the original must run.
+pub type ReadResult<T> = PyResult<Result<T, String>>;
+
+impl StateMemo {
+    /// An empty memo.
+    pub const fn new() -> Self {
+        Self {
+            ways: Mutex::new(Ways {
+                kept: [None, None, None, None],
+                next: 0,
+            }),
+        }
+    }
+
+    /// The state of a call on `receiver`: `fast` over the recorded objects when the facts of a
+    /// kept read of this receiver all hold, otherwise `full`, recorded (and kept when it gives a
+    /// state and every observation could be kept). When the memo is in use (a read re-entered
+    /// through Python code it ran, or another thread), `full` runs unrecorded.
+    pub fn read<'py, T>(
+        &self,
+        receiver: &Bound<'py, PyAny>,
+        keep: &mut Vec<Bound<'py, PyAny>>,
+        fast: impl FnOnce(&mut Values<'py, '_>, &mut Vec<Bound<'py, PyAny>>) -> ReadResult<T>,
+        full: impl FnOnce(&mut Vec<Bound<'py, PyAny>>) -> ReadResult<T>,
+    ) -> ReadResult<T> {
+        let py = receiver.py();
+        let Ok(mut ways) = self.ways.try_lock() else {
+            let _off = Active::set(std::ptr::null_mut());
+            return full(keep);
+        };
+        let found = if tags_trusted(py) {
+            ways.kept.iter().position(|k| {
+                k.as_ref().is_some_and(|k| {
+                    k.facts.first() == Some(&Fact::Receiver(receiver.as_ptr() as usize))
+                })
+            })
+        } else {
+            None
+        };
+        if let Some(i) = found {
+            if let Some(k) = ways.kept[i].as_ref().filter(|k| k.holds(receiver)) {
+                let mut values = Values {
+                    py,
+                    slots: &k.slots,
+                    at: 0,
+                };
+                let out = fast(&mut values, keep)?;
+                // A conversion that refused stops the read early; a state must use every value.
+                if out.is_ok() && values.at != k.slots.len() {
+                    return Err(out_of_step());
+                }
+                return Ok(out);
+            }
+            ways.kept[i] = None;
+        }
+        if !tags_trusted(py) {
+            let _off = Active::set(std::ptr::null_mut());
+            return full(keep);
+        }
+        let mut rec = Recording::new(receiver.as_ptr() as usize);
+        let out = {
+            let _on = Active::set(&mut rec);
+            full(keep)
+        };
+        if rec.keep && matches!(out, Ok(Ok(_))) {
+            let i = found.unwrap_or_else(|| {
+                let i = ways.next;
+                ways.next = (i + 1) % WAYS;
+                i
+            });
+            ways.kept[i] = Some(Kept {
+                facts: rec.facts,
+                slots: rec.slots,
+            });
+        }
+        out
+    }
+}
+
+impl Default for StateMemo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn out_of_step() -> PyErr {
+    PyRuntimeError::new_err(
+        "rextio: internal error: a compiled method's state memo is out of step with its reader",
+    )
+}
+
+/// The objects a kept read converted, given back in order to the conversions of the next call.
+pub struct Values<'py, 'm> {
+    py: Python<'py>,
+    slots: &'m [Slot],
+    at: usize,
+}
+
+impl<'py> Values<'py, '_> {
+    /// The next object the read converted.
+    pub fn value(&mut self) -> PyResult<Bound<'py, PyAny>> {
+        match self.slots.get(self.at) {
+            Some(Slot::Value(p)) => {
+                self.at += 1;
+                // SAFETY: the facts that held before this read prove the object is still a
+                // value of the dictionary it was found in (see `Kept::holds`).
+                Ok(unsafe { Bound::from_borrowed_ptr(self.py, *p as *mut pyo3::ffi::PyObject) })
+            }
+            _ => Err(out_of_step()),
+        }
+    }
+
+    /// The number of elements of the next container the read walked.
+    pub fn count(&mut self) -> PyResult<usize> {
+        match self.slots.get(self.at) {
+            Some(Slot::Count(n)) => {
+                self.at += 1;
+                Ok(*n)
+            }
+            _ => Err(out_of_step()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::modules::{as_float, non_empty_entry, ClassRef, ModView};
+    use super::*;
+    use pyo3::types::{PyModule, PyString};
+    use std::ffi::CString;
+
+    const SOURCE: &str = "
+class Node:
+    pass
+
+class Other:
+    pass
+
+def tree(w):
+    root = Node()
+    root.child = Node()
+    root.child.w = w
+    root.hooks = {}
+    return root
+";
+
+    /// The test module, made once (`NODE` keeps the class it imported first).
+    fn module(py: Python<'_>) -> Bound<'_, PyModule> {
+        static MODULE: pyo3::sync::PyOnceLock<Py<PyModule>> = pyo3::sync::PyOnceLock::new();
+        MODULE
+            .get_or_init(py, || {
+                let code = CString::new(SOURCE).unwrap();
+                PyModule::from_code(py, &code, c"rextio_memo_test.py", c"rextio_memo_test")
+                    .unwrap()
+                    .unbind()
+            })
+            .bind(py)
+            .clone()
+    }
+
+    static NODE: ClassRef = ClassRef::new("rextio_memo_test.Node");
+
+    /// A reader of `root.child.w` (a float) through an exact `Node` child, that also checks
+    /// that `root.hooks` is empty, as generated readers do.
+    fn read_w<'py>(root: &Bound<'py, PyAny>) -> ReadResult<f64> {
+        let py = root.py();
+        let Some(view) = ModView::of(root, &[])? else {
+            return Ok(Err("no dict".into()));
+        };
+        if non_empty_entry(view.dict(), &PyString::new(py, "hooks"))? {
+            return Ok(Err("hooks".into()));
+        }
+        let Some(child) = view.get(&PyString::new(py, "child"), 0)? else {
+            return Ok(Err("no child".into()));
+        };
+        if !NODE.is_exact(&child)? {
+            return Ok(Err("class".into()));
+        }
+        let Some(cview) = ModView::of(&child, &[])? else {
+            return Ok(Err("no child dict".into()));
+        };
+        let Some(w) = cview.get(&PyString::new(py, "w"), 0)? else {
+            return Ok(Err("no w".into()));
+        };
+        record_value(&w);
+        Ok(as_float(&w).ok_or_else(|| "not a float".to_owned()))
+    }
+
+    /// One call through `memo`: the value, and whether the full read ran.
+    fn call(memo: &StateMemo, root: &Bound<'_, PyAny>) -> (Result<f64, String>, bool) {
+        let full = Cell::new(false);
+        let mut keep = Vec::new();
+        let out = memo
+            .read(
+                root,
+                &mut keep,
+                |vals, _| Ok(as_float(&vals.value()?).ok_or_else(|| "not a float".to_owned())),
+                |_| {
+                    full.set(true);
+                    read_w(root)
+                },
+            )
+            .unwrap();
+        (out, full.get())
+    }
+
+    fn with_tree(test: impl FnOnce(Python<'_>, &Bound<'_, PyModule>, Bound<'_, PyAny>)) {
+        Python::initialize();
+        Python::attach(|py| {
+            let m = module(py);
+            let root = m.getattr("tree").unwrap().call1((1.5,)).unwrap();
+            if !tags_trusted(py) {
+                // Where tags cannot be trusted the memo keeps nothing: every call reads.
+                let memo = StateMemo::new();
+                assert_eq!(call(&memo, &root), (Ok(1.5), true));
+                assert_eq!(call(&memo, &root), (Ok(1.5), true));
+                return;
+            }
+            test(py, &m, root);
+        });
+    }
+
+    #[test]
+    fn a_kept_read_answers_until_a_dictionary_it_read_changes() {
+        with_tree(|py, _, root| {
+            let memo = StateMemo::new();
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            assert_eq!(call(&memo, &root), (Ok(1.5), false));
+            let child = root.getattr("child").unwrap();
+            child.setattr("w", 2.5).unwrap();
+            assert_eq!(call(&memo, &root), (Ok(2.5), true));
+            assert_eq!(call(&memo, &root), (Ok(2.5), false));
+            // A hook dictionary filled in place is a change of that dictionary.
+            let hooks = root.getattr("hooks").unwrap();
+            hooks.set_item(0, py.None()).unwrap();
+            assert_eq!(call(&memo, &root), (Err("hooks".into()), true));
+            hooks.del_item(0).unwrap();
+            assert_eq!(call(&memo, &root), (Ok(2.5), true));
+            assert_eq!(call(&memo, &root), (Ok(2.5), false));
+        });
+    }
+
+    #[test]
+    fn a_class_or_an_instance_dictionary_swapped_in_place_is_seen() {
+        with_tree(|py, m, root| {
+            let memo = StateMemo::new();
+            let child = root.getattr("child").unwrap();
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            child
+                .setattr("__class__", m.getattr("Other").unwrap())
+                .unwrap();
+            assert_eq!(call(&memo, &root), (Err("class".into()), true));
+            child
+                .setattr("__class__", m.getattr("Node").unwrap())
+                .unwrap();
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            assert_eq!(call(&memo, &root), (Ok(1.5), false));
+            let d = PyDict::new(py);
+            d.set_item("w", 4.0).unwrap();
+            child.setattr("__dict__", d).unwrap();
+            assert_eq!(call(&memo, &root), (Ok(4.0), true));
+            assert_eq!(call(&memo, &root), (Ok(4.0), false));
+        });
+    }
+
+    #[test]
+    fn each_receiver_has_its_own_kept_read_and_refusals_are_not_kept() {
+        with_tree(|_, m, root| {
+            let memo = StateMemo::new();
+            let tree = m.getattr("tree").unwrap();
+            let others: Vec<_> = (0..WAYS)
+                .map(|i| tree.call1((f64::from(u8::try_from(i).unwrap()),)).unwrap())
+                .collect();
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            assert_eq!(call(&memo, &others[0]), (Ok(0.0), true));
+            assert_eq!(call(&memo, &root), (Ok(1.5), false));
+            assert_eq!(call(&memo, &others[0]), (Ok(0.0), false));
+            // More receivers than ways: the oldest kept read gives way, answers stay right.
+            for (i, o) in others.iter().enumerate() {
+                let want = f64::from(u8::try_from(i).unwrap());
+                assert_eq!(call(&memo, o).0, Ok(want));
+            }
+            assert_eq!(call(&memo, &root).0, Ok(1.5));
+            // A read that refuses is not kept.
+            root.getattr("child").unwrap().setattr("w", "x").unwrap();
+            assert_eq!(call(&memo, &root), (Err("not a float".into()), true));
+            assert_eq!(call(&memo, &root), (Err("not a float".into()), true));
+        });
+    }
+
+    #[test]
+    fn a_read_that_ran_python_no_tag_pins_is_not_kept() {
+        with_tree(|py, _, root| {
+            let memo = StateMemo::new();
+            // `hooks` as a list: its truth is Python's answer, which no dictionary tag pins.
+            root.setattr("hooks", pyo3::types::PyList::empty(py))
+                .unwrap();
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            assert_eq!(call(&memo, &root), (Ok(1.5), true));
+            root.getattr("hooks")
+                .unwrap()
+                .call_method1("append", (1,))
+                .unwrap();
+            assert_eq!(call(&memo, &root), (Err("hooks".into()), true));
+        });
+    }
+}
