@@ -56,13 +56,7 @@ fn scalar(f: Rt) -> Option<(Binary, bool)> {
 }
 
 fn reduce(f: Rt) -> Option<ReduceF> {
-    Some(match f {
-        Rt::SumDim => ReduceF::Sum,
-        Rt::MeanDim => ReduceF::Mean,
-        Rt::AmaxDim => ReduceF::Amax,
-        Rt::AminDim => ReduceF::Amin,
-        _ => return None,
-    })
+    crate::rules::ReductionOp::of_entry(f).and_then(|r| r.fused)
 }
 
 /// Translate a region into a program; `Ok(None)` when some claim has no fused form.

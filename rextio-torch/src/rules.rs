@@ -180,6 +180,70 @@ unary_ops! {
     Erf => "erf", Math, Some(rextio_fusion::UnaryF::Erf);
 }
 
+/// One static-dim reduction of a float32 CPU tensor of rank 1 or 2: claimed as
+/// `t.name(dim[, keepdim=b])` and `torch.name(t, dim[, keepdim=b])` (dim an int literal in
+/// range, negative normalised; keepdim omitted or a named bool literal; rank 1 needs
+/// `keepdim=True`), lowered to `entry(t, dim, keepdim)`, fused as `fused` when the kernels have
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReductionOp {
+    /// The method and `torch.` function name.
+    pub name: &'static str,
+    /// The rule of every accepted form but the one below.
+    pub rule: &'static str,
+    /// The older rule that `t.name(dim=1, keepdim=False)` written exactly so on a rank-2
+    /// receiver keeps (its claim row is tried before the general one).
+    pub dim1_rule: Option<&'static str>,
+    /// The runtime entry.
+    pub entry: crate::entry::Rt,
+    /// The fused reduction with torch's float32 semantics, specials included.
+    pub fused: Option<rextio_fusion::ReduceF>,
+}
+
+/// The static-dim reduction table, in documentation order.
+pub const REDUCTIONS: &[ReductionOp] = &[
+    ReductionOp {
+        name: "mean",
+        rule: MEAN_STATIC,
+        dim1_rule: Some(MEAN_DIM1),
+        entry: crate::entry::Rt::MeanDim,
+        fused: Some(rextio_fusion::ReduceF::Mean),
+    },
+    ReductionOp {
+        name: "sum",
+        rule: SUM_STATIC,
+        dim1_rule: Some(SUM_DIM1),
+        entry: crate::entry::Rt::SumDim,
+        fused: Some(rextio_fusion::ReduceF::Sum),
+    },
+    ReductionOp {
+        name: "amax",
+        rule: AMAX_STATIC,
+        dim1_rule: None,
+        entry: crate::entry::Rt::AmaxDim,
+        fused: Some(rextio_fusion::ReduceF::Amax),
+    },
+    ReductionOp {
+        name: "amin",
+        rule: AMIN_STATIC,
+        dim1_rule: None,
+        entry: crate::entry::Rt::AminDim,
+        fused: Some(rextio_fusion::ReduceF::Amin),
+    },
+];
+
+impl ReductionOp {
+    /// The row named `name` (method or `torch.` function name).
+    pub fn named(name: &str) -> Option<&'static ReductionOp> {
+        REDUCTIONS.iter().find(|r| r.name == name)
+    }
+
+    /// The row whose runtime entry is `f`.
+    pub fn of_entry(f: crate::entry::Rt) -> Option<&'static ReductionOp> {
+        REDUCTIONS.iter().find(|r| r.entry == f)
+    }
+}
+
 impl Unary {
     /// The op named `name` (method or `torch.` function name).
     pub fn named(name: &str) -> Option<Unary> {
@@ -389,21 +453,18 @@ pub fn records() -> Vec<RuleRecord> {
             "float32 tensor rank 1 or 2 with a Python int or float (literal or parameter); result float32, same rank",
         ));
     }
-    out.push(native(
-        MEAN_DIM1,
-        Method,
-        "t.mean(dim=1, keepdim=False)",
-        "literal keywords; receiver rank 2; result rank 1",
-    ));
-    out.push(native(
-        SUM_DIM1,
-        Method,
-        "t.sum(dim=1, keepdim=False)",
-        "literal keywords; receiver rank 2; result rank 1",
-    ));
-    for (id, name) in [(MEAN_STATIC, "mean"), (SUM_STATIC, "sum")] {
+    for r in REDUCTIONS {
+        let name = r.name;
+        if let Some(id) = r.dim1_rule {
+            out.push(native(
+                id,
+                Method,
+                &format!("t.{name}(dim=1, keepdim=False)"),
+                "literal keywords; receiver rank 2; result rank 1",
+            ));
+        }
         out.push(native(
-            id,
+            r.rule,
             Call,
             &format!("t.{name}(dim[, keepdim=b]) / torch.{name}(t, dim[, keepdim=b])"),
             "dim int literal in range once (negative normalised); keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs keepdim=True",
@@ -498,21 +559,12 @@ rextio-device-cuda authorisation of cuda-libtorch-linux-x86_64; no host/device t
 /// Rules of the extended surface (comparisons, where, clamp, shapes, ...).
 fn extended_records() -> Vec<RuleRecord> {
     use RuleScope::{BinOp, Call, Method};
-    let mut out = Vec::new();
-    for (id, name) in [(AMAX_STATIC, "amax"), (AMIN_STATIC, "amin")] {
-        out.push(native(
-            id,
-            Call,
-            &format!("t.{name}(dim[, keepdim=b]) / torch.{name}(t, dim[, keepdim=b])"),
-            "dim int literal in range once (negative normalised); keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs keepdim=True",
-        ));
-    }
-    out.push(native(
+    let mut out = vec![native(
         MAX_DIM,
         Method,
         "t.max(dim[, keepdim=b]) / torch.max(t, dim[, keepdim=b])",
         "dim int literal in range; rank 2 with keepdim False or rank 1 with keepdim=True; result tuple (float32 rank 1, int64 rank 1)",
-    ));
+    )];
     out.push(native(
         LOG_SOFTMAX,
         Call,

@@ -125,18 +125,25 @@ thread_local! {
     static RECORDING: Cell<*mut Recording> = const { Cell::new(std::ptr::null_mut()) };
 }
 
-/// Makes a recording this thread's active one (or none), restoring the previous on drop.
-struct Active(*mut Recording);
+/// A thread-local pointer set for a scope: the previous value comes back on drop (unwinding
+/// too). The memo's recording and the lookup tape's replay are both made active this way.
+pub(crate) struct Scoped<T: 'static> {
+    key: &'static std::thread::LocalKey<Cell<*mut T>>,
+    prev: *mut T,
+}
 
-impl Active {
-    fn set(r: *mut Recording) -> Self {
-        Self(RECORDING.with(|a| a.replace(r)))
+impl<T: 'static> Scoped<T> {
+    pub(crate) fn set(key: &'static std::thread::LocalKey<Cell<*mut T>>, p: *mut T) -> Self {
+        Self {
+            key,
+            prev: key.with(|c| c.replace(p)),
+        }
     }
 }
 
-impl Drop for Active {
+impl<T: 'static> Drop for Scoped<T> {
     fn drop(&mut self) {
-        RECORDING.with(|a| a.set(self.0));
+        self.key.with(|c| c.set(self.prev));
     }
 }
 
@@ -147,7 +154,7 @@ fn with_recording(f: impl FnOnce(&mut Recording)) {
         return;
     }
     // SAFETY: `r` points at the `Recording` on the stack of the `StateMemo::read` running on
-    // this thread, which clears the pointer (through `Active`) before it returns; no other
+    // this thread, which clears the pointer (through `Scoped`) before it returns; no other
     // reference to it is live while `f` runs, and `f` runs no Python code.
     f(unsafe { &mut *r });
 }
@@ -372,7 +379,7 @@ impl StateMemo {
     ) -> ReadResult<T> {
         let py = receiver.py();
         let Ok(mut ways) = self.ways.try_lock() else {
-            let _off = Active::set(std::ptr::null_mut());
+            let _off = Scoped::set(&RECORDING, std::ptr::null_mut());
             return full(keep);
         };
         let found = if tags_trusted(py) {
@@ -401,12 +408,12 @@ impl StateMemo {
             ways.kept[i] = None;
         }
         if !tags_trusted(py) {
-            let _off = Active::set(std::ptr::null_mut());
+            let _off = Scoped::set(&RECORDING, std::ptr::null_mut());
             return full(keep);
         }
         let mut rec = Recording::new(receiver.as_ptr() as usize);
         let out = {
-            let _on = Active::set(&mut rec);
+            let _on = Scoped::set(&RECORDING, &mut rec);
             full(keep)
         };
         if rec.keep && matches!(out, Ok(Ok(_))) {

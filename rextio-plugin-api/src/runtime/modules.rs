@@ -2,7 +2,7 @@
 //! exact class checks, literal conditions, and the per-method counters that say how often the
 //! native body ran and why the original ran instead.
 
-use super::memo::{self, dict_tag};
+use super::memo::{self, dict_tag, Scoped};
 use pyo3::exceptions::PyRuntimeWarning;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -211,7 +211,7 @@ impl LookupTape {
     /// every lookup made.
     pub fn replay<T>(&self, read: impl FnOnce() -> T) -> T {
         let Ok(mut entries) = self.entries.try_lock() else {
-            let _active = ActiveGuard::set(std::ptr::null_mut());
+            let _active = Scoped::set(&ACTIVE_TAPE, std::ptr::null_mut());
             return read();
         };
         let mut replay = Replay {
@@ -219,7 +219,7 @@ impl LookupTape {
             at: 0,
         };
         let out = {
-            let _active = ActiveGuard::set(&mut replay);
+            let _active = Scoped::set(&ACTIVE_TAPE, &mut replay);
             read()
         };
         entries.truncate(replay.at);
@@ -230,21 +230,6 @@ impl LookupTape {
 impl Default for LookupTape {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-/// Makes a replay this thread's active one, restoring the previous on drop (unwinding too).
-struct ActiveGuard(*mut Replay);
-
-impl ActiveGuard {
-    fn set(r: *mut Replay) -> Self {
-        Self(ACTIVE_TAPE.with(|a| a.replace(r)))
-    }
-}
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        ACTIVE_TAPE.with(|a| a.set(self.0));
     }
 }
 

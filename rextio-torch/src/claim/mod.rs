@@ -199,6 +199,33 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             activations::plan_method,
         ));
     }
+    for r in crate::rules::REDUCTIONS {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", r.name),
+            format!("reduction table: torch.{}", r.name),
+            reductions::plan_function,
+        ));
+        out.push(Route::new(
+            SiteKind::MethodCall,
+            r.name,
+            format!("reduction table: .{}()", r.name),
+            reductions::plan_method,
+        ));
+        // Written exactly `t.mean(dim=1, keepdim=False)` on a rank-2 receiver, the form keeps
+        // its own, older rule id; every other form is the general static-dim rule.
+        if r.dim1_rule.is_some() {
+            out.push(
+                Route::new(
+                    SiteKind::MethodCall,
+                    r.name,
+                    format!("reduction table: .{}(dim=1, keepdim=False)", r.name),
+                    reductions::plan_dim1,
+                )
+                .guarded(1, reductions::is_dim1_form),
+            );
+        }
+    }
     rows!(out, Call:
         "builtins.len" => shape::plan_len,
         // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
@@ -221,8 +248,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.log_softmax" => |s| classification::plan_log_softmax(s, false),
         "torch.nn.functional.log_softmax" => |s| classification::plan_log_softmax(s, true),
         "torch.max" => reductions::plan_max_dim,
-        "torch.amax" => |s| reductions::plan(s, "amax", false, false),
-        "torch.amin" => |s| reductions::plan(s, "amin", false, false),
         "torch.transpose" => |s| shape::plan_view(s, "transpose"),
         "torch.t" => |s| shape::plan_view(s, "t"),
         "torch.unsqueeze" => |s| shape::plan_view(s, "unsqueeze"),
@@ -238,20 +263,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.sub" => |s| binops::plan_function(s, "sub"),
         "torch.mul" => |s| binops::plan_function(s, "mul"),
         "torch.div" => |s| binops::plan_function(s, "div"),
-        "torch.mean" => |s| reductions::plan(s, "mean", false, false),
-        "torch.sum" => |s| reductions::plan(s, "sum", false, false),
         "torch.softmax" => |s| classification::plan_softmax(s, false),
         "torch.nn.functional.softmax" => |s| classification::plan_softmax(s, true),
         "torch.argmax" => classification::plan_argmax,
     );
     rows!(out, MethodCall:
-        "mean" => |s| reductions::plan(s, "mean", true, false),
-        "sum" => |s| reductions::plan(s, "sum", true, false),
         "matmul" => binops::plan_matmul_method,
         "softmax" => |s| classification::plan_softmax(s, false),
         "argmax" => classification::plan_argmax,
-        "amax" => |s| reductions::plan(s, "amax", true, false),
-        "amin" => |s| reductions::plan(s, "amin", true, false),
         "max" => reductions::plan_max_dim,
         "log_softmax" => |s| classification::plan_log_softmax(s, false),
         "clamp" => |s| elementwise::plan_clamp(s, "clamp"),
@@ -269,26 +288,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "dim" => shape::plan_dim_query,
         "ndimension" => shape::plan_dim_query,
         "numel" => shape::plan_numel,
-    );
-    // `t.mean(dim=1, keepdim=False)` / `t.sum(...)` written exactly so on a rank-2 receiver keep
-    // their own, older rule ids; every other form is the general static-dim rule.
-    out.push(
-        Route::new(
-            SiteKind::MethodCall,
-            "mean",
-            "MethodCall mean(dim=1, keepdim=False)",
-            |s| reductions::plan(s, "mean", true, true),
-        )
-        .guarded(1, reductions::is_dim1_form),
-    );
-    out.push(
-        Route::new(
-            SiteKind::MethodCall,
-            "sum",
-            "MethodCall sum(dim=1, keepdim=False)",
-            |s| reductions::plan(s, "sum", true, true),
-        )
-        .guarded(1, reductions::is_dim1_form),
     );
     rows!(out, Attribute:
         "T" => shape::plan_attribute,

@@ -1,13 +1,14 @@
-//! `mean` / `sum` / `amax` / `amin`: receiver methods or exact `torch.*` functions, static dim
-//! (negative dims normalised against the static rank); `t.max(dim)` returning
-//! `(values, indices)`.
+//! The static-dim reductions of `rules::REDUCTIONS` (`mean`, `sum`, `amax`, `amin`): receiver
+//! methods or exact `torch.*` functions, static dim (negative dims normalised against the static
+//! rank); `t.max(dim)` returning `(values, indices)`.
 
 use super::{
     bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
     Op, Plan, Src,
 };
+use crate::codes;
+use crate::rules::{self, ReductionOp};
 use crate::types::{i64_cpu_1d, F32_CPU};
-use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, ValueType};
 
 /// Whether a site is written exactly `t.mean(dim=1, keepdim=False)` (or `sum`, keywords in
@@ -29,14 +30,37 @@ pub fn is_dim1_form(site: &ClaimSite) -> bool {
         && bool_literal(operand(site, keepdim)) == Some(false)
 }
 
-/// Plan a reduction. `method`: receiver form (`t.mean(...)`), else `torch.mean(t, ...)`;
-/// `dim1_form`: the site is [`is_dim1_form`] and gets that form's rule.
-pub fn plan(
+/// `torch.<name>(t, dim[, keepdim=b])` for a row of [`rules::REDUCTIONS`].
+pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = site
+        .target
+        .strip_prefix("torch.")
+        .and_then(ReductionOp::named)
+        .ok_or(ClaimOutcome::NotCovered)?;
+    plan(site, row, false, false)
+}
+
+/// `t.<name>(dim[, keepdim=b])` for a row of [`rules::REDUCTIONS`].
+pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = ReductionOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
+    plan(site, row, true, false)
+}
+
+/// `t.<name>(dim=1, keepdim=False)` written exactly so ([`is_dim1_form`]): the row's older rule.
+pub fn plan_dim1(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = ReductionOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
+    plan(site, row, true, true)
+}
+
+/// Plan a reduction of `row`. `method`: receiver form (`t.mean(...)`), else
+/// `torch.mean(t, ...)`; `dim1_form`: the site is [`is_dim1_form`] and gets that form's rule.
+fn plan(
     site: &ClaimSite,
-    name: &'static str,
+    row: &'static ReductionOp,
     method: bool,
     dim1_form: bool,
 ) -> Result<Plan, NoPlan> {
+    let name = row.name;
     let shown = if method {
         format!(".{name}(...)")
     } else {
@@ -87,25 +111,15 @@ pub fn plan(
             ))
         }
     };
-    let rule = match (name, dim1_form) {
-        ("mean", true) => rules::MEAN_DIM1,
-        ("sum", true) => rules::SUM_DIM1,
-        ("mean", false) => rules::MEAN_STATIC,
-        ("sum", false) => rules::SUM_STATIC,
-        ("amax", _) => rules::AMAX_STATIC,
-        _ => rules::AMIN_STATIC,
-    };
-    let f = match name {
-        "mean" => crate::entry::Rt::MeanDim,
-        "sum" => crate::entry::Rt::SumDim,
-        "amax" => crate::entry::Rt::AmaxDim,
-        _ => crate::entry::Rt::AminDim,
+    let rule = match (dim1_form, row.dim1_rule) {
+        (true, Some(rule)) => rule,
+        _ => row.rule,
     };
     plan_f32(
         rule,
         result,
         Op::Reduce {
-            f,
+            f: row.entry,
             t,
             dim: d,
             keepdim: keep,

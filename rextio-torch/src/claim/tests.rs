@@ -1771,13 +1771,16 @@ fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_
     // A second specific mean form at the priority of the first.
     let mut rows = super::rows();
     rows.push(
-        Route::new(SiteKind::MethodCall, "mean", "another dim=1 mean", |s| {
-            super::reductions::plan(s, "mean", true, true)
-        })
+        Route::new(
+            SiteKind::MethodCall,
+            "mean",
+            "another dim=1 mean",
+            super::reductions::plan_dim1,
+        )
         .guarded(1, super::reductions::is_dim1_form),
     );
     let err = Routes::new(rows).unwrap_err();
-    assert_eq!(err.first, "MethodCall mean(dim=1, keepdim=False)");
+    assert_eq!(err.first, "reduction table: .mean(dim=1, keepdim=False)");
     assert_eq!(err.second, "another dim=1 mean");
 }
 
@@ -1813,4 +1816,53 @@ fn coverage_symbols_are_what_the_claim_table_reaches() {
     assert!(symbols.iter().all(|s| s.starts_with("torch.")
         || s == "builtins.len"
         || s == rextio_plugin_api::NEG_TARGET));
+}
+
+#[test]
+fn every_reduction_row_is_claimed_in_each_spelling_with_its_rules() {
+    let accepted = |site: ClaimSite, rule: &str, what: &str| match claim(&site) {
+        ClaimOutcome::Claimed { rule_id, .. } => assert_eq!(rule_id, rule, "{what}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    for r in crate::rules::REDUCTIONS {
+        let n = r.name;
+        accepted(
+            method(t2(), n, vec![int(0)], vec![]),
+            r.rule,
+            &format!("t.{n}(0)"),
+        );
+        accepted(
+            method(
+                t1(),
+                n,
+                vec![],
+                vec![kw("dim", int(-1)), kw("keepdim", boolean(true))],
+            ),
+            r.rule,
+            &format!("t.{n}(dim=-1, keepdim=True) on rank 1"),
+        );
+        accepted(
+            call(&format!("torch.{n}"), vec![t2(), int(1)], vec![]),
+            r.rule,
+            &format!("torch.{n}(t, 1)"),
+        );
+        // The exact dim=1 form keeps its older rule where the row has one.
+        accepted(
+            method(
+                t2(),
+                n,
+                vec![],
+                vec![kw("dim", int(1)), kw("keepdim", boolean(false))],
+            ),
+            r.dim1_rule.unwrap_or(r.rule),
+            &format!("t.{n}(dim=1, keepdim=False)"),
+        );
+        // Every rule of the row is documented.
+        let records = crate::rules::records();
+        for id in std::iter::once(r.rule).chain(r.dim1_rule) {
+            assert!(records.iter().any(|rec| rec.id == id), "{id} has no record");
+        }
+        // And the row's runtime entry finds the row back (the fused decision reads it there).
+        assert_eq!(crate::rules::ReductionOp::of_entry(r.entry), Some(r));
+    }
 }
