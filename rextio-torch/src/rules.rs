@@ -244,6 +244,139 @@ impl ReductionOp {
     }
 }
 
+/// What `rextio capabilities` lists for one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleDoc {
+    /// The rule id.
+    pub id: &'static str,
+    /// Its site kind.
+    pub scope: RuleScope,
+    /// The Python form.
+    pub pattern: &'static str,
+    /// The static constraint.
+    pub constraint: &'static str,
+}
+
+impl RuleDoc {
+    /// Its record.
+    pub fn record(&self) -> RuleRecord {
+        native(self.id, self.scope, self.pattern, self.constraint)
+    }
+}
+
+/// What an op of the classification table computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Classify {
+    /// Softmax over a static dim (the fused softmax when the kernels take the region).
+    Softmax,
+    /// Log-softmax over a static dim (`runtime::log_softmax`).
+    LogSoftmax,
+    /// Argmax over a static dim, an int64 rank-1 result.
+    Argmax,
+}
+
+/// How `torch.nn.functional.<name>(t, dim[, dtype=None])` is claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionalForm {
+    /// Not at all (no such function, or not lowered).
+    Unclaimed,
+    /// By the row's general rule.
+    General,
+    /// By its own rule.
+    Own(RuleDoc),
+}
+
+/// One op of the classification head over a static dim of a float32 CPU tensor of rank 1 or 2:
+/// claimed as `t.name(dim)`, `torch.name(t, dim)` and, per `functional`, `F.name(t, dim)`; the
+/// dim an int literal in range given once (negative normalised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassifyOp {
+    /// What it computes.
+    pub op: Classify,
+    /// The method and `torch.` function name.
+    pub name: &'static str,
+    /// The rule of the method and `torch.` spellings.
+    pub general: RuleDoc,
+    /// The older rule `t.name(dim=1)` keeps on a rank-2 receiver (dim given as a keyword).
+    pub dim1: Option<RuleDoc>,
+    /// The functional spelling.
+    pub functional: FunctionalForm,
+}
+
+/// The classification table, in documentation order.
+pub const CLASSIFICATION: &[ClassifyOp] = &[
+    ClassifyOp {
+        op: Classify::Softmax,
+        name: "softmax",
+        general: RuleDoc {
+            id: SOFTMAX_STATIC,
+            scope: RuleScope::Call,
+            pattern: "t.softmax(dim) / torch.softmax(t, dim)",
+            constraint: "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
+        },
+        dim1: Some(RuleDoc {
+            id: SOFTMAX_DIM1,
+            scope: RuleScope::Method,
+            pattern: "t.softmax(dim=1)",
+            constraint: "receiver rank 2; result rank 2",
+        }),
+        functional: FunctionalForm::Own(RuleDoc {
+            id: F_SOFTMAX,
+            scope: RuleScope::Call,
+            pattern: "torch.nn.functional.softmax(t, dim[, dtype=None])",
+            constraint: "dim int literal in range once (negative normalised); dtype omitted or literal None; rank 1 or 2",
+        }),
+    },
+    ClassifyOp {
+        op: Classify::LogSoftmax,
+        name: "log_softmax",
+        general: RuleDoc {
+            id: LOG_SOFTMAX,
+            scope: RuleScope::Call,
+            pattern: "t.log_softmax(dim) / torch.log_softmax(t, dim) / torch.nn.functional.log_softmax(t, dim[, dtype=None])",
+            constraint: "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
+        },
+        dim1: None,
+        functional: FunctionalForm::General,
+    },
+    ClassifyOp {
+        op: Classify::Argmax,
+        name: "argmax",
+        general: RuleDoc {
+            id: ARGMAX_STATIC,
+            scope: RuleScope::Call,
+            pattern: "t.argmax(dim[, keepdim=b]) / torch.argmax(t, dim[, keepdim=b])",
+            constraint: "rank 2: dim 0/1/-1/-2, keepdim False; rank 1: dim 0/-1, keepdim=True; result int64 rank 1",
+        },
+        dim1: Some(RuleDoc {
+            id: ARGMAX_DIM1,
+            scope: RuleScope::Method,
+            pattern: "t.argmax(dim=1[, keepdim=False])",
+            constraint: "receiver rank 2; result int64 rank 1",
+        }),
+        functional: FunctionalForm::Unclaimed,
+    },
+];
+
+impl ClassifyOp {
+    /// The row named `name` (method or `torch.` function name).
+    pub fn named(name: &str) -> Option<&'static ClassifyOp> {
+        CLASSIFICATION.iter().find(|r| r.name == name)
+    }
+
+    /// Every rule of the row, documented: the dim=1 form's, the general, the functional's own.
+    pub fn docs(&self) -> impl Iterator<Item = &RuleDoc> {
+        let own = match &self.functional {
+            FunctionalForm::Own(doc) => Some(doc),
+            _ => None,
+        };
+        self.dim1
+            .iter()
+            .chain(std::iter::once(&self.general))
+            .chain(own)
+    }
+}
+
 impl Unary {
     /// The op named `name` (method or `torch.` function name).
     pub fn named(name: &str) -> Option<Unary> {
@@ -470,36 +603,9 @@ pub fn records() -> Vec<RuleRecord> {
             "dim int literal in range once (negative normalised); keepdim omitted or named bool; rank 2 -> 1 or 2; rank 1 needs keepdim=True",
         ));
     }
-    out.push(native(
-        SOFTMAX_DIM1,
-        Method,
-        "t.softmax(dim=1)",
-        "receiver rank 2; result rank 2",
-    ));
-    out.push(native(
-        SOFTMAX_STATIC,
-        Call,
-        "t.softmax(dim) / torch.softmax(t, dim)",
-        "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
-    ));
-    out.push(native(
-        F_SOFTMAX,
-        Call,
-        "torch.nn.functional.softmax(t, dim[, dtype=None])",
-        "dim int literal in range once (negative normalised); dtype omitted or literal None; rank 1 or 2",
-    ));
-    out.push(native(
-        ARGMAX_DIM1,
-        Method,
-        "t.argmax(dim=1[, keepdim=False])",
-        "receiver rank 2; result int64 rank 1",
-    ));
-    out.push(native(
-        ARGMAX_STATIC,
-        Call,
-        "t.argmax(dim[, keepdim=b]) / torch.argmax(t, dim[, keepdim=b])",
-        "rank 2: dim 0/1/-1/-2, keepdim False; rank 1: dim 0/-1, keepdim=True; result int64 rank 1",
-    ));
+    for r in CLASSIFICATION {
+        out.extend(r.docs().map(RuleDoc::record));
+    }
     out.extend(extended_records());
     out.extend(cuda_records());
     out.push(
@@ -565,12 +671,6 @@ fn extended_records() -> Vec<RuleRecord> {
         "t.max(dim[, keepdim=b]) / torch.max(t, dim[, keepdim=b])",
         "dim int literal in range; rank 2 with keepdim False or rank 1 with keepdim=True; result tuple (float32 rank 1, int64 rank 1)",
     )];
-    out.push(native(
-        LOG_SOFTMAX,
-        Call,
-        "t.log_softmax(dim) / torch.log_softmax(t, dim) / torch.nn.functional.log_softmax(t, dim[, dtype=None])",
-        "dim int literal in range once (negative normalised); rank 1 or 2; result same rank",
-    ));
     out.push(native(
         SILU,
         Call,

@@ -1,31 +1,73 @@
-//! Classification head: softmax over a static dim and argmax to int64 rank 1.
+//! The classification head of `crate::rules::CLASSIFICATION`: softmax and log-softmax over a static
+//! dim, argmax to int64 rank 1.
 
 use super::{
     bool_literal, dim_args, int_literal, norm_dim, operand, plan_f32, reject, Arg, DimArgs, NoPlan,
     Op, Plan, Src,
 };
+use crate::codes;
+use crate::rules::{Classify, ClassifyOp, FunctionalForm};
 use crate::types::i64_cpu_1d;
-use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
 
-/// `t.softmax(dim)`, `torch.softmax(t, dim)`, `F.softmax(t, dim[, dtype=None])`.
-pub fn plan_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> {
-    softmax_like(site, functional, false)
+/// How a site spells its op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    /// `t.name(...)`.
+    Method,
+    /// `torch.name(t, ...)`.
+    Torch,
+    /// `torch.nn.functional.name(t, ...)`.
+    Functional,
 }
 
-/// `t.log_softmax(dim)`, `torch.log_softmax(t, dim)`, `F.log_softmax(t, dim[, dtype=None])`.
-pub fn plan_log_softmax(site: &ClaimSite, functional: bool) -> Result<Plan, NoPlan> {
-    softmax_like(site, functional, true)
+fn row(name: Option<&str>) -> Result<&'static ClassifyOp, NoPlan> {
+    name.and_then(ClassifyOp::named)
+        .ok_or(ClaimOutcome::NotCovered)
 }
 
-fn softmax_like(site: &ClaimSite, functional: bool, log: bool) -> Result<Plan, NoPlan> {
-    let shown = match (functional, site.receiver.is_some(), log) {
-        (true, _, false) => "F.softmax",
-        (false, true, false) => ".softmax",
-        (false, false, false) => "torch.softmax",
-        (true, _, true) => "F.log_softmax",
-        (false, true, true) => ".log_softmax",
-        (false, false, true) => "torch.log_softmax",
+/// `torch.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
+pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let r = row(site.target.strip_prefix("torch."))?;
+    plan(site, r, Spelling::Torch)
+}
+
+/// `torch.nn.functional.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
+pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let r = row(site.target.strip_prefix("torch.nn.functional."))?;
+    plan(site, r, Spelling::Functional)
+}
+
+/// `t.<name>(dim...)` for a row of [`crate::rules::CLASSIFICATION`].
+pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let r = row(Some(&site.target))?;
+    plan(site, r, Spelling::Method)
+}
+
+fn plan(site: &ClaimSite, r: &'static ClassifyOp, spelling: Spelling) -> Result<Plan, NoPlan> {
+    match r.op {
+        Classify::Softmax | Classify::LogSoftmax => softmax_like(site, r, spelling),
+        Classify::Argmax => argmax(site, r),
+    }
+}
+
+/// Whether the site is `t.name(dim=1...)` on a rank-2 receiver, the dim given as a keyword: the
+/// form that keeps the row's older rule.
+fn dim1_form(t: Src, rank: u8, raw: i64, dim_src: Src) -> bool {
+    t == Src::Recv && rank == 2 && raw == 1 && matches!(dim_src, Src::Kw(_))
+}
+
+fn softmax_like(
+    site: &ClaimSite,
+    r: &'static ClassifyOp,
+    spelling: Spelling,
+) -> Result<Plan, NoPlan> {
+    let functional = spelling == Spelling::Functional;
+    let name = r.name;
+    let shown = match (functional, site.receiver.is_some()) {
+        (true, _) => format!("F.{name}"),
+        (false, true) => format!(".{name}"),
+        (false, false) => format!("torch.{name}"),
     };
     let form = |why: &str| {
         reject(
@@ -47,34 +89,31 @@ fn softmax_like(site: &ClaimSite, functional: bool, log: bool) -> Result<Plan, N
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    let r = super::f32_rank(tensor, shown)?;
-    let Some(d) = norm_dim(raw, r) else {
+    let rank = super::f32_rank(tensor, &shown)?;
+    let Some(d) = norm_dim(raw, rank) else {
         return Err(form(&format!(
-            "with dim={raw} on a rank-{r} tensor is not lowered"
+            "with dim={raw} on a rank-{rank} tensor is not lowered"
         )));
     };
-    if log {
-        return plan_f32(
-            rules::LOG_SOFTMAX,
-            r,
-            Op::Call {
-                f: crate::entry::Rt::LogSoftmax,
-                args: vec![Arg::Tensor(t), Arg::Int(d)],
-            },
-        );
-    }
-    let rule = if functional {
-        rules::F_SOFTMAX
-    } else if t == Src::Recv && r == 2 && raw == 1 && matches!(dim_src, Src::Kw(_)) {
-        rules::SOFTMAX_DIM1
-    } else {
-        rules::SOFTMAX_STATIC
+    let rule = match (functional, r.functional, r.dim1) {
+        (true, FunctionalForm::Own(doc), _) => doc.id,
+        (true, FunctionalForm::General, _) => r.general.id,
+        (true, FunctionalForm::Unclaimed, _) => return Err(ClaimOutcome::NotCovered),
+        (false, _, Some(doc)) if dim1_form(t, rank, raw, dim_src) => doc.id,
+        (false, _, _) => r.general.id,
     };
-    plan_f32(rule, r, Op::Softmax { t, dim: d })
+    let op = match r.op {
+        Classify::LogSoftmax => Op::Call {
+            f: crate::entry::Rt::LogSoftmax,
+            args: vec![Arg::Tensor(t), Arg::Int(d)],
+        },
+        _ => Op::Softmax { t, dim: d },
+    };
+    plan_f32(rule, rank, op)
 }
 
 /// `t.argmax(dim[, keepdim=b])`, `torch.argmax(t, dim[, keepdim=b])`.
-pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn argmax(site: &ClaimSite, r: &'static ClassifyOp) -> Result<Plan, NoPlan> {
     let shown = if site.receiver.is_some() {
         ".argmax"
     } else {
@@ -103,18 +142,17 @@ pub fn plan_argmax(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(tensor) = operand(site, t) else {
         return Err(ClaimOutcome::NotCovered);
     };
-    let r = super::f32_rank(tensor, shown)?;
-    let d = norm_dim(raw, r).unwrap_or(raw);
-    match (r, d, keep) {
+    let rank = super::f32_rank(tensor, shown)?;
+    let d = norm_dim(raw, rank).unwrap_or(raw);
+    match (rank, d, keep) {
         (2, 0 | 1, false) | (1, 0, true) => {}
         (2, _, true) => return Err(form("with keepdim=True on a rank-2 tensor would return int64 rank 2, which has no registered type")),
         (1, 0, false) => return Err(form("on a rank-1 tensor without keepdim=True would return rank 0")),
-        _ => return Err(form(&format!("with dim={d} on a rank-{r} tensor is not lowered"))),
+        _ => return Err(form(&format!("with dim={d} on a rank-{rank} tensor is not lowered"))),
     }
-    let rule = if t == Src::Recv && r == 2 && raw == 1 && matches!(dim_src, Src::Kw(_)) {
-        rules::ARGMAX_DIM1
-    } else {
-        rules::ARGMAX_STATIC
+    let rule = match r.dim1 {
+        Some(doc) if dim1_form(t, rank, raw, dim_src) => doc.id,
+        _ => r.general.id,
     };
     Ok(Plan {
         rule_id: rule.to_owned(),

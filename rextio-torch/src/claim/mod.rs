@@ -226,6 +226,28 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             );
         }
     }
+    for r in crate::rules::CLASSIFICATION {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", r.name),
+            format!("classification table: torch.{}", r.name),
+            classification::plan_function,
+        ));
+        if r.functional != crate::rules::FunctionalForm::Unclaimed {
+            out.push(Route::new(
+                SiteKind::Call,
+                format!("torch.nn.functional.{}", r.name),
+                format!("classification table: F.{}", r.name),
+                classification::plan_functional,
+            ));
+        }
+        out.push(Route::new(
+            SiteKind::MethodCall,
+            r.name,
+            format!("classification table: .{}()", r.name),
+            classification::plan_method,
+        ));
+    }
     rows!(out, Call:
         "builtins.len" => shape::plan_len,
         // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
@@ -245,8 +267,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.nn.functional.leaky_relu" => activations::plan_leaky_relu,
         "torch.nn.functional.elu" => activations::plan_elu,
         "torch.nn.functional.softplus" => activations::plan_softplus,
-        "torch.log_softmax" => |s| classification::plan_log_softmax(s, false),
-        "torch.nn.functional.log_softmax" => |s| classification::plan_log_softmax(s, true),
         "torch.max" => reductions::plan_max_dim,
         "torch.transpose" => |s| shape::plan_view(s, "transpose"),
         "torch.t" => |s| shape::plan_view(s, "t"),
@@ -263,16 +283,10 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.sub" => |s| binops::plan_function(s, "sub"),
         "torch.mul" => |s| binops::plan_function(s, "mul"),
         "torch.div" => |s| binops::plan_function(s, "div"),
-        "torch.softmax" => |s| classification::plan_softmax(s, false),
-        "torch.nn.functional.softmax" => |s| classification::plan_softmax(s, true),
-        "torch.argmax" => classification::plan_argmax,
     );
     rows!(out, MethodCall:
         "matmul" => binops::plan_matmul_method,
-        "softmax" => |s| classification::plan_softmax(s, false),
-        "argmax" => classification::plan_argmax,
         "max" => reductions::plan_max_dim,
-        "log_softmax" => |s| classification::plan_log_softmax(s, false),
         "clamp" => |s| elementwise::plan_clamp(s, "clamp"),
         "clip" => |s| elementwise::plan_clamp(s, "clip"),
         "clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),

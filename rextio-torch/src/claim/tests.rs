@@ -1866,3 +1866,51 @@ fn every_reduction_row_is_claimed_in_each_spelling_with_its_rules() {
         assert_eq!(crate::rules::ReductionOp::of_entry(r.entry), Some(r));
     }
 }
+
+#[test]
+fn every_classification_row_is_claimed_in_each_spelling_with_its_rules() {
+    use crate::rules::FunctionalForm;
+    let claimed = |site: ClaimSite, what: &str| match claim(&site) {
+        ClaimOutcome::Claimed { rule_id, .. } => rule_id,
+        other => panic!("{what}: {other:?}"),
+    };
+    let records = crate::rules::records();
+    for r in crate::rules::CLASSIFICATION {
+        let n = r.name;
+        // Argmax of a rank-2 tensor over dim 0; the others keep the rank.
+        let positional = claimed(method(t2(), n, vec![int(0)], vec![]), &format!("t.{n}(0)"));
+        assert_eq!(positional, r.general.id, "t.{n}(0)");
+        let function = claimed(
+            call(&format!("torch.{n}"), vec![t2(), int(-1)], vec![]),
+            &format!("torch.{n}(t, -1)"),
+        );
+        assert_eq!(function, r.general.id, "torch.{n}(t, -1)");
+        let dim1 = claimed(
+            method(t2(), n, vec![], vec![kw("dim", int(1))]),
+            &format!("t.{n}(dim=1)"),
+        );
+        assert_eq!(dim1, r.dim1.map_or(r.general.id, |d| d.id), "t.{n}(dim=1)");
+        let functional = claim(&call(
+            &format!("torch.nn.functional.{n}"),
+            vec![t2(), int(1)],
+            vec![],
+        ));
+        match (r.functional, functional) {
+            (FunctionalForm::Unclaimed, ClaimOutcome::NotCovered) => {}
+            (FunctionalForm::General, ClaimOutcome::Claimed { rule_id, .. }) => {
+                assert_eq!(rule_id, r.general.id, "F.{n}");
+            }
+            (FunctionalForm::Own(doc), ClaimOutcome::Claimed { rule_id, .. }) => {
+                assert_eq!(rule_id, doc.id, "F.{n}");
+            }
+            (form, got) => panic!("F.{n}: {form:?} but {got:?}"),
+        }
+        for doc in r.docs() {
+            assert!(
+                records.iter().any(|rec| rec.id == doc.id),
+                "{} has no record",
+                doc.id
+            );
+        }
+    }
+}
