@@ -438,15 +438,57 @@ pub fn scalar_elementwise(name: &str) -> String {
     format!("rextio-torch/tensor-{name}-scalar-f32-cpu-rank1-2")
 }
 
-/// Comparisons: (operator, name).
-pub const COMPARISONS: [(&str, &str); 6] = [
-    (">", "gt"),
-    ("<", "lt"),
-    (">=", "ge"),
-    ("<=", "le"),
-    ("==", "eq"),
-    ("!=", "ne"),
-];
+/// One tensor comparison, `a <op> b` with a bool result: two float32 tensors (same rank, or
+/// rank 2 against rank 1 either way) through `tensor`, or a tensor and a Python number either
+/// side through `scalar` (`s op t` is eager's `t mirrored s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompareOp {
+    /// The Python operator.
+    pub op: &'static str,
+    /// Its name in rule ids and dunder methods (`gt`, `__gt__`).
+    pub name: &'static str,
+    /// The runtime entry for two tensors.
+    pub tensor: crate::entry::Rt,
+    /// The runtime entry for a tensor and a number.
+    pub scalar: crate::entry::Rt,
+    /// The operator with its sides swapped.
+    pub mirrored: &'static str,
+}
+
+/// The comparison table, in documentation order.
+pub const COMPARISONS: &[CompareOp] = {
+    use crate::entry::Rt;
+    const fn row(
+        op: &'static str,
+        name: &'static str,
+        tensor: Rt,
+        scalar: Rt,
+        mirrored: &'static str,
+    ) -> CompareOp {
+        CompareOp {
+            op,
+            name,
+            tensor,
+            scalar,
+            mirrored,
+        }
+    }
+    &[
+        row(">", "gt", Rt::Gt, Rt::GtScalar, "<"),
+        row("<", "lt", Rt::Lt, Rt::LtScalar, ">"),
+        row(">=", "ge", Rt::Ge, Rt::GeScalar, "<="),
+        row("<=", "le", Rt::Le, Rt::LeScalar, ">="),
+        row("==", "eq", Rt::Eq, Rt::EqScalar, "=="),
+        row("!=", "ne", Rt::Ne, Rt::NeScalar, "!="),
+    ]
+};
+
+impl CompareOp {
+    /// The row of Python operator `op`.
+    pub fn of(op: &str) -> Option<&'static CompareOp> {
+        COMPARISONS.iter().find(|c| c.op == op)
+    }
+}
 
 /// A comparison of `shape` (`same-rank`, `2d-1d-broadcast`, `scalar`), bool result.
 pub fn compare(name: &str, shape: &str) -> String {
@@ -735,7 +777,7 @@ fn extended_records() -> Vec<RuleRecord> {
             "float32 rank 1 or 2, no keywords; value a Python int or float; result float32, same shape",
         ));
     }
-    for (op, name) in COMPARISONS {
+    for &CompareOp { op, name, .. } in COMPARISONS {
         for (shape, constraint) in [
             ("same-rank", "two float32 tensors of equal rank 1 or 2; result bool, same rank"),
             ("2d-1d-broadcast", "float32 rank 2 and rank 1, either order; result bool rank 2"),

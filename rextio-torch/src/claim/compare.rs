@@ -7,22 +7,6 @@ use crate::types::{BOOL_CPU, F32_CPU};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand};
 
-/// (operator, name, tensor entry, scalar entry, mirrored operator for `s op t`).
-const OPS: [(&str, &str, Rt, Rt, &str); 6] = [
-    (">", "gt", Rt::Gt, Rt::GtScalar, "<"),
-    ("<", "lt", Rt::Lt, Rt::LtScalar, ">"),
-    (">=", "ge", Rt::Ge, Rt::GeScalar, "<="),
-    ("<=", "le", Rt::Le, Rt::LeScalar, ">="),
-    ("==", "eq", Rt::Eq, Rt::EqScalar, "=="),
-    ("!=", "ne", Rt::Ne, Rt::NeScalar, "!="),
-];
-
-fn op_entry(op: &str) -> Option<(&'static str, Rt, Rt, &'static str)> {
-    OPS.iter()
-        .find(|(o, ..)| *o == op)
-        .map(|(_, n, t, s, m)| (*n, *t, *s, *m))
-}
-
 fn bool_plan(rule: String, r: u8, op: Op) -> Result<Plan, NoPlan> {
     match BOOL_CPU.ty(r) {
         Some(result) => Ok(Plan {
@@ -40,7 +24,14 @@ pub fn plan_compare(site: &ClaimSite) -> Result<Plan, NoPlan> {
         return Err(ClaimOutcome::NotCovered);
     };
     let op = site.target.as_str();
-    let Some((name, tensor_f, scalar_f, mirrored)) = op_entry(op) else {
+    let Some(&rules::CompareOp {
+        name,
+        tensor: tensor_f,
+        scalar: scalar_f,
+        mirrored,
+        ..
+    }) = rules::CompareOp::of(op)
+    else {
         return Err(reject(
             codes::COMPARE_FORM,
             format!("tensor comparison `{op}` is not lowered (`< <= > >= == !=` are)"),
@@ -82,10 +73,10 @@ pub fn plan_compare(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let (t, s, f) = if is_ours(a) {
         (Src::Arg(0), Src::Arg(1), scalar_f)
     } else {
-        let Some((_, _, f, _)) = op_entry(mirrored) else {
+        let Some(swapped) = rules::CompareOp::of(mirrored) else {
             return Err(ClaimOutcome::NotCovered);
         };
-        (Src::Arg(1), Src::Arg(0), f)
+        (Src::Arg(1), Src::Arg(0), swapped.scalar)
     };
     let (Some(to), Some(so)) = (super::operand(site, t), super::operand(site, s)) else {
         return Err(ClaimOutcome::NotCovered);

@@ -387,7 +387,7 @@ pub fn symbols() -> Vec<String> {
     out.extend(
         crate::rules::COMPARISONS
             .iter()
-            .map(|(_, name)| format!("torch.Tensor.__{name}__")),
+            .map(|c| format!("torch.Tensor.__{}__", c.name)),
     );
     out
 }

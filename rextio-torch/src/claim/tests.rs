@@ -1914,3 +1914,29 @@ fn every_classification_row_is_claimed_in_each_spelling_with_its_rules() {
         }
     }
 }
+
+#[test]
+fn every_comparison_row_mirrors_to_a_row_that_mirrors_back() {
+    use crate::rules::CompareOp;
+    for c in crate::rules::COMPARISONS {
+        let m = CompareOp::of(c.mirrored).unwrap_or_else(|| panic!("{}: no mirror", c.op));
+        assert_eq!(
+            m.mirrored, c.op,
+            "{} mirrors to {} and back to {}",
+            c.op, m.op, m.mirrored
+        );
+        // `s op t` is planned as `t mirrored s` through the mirror's scalar entry.
+        let site = ClaimSite {
+            kind: SiteKind::Compare,
+            target: c.op.into(),
+            receiver: None,
+            args: vec![flt(0.5), t2()],
+            keywords: vec![],
+        };
+        let plan = super::plan(&site).unwrap_or_else(|e| panic!("0.5 {} t: {e:?}", c.op));
+        match plan.op {
+            super::Op::Call { f, .. } => assert_eq!(f, m.scalar, "0.5 {} t", c.op),
+            other => panic!("0.5 {} t: {other:?}", c.op),
+        }
+    }
+}
