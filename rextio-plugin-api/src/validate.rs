@@ -65,6 +65,20 @@ pub enum ValidationError {
         /// The code.
         code: String,
     },
+    /// A Rust type or path the plugin declares (a type record's Rust type, extractor or
+    /// wrapper; a module support check) that does not parse: generated code naming it would not
+    /// build. Checked when the crate's `check` feature is on (the host, and plugins' tests).
+    #[error("plugin `{plugin}`: {what} `{text}` is not valid Rust: {error}")]
+    BadSyntax {
+        /// Plugin id.
+        plugin: String,
+        /// Which declaration.
+        what: String,
+        /// The text declared.
+        text: String,
+        /// The parser's message.
+        error: String,
+    },
     /// A runtime dependency that is not pinned.
     #[error("plugin `{plugin}`: runtime crate `{name}` must be pinned to an exact version (`=x.y.z`) or an absolute path, got `{found}`")]
     UnpinnedCrate {
@@ -164,6 +178,51 @@ pub fn validate_plugin(plugin: &dyn Plugin) -> Result<(), ValidationError> {
             });
         }
     }
+    #[cfg(feature = "check")]
+    declared_syntax(plugin)?;
+    Ok(())
+}
+
+/// Every Rust type and path the plugin declares as text parses as one.
+#[cfg(feature = "check")]
+fn declared_syntax(plugin: &dyn Plugin) -> Result<(), ValidationError> {
+    fn parses<T: syn::parse::Parse>(
+        plugin: &dyn Plugin,
+        what: impl FnOnce() -> String,
+        text: &str,
+    ) -> Result<(), ValidationError> {
+        syn::parse_str::<T>(text)
+            .map(drop)
+            .map_err(|e| ValidationError::BadSyntax {
+                plugin: plugin.id().to_owned(),
+                what: what(),
+                text: text.to_owned(),
+                error: e.to_string(),
+            })
+    }
+    for ty in plugin.type_vocabulary() {
+        let key = &ty.key;
+        parses::<syn::Type>(
+            plugin,
+            || format!("the Rust type of `{key}`"),
+            &ty.rust_type,
+        )?;
+        parses::<syn::Path>(
+            plugin,
+            || format!("the extractor of `{key}`"),
+            &ty.extract_fn,
+        )?;
+        parses::<syn::Path>(plugin, || format!("the wrapper of `{key}`"), &ty.wrap_fn)?;
+    }
+    if let Some(m) = plugin.module_support() {
+        for (what, path) in [
+            ("the module call check", &m.call_check_fn),
+            ("the module global check", &m.global_check_fn),
+            ("the module admission check", &m.admit_fn),
+        ] {
+            parses::<syn::Path>(plugin, || what.to_owned(), path)?;
+        }
+    }
     Ok(())
 }
 
@@ -187,4 +246,101 @@ pub fn rules_without_accepted_form(
         .filter(|r| r.outcome == RuleOutcome::Native && !claimed.contains(&r.id))
         .map(|r| r.id.clone())
         .collect()
+}
+
+#[cfg(all(test, feature = "check"))]
+mod tests {
+    use super::*;
+    use crate::*;
+
+    /// A plugin that declares one type and claims nothing.
+    struct Typed(PluginType);
+
+    impl Plugin for Typed {
+        fn id(&self) -> &str {
+            "typed"
+        }
+        fn api_version(&self) -> &str {
+            "1.14.0"
+        }
+        fn coverage(&self) -> Coverage {
+            Coverage::default()
+        }
+        fn rules(&self) -> &[RuleRecord] {
+            &[]
+        }
+        fn diagnostic_codes(&self) -> &[CodeDoc] {
+            &[]
+        }
+        fn type_vocabulary(&self) -> &[PluginType] {
+            std::slice::from_ref(&self.0)
+        }
+        fn claim(&self, _site: &ClaimSite) -> ClaimOutcome {
+            ClaimOutcome::NotCovered
+        }
+        fn lower(
+            &self,
+            site: &ClaimedSite,
+            _cx: &mut LoweringContext,
+        ) -> Result<LoweredExpr, LowerError> {
+            Err(LowerError::new(&site.rule_id, "claims nothing"))
+        }
+        fn runtime_crate(&self) -> Option<CrateDependency> {
+            None
+        }
+    }
+
+    fn ty(rust_type: &str, extract_fn: &str, wrap_fn: &str) -> Typed {
+        Typed(PluginType {
+            annotation: "typed.types.Thing".into(),
+            key: TypeKey::new("typed/thing"),
+            rust_type: rust_type.into(),
+            extract_fn: extract_fn.into(),
+            wrap_fn: wrap_fn.into(),
+            description: "a thing".into(),
+        })
+    }
+
+    #[test]
+    fn a_declared_rust_type_or_path_that_does_not_parse_fails_validation() {
+        assert_eq!(
+            validate_plugin(&ty(
+                "::typed_rt::Thing<f32>",
+                "::typed_rt::extract",
+                "::typed_rt::wrap"
+            )),
+            Ok(())
+        );
+        for (plugin, what) in [
+            (
+                ty(
+                    "::typed_rt::Thing<f32",
+                    "::typed_rt::extract",
+                    "::typed_rt::wrap",
+                ),
+                "the Rust type of `typed/thing`",
+            ),
+            (
+                ty(
+                    "::typed_rt::Thing",
+                    "::typed_rt:extract",
+                    "::typed_rt::wrap",
+                ),
+                "the extractor of `typed/thing`",
+            ),
+            (
+                ty(
+                    "::typed_rt::Thing",
+                    "::typed_rt::extract",
+                    "typed_rt::wrap()",
+                ),
+                "the wrapper of `typed/thing`",
+            ),
+        ] {
+            match validate_plugin(&plugin) {
+                Err(ValidationError::BadSyntax { what: w, .. }) => assert_eq!(w, what),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+    }
 }
