@@ -377,6 +377,97 @@ impl ClassifyOp {
     }
 }
 
+/// What a layout op of [`LAYOUT`] computes (always into fresh memory, never a view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `t.t()`: rank 2 transposed, rank 1 copied.
+    T,
+    /// `t.transpose(d0, d1)`.
+    Transpose,
+    /// `t.unsqueeze(d)`: rank 1 to rank 2.
+    Unsqueeze,
+    /// `t.squeeze(...)`: recognised and refused (its result rank depends on run-time sizes).
+    Squeeze,
+    /// `t.flatten(start_dim, end_dim)`.
+    Flatten,
+}
+
+/// One layout op of a float32 CPU tensor, claimed as `t.name(...)` and `torch.name(t, ...)`
+/// with int literal dims (negative normalised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutOp {
+    /// What it computes.
+    pub op: Layout,
+    /// The method and `torch.` function name.
+    pub name: &'static str,
+    /// The parameters of `torch.<name>`, in order; the method form drops the first (`input`).
+    pub params: &'static [&'static str],
+    /// Its rule, documented; `None` for a form recognised only to be refused.
+    pub rule: Option<RuleDoc>,
+}
+
+/// The layout table, in documentation order.
+pub const LAYOUT: &[LayoutOp] = &[
+    LayoutOp {
+        op: Layout::Transpose,
+        name: "transpose",
+        params: &["input", "dim0", "dim1"],
+        rule: Some(RuleDoc {
+            id: TRANSPOSE,
+            scope: RuleScope::Method,
+            pattern: "t.transpose(d0, d1) / torch.transpose(t, d0, d1)",
+            constraint: "int literal dims in range (negative normalised); rank 1 or 2; result a fresh tensor, same rank",
+        }),
+    },
+    LayoutOp {
+        op: Layout::T,
+        name: "t",
+        params: &["input"],
+        rule: Some(RuleDoc {
+            id: T_METHOD,
+            scope: RuleScope::Method,
+            pattern: "t.t() / torch.t(t)",
+            constraint: "rank 1 or 2; result a fresh tensor, same rank",
+        }),
+    },
+    LayoutOp {
+        op: Layout::Unsqueeze,
+        name: "unsqueeze",
+        params: &["input", "dim"],
+        rule: Some(RuleDoc {
+            id: UNSQUEEZE,
+            scope: RuleScope::Method,
+            pattern: "t.unsqueeze(d) / torch.unsqueeze(t, d)",
+            constraint: "rank 1; d an int literal in [-2, 2); result a fresh rank-2 tensor",
+        }),
+    },
+    LayoutOp {
+        op: Layout::Squeeze,
+        name: "squeeze",
+        params: &["input", "dim"],
+        rule: None,
+    },
+    LayoutOp {
+        op: Layout::Flatten,
+        name: "flatten",
+        params: &["input", "start_dim", "end_dim"],
+        rule: Some(RuleDoc {
+            id: FLATTEN,
+            scope: RuleScope::Method,
+            pattern: "t.flatten([start_dim][, end_dim]) / torch.flatten(t[, start_dim][, end_dim])",
+            constraint: "rank 1 or 2; int literal dims in range, start_dim <= end_dim (defaults 0, -1); \
+                         result a fresh tensor (rank 1 when both dims of a rank-2 tensor are flattened)",
+        }),
+    },
+];
+
+impl LayoutOp {
+    /// The row named `name` (method or `torch.` function name).
+    pub fn named(name: &str) -> Option<&'static LayoutOp> {
+        LAYOUT.iter().find(|r| r.name == name)
+    }
+}
+
 impl Unary {
     /// The op named `name` (method or `torch.` function name).
     pub fn named(name: &str) -> Option<Unary> {
@@ -793,36 +884,16 @@ fn extended_records() -> Vec<RuleRecord> {
     ] {
         out.push(native(where_rule(kind), Call, "torch.where(cond, a, b)", constraint));
     }
-    out.push(native(
-        TRANSPOSE,
-        Method,
-        "t.transpose(d0, d1) / torch.transpose(t, d0, d1)",
-        "int literal dims in range (negative normalised); rank 1 or 2; result a fresh tensor, same rank",
-    ));
-    out.push(native(
-        T_METHOD,
-        Method,
-        "t.t() / torch.t(t)",
-        "rank 1 or 2; result a fresh tensor, same rank",
-    ));
+    out.extend(
+        LAYOUT
+            .iter()
+            .filter_map(|l| l.rule.as_ref().map(RuleDoc::record)),
+    );
     out.push(native(
         T_ATTR,
         Method,
         "t.T",
         "attribute read; rank 2; result a fresh rank-2 tensor",
-    ));
-    out.push(native(
-        UNSQUEEZE,
-        Method,
-        "t.unsqueeze(d) / torch.unsqueeze(t, d)",
-        "rank 1; d an int literal in [-2, 2); result a fresh rank-2 tensor",
-    ));
-    out.push(native(
-        FLATTEN,
-        Method,
-        "t.flatten([start_dim][, end_dim]) / torch.flatten(t[, start_dim][, end_dim])",
-        "rank 1 or 2; int literal dims in range, start_dim <= end_dim (defaults 0, -1); \
-         result a fresh tensor (rank 1 when both dims of a rank-2 tensor are flattened)",
     ));
     out.push(native(
         CAT,

@@ -248,6 +248,20 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             classification::plan_method,
         ));
     }
+    for r in crate::rules::LAYOUT {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", r.name),
+            format!("layout table: torch.{}", r.name),
+            shape::plan_layout_function,
+        ));
+        out.push(Route::new(
+            SiteKind::MethodCall,
+            r.name,
+            format!("layout table: .{}()", r.name),
+            shape::plan_layout_method,
+        ));
+    }
     rows!(out, Call:
         "builtins.len" => shape::plan_len,
         // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
@@ -268,11 +282,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.nn.functional.elu" => activations::plan_elu,
         "torch.nn.functional.softplus" => activations::plan_softplus,
         "torch.max" => reductions::plan_max_dim,
-        "torch.transpose" => |s| shape::plan_view(s, "transpose"),
-        "torch.t" => |s| shape::plan_view(s, "t"),
-        "torch.unsqueeze" => |s| shape::plan_view(s, "unsqueeze"),
-        "torch.squeeze" => |s| shape::plan_view(s, "squeeze"),
-        "torch.flatten" => shape::plan_flatten,
         "torch.cat" => |s| concat::plan_cat(s, "cat"),
         "torch.concat" => |s| concat::plan_cat(s, "concat"),
         "torch.nn.functional.linear" => linear::plan,
@@ -293,11 +302,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
         "maximum" => |s| elementwise::plan_maximum(s, "maximum"),
         "minimum" => |s| elementwise::plan_maximum(s, "minimum"),
-        "t" => |s| shape::plan_view(s, "t"),
-        "transpose" => |s| shape::plan_view(s, "transpose"),
-        "unsqueeze" => |s| shape::plan_view(s, "unsqueeze"),
-        "squeeze" => |s| shape::plan_view(s, "squeeze"),
-        "flatten" => shape::plan_flatten,
         "size" => shape::plan_size,
         "dim" => shape::plan_dim_query,
         "ndimension" => shape::plan_dim_query,

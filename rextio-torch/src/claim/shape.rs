@@ -6,9 +6,10 @@ use super::{
     bind, describe, f32_rank, get, int_literal, norm_dim, operand, plan_f32, reject, subject, Arg,
     NoPlan, Op, Plan, Src,
 };
+use crate::codes;
 use crate::entry::Rt;
+use crate::rules::{self, Layout, LayoutOp};
 use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
-use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
 
 /// The static rank of any tensor of ours (float32, bool or int64), if it is one.
@@ -176,8 +177,37 @@ pub fn plan_attribute(site: &ClaimSite) -> Result<Plan, NoPlan> {
     }
 }
 
+/// `torch.<name>(t, ...)` for a row of [`rules::LAYOUT`].
+pub fn plan_layout_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = site
+        .target
+        .strip_prefix("torch.")
+        .and_then(LayoutOp::named)
+        .ok_or(ClaimOutcome::NotCovered)?;
+    plan_layout(site, row)
+}
+
+/// `t.<name>(...)` for a row of [`rules::LAYOUT`].
+pub fn plan_layout_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = LayoutOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
+    plan_layout(site, row)
+}
+
+fn plan_layout(site: &ClaimSite, row: &'static LayoutOp) -> Result<Plan, NoPlan> {
+    match row.op {
+        Layout::Flatten => plan_flatten(site, row),
+        _ => plan_view(site, row),
+    }
+}
+
+/// The rule id of a row that has one.
+fn rule_of(row: &LayoutOp) -> Result<&'static str, NoPlan> {
+    row.rule.map(|d| d.id).ok_or(ClaimOutcome::NotCovered)
+}
+
 /// `t.t()`, `t.transpose(d0, d1)`, `t.unsqueeze(d)`, `t.squeeze(...)` and their `torch.` forms.
-pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+fn plan_view(site: &ClaimSite, row: &'static LayoutOp) -> Result<Plan, NoPlan> {
+    let name = row.name;
     let method = site.receiver.is_some();
     let shown = if method {
         format!(".{name}()")
@@ -191,15 +221,10 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
             "write t.t(), t.T, t.transpose(0, 1) or t.unsqueeze(0) with int literal dims",
         )
     };
-    let params: &[&str] = match name {
-        "transpose" => &["input", "dim0", "dim1"],
-        "t" => &["input"],
-        _ => &["input", "dim"],
-    };
-    let params = if method { &params[1..] } else { params };
+    let params = if method { &row.params[1..] } else { row.params };
     let bound = bind(site, params, &[]).map_err(form)?;
     let (t, tensor) = subject(site, &bound, || form("has no tensor".into()))?;
-    if name == "squeeze" {
+    if row.op == Layout::Squeeze {
         return Err(reject(
             codes::SQUEEZE_RANK,
             format!("{shown} is not lowered: its result rank depends on whether the dim's size is 1 at run time"),
@@ -214,11 +239,12 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         int_literal(operand(site, src))
             .ok_or_else(|| form(format!("needs `{p}` as an int literal")))
     };
-    match name {
-        "t" => {
+    let rule = rule_of(row)?;
+    match row.op {
+        Layout::T => {
             let (d0, d1) = if r == 2 { (0, 1) } else { (0, 0) };
             plan_f32(
-                rules::T_METHOD,
+                rule,
                 r,
                 Op::Call {
                     f: Rt::Transpose,
@@ -226,7 +252,7 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
                 },
             )
         }
-        "transpose" => {
+        Layout::Transpose => {
             let (a, b) = (lit("dim0")?, lit("dim1")?);
             let (Some(d0), Some(d1)) = (norm_dim(a, r), norm_dim(b, r)) else {
                 return Err(form(format!(
@@ -234,7 +260,7 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
                 )));
             };
             plan_f32(
-                rules::TRANSPOSE,
+                rule,
                 r,
                 Op::Call {
                     f: Rt::Transpose,
@@ -242,7 +268,7 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
                 },
             )
         }
-        _ => {
+        Layout::Unsqueeze => {
             let d = lit("dim")?;
             if r != 1 {
                 return Err(form(format!(
@@ -256,7 +282,7 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
                 )));
             };
             plan_f32(
-                rules::UNSQUEEZE,
+                rule,
                 2,
                 Op::Call {
                     f: Rt::Unsqueeze,
@@ -264,13 +290,14 @@ pub fn plan_view(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
                 },
             )
         }
+        Layout::Squeeze | Layout::Flatten => Err(ClaimOutcome::NotCovered),
     }
 }
 
 /// `t.flatten([start_dim][, end_dim])` / `torch.flatten(t[, start_dim][, end_dim])` on a rank-1
 /// or rank-2 float32 tensor with int literal dims (defaults 0 and -1): the same tensor (one dim,
 /// or none, flattened) or rank 1 (both dims of a rank-2 tensor), always fresh memory.
-pub fn plan_flatten(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_flatten(site: &ClaimSite, row: &'static LayoutOp) -> Result<Plan, NoPlan> {
     let method = site.receiver.is_some();
     let shown = if method {
         ".flatten()"
@@ -284,11 +311,7 @@ pub fn plan_flatten(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "write t.flatten(), t.flatten(1) or torch.flatten(t, start_dim, end_dim) with int literal dims",
         )
     };
-    let params: &[&str] = if method {
-        &["start_dim", "end_dim"]
-    } else {
-        &["input", "start_dim", "end_dim"]
-    };
+    let params = if method { &row.params[1..] } else { row.params };
     let bound = bind(site, params, &[]).map_err(form)?;
     let (t, tensor) = subject(site, &bound, || form("has no tensor".into()))?;
     let r = f32_rank(tensor, shown)?;
@@ -312,7 +335,7 @@ pub fn plan_flatten(site: &ClaimSite) -> Result<Plan, NoPlan> {
     }
     let result = if r == 2 && ns == 0 && ne == 1 { 1 } else { r };
     plan_f32(
-        rules::FLATTEN,
+        rule_of(row)?,
         result,
         Op::Call {
             f: Rt::Flatten,

@@ -1940,3 +1940,41 @@ fn every_comparison_row_mirrors_to_a_row_that_mirrors_back() {
         }
     }
 }
+
+#[test]
+fn every_layout_row_is_claimed_in_both_spellings_or_refused_with_its_code() {
+    use crate::rules::Layout;
+    let records = crate::rules::records();
+    for r in crate::rules::LAYOUT {
+        let n = r.name;
+        // Literal dims for the row's parameters after `input`, on the rank it takes.
+        let (recv, dims) = match r.op {
+            Layout::Unsqueeze | Layout::Squeeze => (t1(), vec![int(0)]),
+            Layout::T => (t2(), vec![]),
+            Layout::Transpose => (t2(), vec![int(0), int(1)]),
+            Layout::Flatten => (t2(), vec![int(0), int(1)]),
+        };
+        let mut args = vec![recv.clone()];
+        args.extend(dims.clone());
+        let sites = [
+            method(recv, n, dims, vec![]),
+            call(&format!("torch.{n}"), args, vec![]),
+        ];
+        for site in sites {
+            match (r.rule, claim(&site)) {
+                (Some(doc), ClaimOutcome::Claimed { rule_id, .. }) => {
+                    assert_eq!(rule_id, doc.id, "{n}: {site:?}");
+                    assert!(
+                        records.iter().any(|rec| rec.id == doc.id),
+                        "{} has no record",
+                        doc.id
+                    );
+                }
+                (None, ClaimOutcome::Rejected(d)) => {
+                    assert_eq!(d.code, crate::codes::SQUEEZE_RANK, "{n}");
+                }
+                (rule, got) => panic!("{n}: rule {rule:?} but {got:?} for {site:?}"),
+            }
+        }
+    }
+}
