@@ -21,27 +21,32 @@ enum Spelling {
     Functional,
 }
 
-fn row(name: Option<&str>) -> Result<&'static ClassifyOp, NoPlan> {
-    name.and_then(ClassifyOp::named)
-        .ok_or(ClaimOutcome::NotCovered)
-}
-
 /// `torch.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
 pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let r = row(site.target.strip_prefix("torch."))?;
-    plan(site, r, Spelling::Torch)
+    plan(
+        site,
+        super::function_row(site, ClassifyOp::named)?,
+        Spelling::Torch,
+    )
 }
 
 /// `torch.nn.functional.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
 pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let r = row(site.target.strip_prefix("torch.nn.functional."))?;
+    let r = site
+        .target
+        .strip_prefix("torch.nn.functional.")
+        .and_then(ClassifyOp::named)
+        .ok_or(ClaimOutcome::NotCovered)?;
     plan(site, r, Spelling::Functional)
 }
 
 /// `t.<name>(dim...)` for a row of [`crate::rules::CLASSIFICATION`].
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let r = row(Some(&site.target))?;
-    plan(site, r, Spelling::Method)
+    plan(
+        site,
+        super::method_row(site, ClassifyOp::named)?,
+        Spelling::Method,
+    )
 }
 
 fn plan(site: &ClaimSite, r: &'static ClassifyOp, spelling: Spelling) -> Result<Plan, NoPlan> {

@@ -182,36 +182,68 @@ macro_rules! rows {
     };
 }
 
+/// The rows of one table row's two spellings, `torch.<name>(...)` and `t.<name>(...)`, named
+/// `<table>: torch.<name>` and `<table>: .<name>()`.
+fn both_spellings(
+    out: &mut Vec<Route<Planned>>,
+    table: &str,
+    name: &'static str,
+    function: fn(&ClaimSite) -> Planned,
+    method: fn(&ClaimSite) -> Planned,
+) {
+    out.push(Route::new(
+        SiteKind::Call,
+        format!("torch.{name}"),
+        format!("{table}: torch.{name}"),
+        function,
+    ));
+    out.push(Route::new(
+        SiteKind::MethodCall,
+        name,
+        format!("{table}: .{name}()"),
+        method,
+    ));
+}
+
+/// The table row a `torch.<name>(...)` site names, by `named`.
+pub(crate) fn function_row<T>(
+    site: &ClaimSite,
+    named: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, NoPlan> {
+    site.target
+        .strip_prefix("torch.")
+        .and_then(named)
+        .ok_or(ClaimOutcome::NotCovered)
+}
+
+/// The table row a `t.<name>(...)` site names, by `named`.
+pub(crate) fn method_row<T>(
+    site: &ClaimSite,
+    named: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, NoPlan> {
+    named(&site.target).ok_or(ClaimOutcome::NotCovered)
+}
+
 /// Every row of the claim table.
 pub(crate) fn rows() -> Vec<Route<Planned>> {
     let mut out = Vec::new();
     for u in crate::rules::UNARY_OPS {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", u.name),
-            format!("unary table: torch.{}", u.name),
-            activations::plan_function,
-        ));
-        out.push(Route::new(
-            SiteKind::MethodCall,
+        both_spellings(
+            &mut out,
+            "unary table",
             u.name,
-            format!("unary table: .{}()", u.name),
+            activations::plan_function,
             activations::plan_method,
-        ));
+        );
     }
     for r in crate::rules::REDUCTIONS {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", r.name),
-            format!("reduction table: torch.{}", r.name),
-            reductions::plan_function,
-        ));
-        out.push(Route::new(
-            SiteKind::MethodCall,
+        both_spellings(
+            &mut out,
+            "reduction table",
             r.name,
-            format!("reduction table: .{}()", r.name),
+            reductions::plan_function,
             reductions::plan_method,
-        ));
+        );
         // Written exactly `t.mean(dim=1, keepdim=False)` on a rank-2 receiver, the form keeps
         // its own, older rule id; every other form is the general static-dim rule.
         if r.dim1_rule.is_some() {
@@ -227,12 +259,13 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         }
     }
     for r in crate::rules::CLASSIFICATION {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", r.name),
-            format!("classification table: torch.{}", r.name),
+        both_spellings(
+            &mut out,
+            "classification table",
+            r.name,
             classification::plan_function,
-        ));
+            classification::plan_method,
+        );
         if r.functional != crate::rules::FunctionalForm::Unclaimed {
             out.push(Route::new(
                 SiteKind::Call,
@@ -241,26 +274,15 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
                 classification::plan_functional,
             ));
         }
-        out.push(Route::new(
-            SiteKind::MethodCall,
-            r.name,
-            format!("classification table: .{}()", r.name),
-            classification::plan_method,
-        ));
     }
     for r in crate::rules::LAYOUT {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", r.name),
-            format!("layout table: torch.{}", r.name),
-            shape::plan_layout_function,
-        ));
-        out.push(Route::new(
-            SiteKind::MethodCall,
+        both_spellings(
+            &mut out,
+            "layout table",
             r.name,
-            format!("layout table: .{}()", r.name),
+            shape::plan_layout_function,
             shape::plan_layout_method,
-        ));
+        );
     }
     rows!(out, Call:
         "builtins.len" => shape::plan_len,

@@ -32,24 +32,32 @@ pub fn is_dim1_form(site: &ClaimSite) -> bool {
 
 /// `torch.<name>(t, dim[, keepdim=b])` for a row of [`rules::REDUCTIONS`].
 pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let row = site
-        .target
-        .strip_prefix("torch.")
-        .and_then(ReductionOp::named)
-        .ok_or(ClaimOutcome::NotCovered)?;
-    plan(site, row, false, false)
+    plan(
+        site,
+        super::function_row(site, ReductionOp::named)?,
+        false,
+        false,
+    )
 }
 
 /// `t.<name>(dim[, keepdim=b])` for a row of [`rules::REDUCTIONS`].
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let row = ReductionOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
-    plan(site, row, true, false)
+    plan(
+        site,
+        super::method_row(site, ReductionOp::named)?,
+        true,
+        false,
+    )
 }
 
 /// `t.<name>(dim=1, keepdim=False)` written exactly so ([`is_dim1_form`]): the row's older rule.
 pub fn plan_dim1(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let row = ReductionOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
-    plan(site, row, true, true)
+    plan(
+        site,
+        super::method_row(site, ReductionOp::named)?,
+        true,
+        true,
+    )
 }
 
 /// Plan a reduction of `row`. `method`: receiver form (`t.mean(...)`), else

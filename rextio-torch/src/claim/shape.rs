@@ -179,18 +179,12 @@ pub fn plan_attribute(site: &ClaimSite) -> Result<Plan, NoPlan> {
 
 /// `torch.<name>(t, ...)` for a row of [`rules::LAYOUT`].
 pub fn plan_layout_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let row = site
-        .target
-        .strip_prefix("torch.")
-        .and_then(LayoutOp::named)
-        .ok_or(ClaimOutcome::NotCovered)?;
-    plan_layout(site, row)
+    plan_layout(site, super::function_row(site, LayoutOp::named)?)
 }
 
 /// `t.<name>(...)` for a row of [`rules::LAYOUT`].
 pub fn plan_layout_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let row = LayoutOp::named(&site.target).ok_or(ClaimOutcome::NotCovered)?;
-    plan_layout(site, row)
+    plan_layout(site, super::method_row(site, LayoutOp::named)?)
 }
 
 fn plan_layout(site: &ClaimSite, row: &'static LayoutOp) -> Result<Plan, NoPlan> {
