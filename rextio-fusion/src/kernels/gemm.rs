@@ -793,8 +793,10 @@ impl<const R: usize, const V: usize> Kernel for Micro<'_, R, V> {
 }
 
 /// `linear` by dot products along `k` straight from `w`, in tiles of two rows of `x` by four
-/// rows of `w` (eight vector accumulators, reduced four at a time), then bias and epilogue over
-/// each finished row. Edge tiles re-read the last valid row and discard the surplus sums.
+/// rows of `w` (eight vector accumulators, reduced four at a time), and a last odd row in tiles
+/// of one row by eight rows of `w` ([`dot_row`]), then bias and epilogue over each finished row.
+/// Edge tiles re-read the last valid row and discard the surplus sums. Every output is summed in
+/// the same order whichever tile computes it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn linear_dot<S: Simd>(
@@ -816,7 +818,13 @@ fn linear_dot<S: Simd>(
     }
     let mut i0 = 0;
     while i0 < m {
-        let xr = [&x[i0 * k..(i0 + 1) * k], &x[(i0 + 1).min(m - 1) * k..][..k]];
+        if m - i0 == 1 {
+            let row = &mut out[i0 * n..(i0 + 1) * n];
+            dot_row(s, &x[i0 * k..(i0 + 1) * k], w, n, row);
+            finish_row(s, row, bias, e);
+            return;
+        }
+        let xr = [&x[i0 * k..(i0 + 1) * k], &x[(i0 + 1) * k..][..k]];
         let xt = [
             s.load_partial(&xr[0][kf..], 0.0),
             s.load_partial(&xr[1][kf..], 0.0),
@@ -858,7 +866,7 @@ fn linear_dot<S: Simd>(
                 }
             }
             let cols = 4.min(n - j0);
-            for (r, a) in acc.iter().enumerate().take(m - i0) {
+            for (r, a) in acc.iter().enumerate() {
                 let sums = s.reduce4(*a);
                 let at = (i0 + r) * n + j0;
                 if cols == 4 {
@@ -871,9 +879,51 @@ fn linear_dot<S: Simd>(
             }
             j0 += 4;
         }
-        for row in out[i0 * n..].chunks_exact_mut(n).take(2.min(m - i0)) {
+        for row in out[i0 * n..].chunks_exact_mut(n).take(2) {
             finish_row(s, row, bias, e);
         }
         i0 += 2;
+    }
+}
+
+/// One row of `linear_dot` (`out_row[j] = x · w[j]`, before bias and epilogue), in tiles of
+/// eight rows of `w`: eight vector accumulators reduced four at a time, each output summed in
+/// the order the two-row tiles use.
+#[inline(always)]
+fn dot_row<S: Simd>(s: S, x: &[f32], w: &[f32], n: usize, out_row: &mut [f32]) {
+    let (l, k) = (S::LANES, x.len());
+    let kf = k - k % l;
+    if n == 0 || k == 0 || w.len() < n * k || out_row.len() < n {
+        debug_assert!(false, "dot_row called out of bounds");
+        return;
+    }
+    let xt = s.load_partial(&x[kf..], 0.0);
+    let mut j0 = 0;
+    while j0 < n {
+        let wr: [&[f32]; 8] = std::array::from_fn(|c| &w[(j0 + c).min(n - 1) * k..][..k]);
+        let mut acc = [s.zero(); 8];
+        let mut p = 0;
+        while p < kf {
+            // SAFETY: `p + l <= kf <= k`, the length of `x` and of every row in `wr`.
+            unsafe {
+                let xv = s.loadu(x.as_ptr().add(p));
+                for (a, r) in acc.iter_mut().zip(&wr) {
+                    *a = s.mul_add(xv, s.loadu(r.as_ptr().add(p)), *a);
+                }
+            }
+            p += l;
+        }
+        if kf < k {
+            for (a, r) in acc.iter_mut().zip(&wr) {
+                *a = s.mul_add(xt, s.load_partial(&r[kf..], 0.0), *a);
+            }
+        }
+        let lo = s.reduce4([acc[0], acc[1], acc[2], acc[3]]);
+        let hi = s.reduce4([acc[4], acc[5], acc[6], acc[7]]);
+        let cols = 8.min(n - j0);
+        for (o, v) in out_row[j0..j0 + cols].iter_mut().zip(lo.iter().chain(&hi)) {
+            *o = *v;
+        }
+        j0 += 8;
     }
 }

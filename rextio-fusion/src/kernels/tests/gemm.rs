@@ -392,3 +392,52 @@ fn a_weight_changed_in_place_is_never_served_from_a_stale_pack() {
         );
     });
 }
+
+/// Below `DOT_MAX_M` rows a last odd row goes through its own one-row tile: each of its outputs
+/// is summed in the same order as in a two-row tile, so a row's result does not depend on how
+/// many rows it came with (the same bits alone, in a pair, or last of three).
+#[test]
+fn a_rows_dot_products_do_not_depend_on_the_rows_beside_it() {
+    let data: Vec<f32> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 8) as f32 / 16_777_216.0 * 4.0 - 2.0)
+        .collect();
+    for (k, n) in [
+        (1, 1),
+        (7, 5),
+        (16, 8),
+        (20, 48),
+        (33, 9),
+        (48, 96),
+        (96, 48),
+        (17, 31),
+    ] {
+        let w = &data[..n * k];
+        let bias = &data[5000..5000 + n];
+        let rows = &data[6000..6000 + 3 * k];
+        each_isa(|isa| {
+            let lin = |m: usize, x: &[f32]| {
+                let mut out = vec![f32::NAN; m * n];
+                linear_fused(x, m, k, w, n, Some(bias), Epilogue::Tanh, &mut out).unwrap();
+                out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            };
+            let three = lin(3, rows);
+            let pair = lin(2, &rows[k..3 * k]);
+            let alone = lin(1, &rows[2 * k..3 * k]);
+            assert_eq!(
+                &three[2 * n..],
+                &alone[..],
+                "{isa:?} ({k}, {n}): last of three vs alone"
+            );
+            assert_eq!(
+                &pair[n..],
+                &alone[..],
+                "{isa:?} ({k}, {n}): second of a pair vs alone"
+            );
+            assert_eq!(
+                &three[n..2 * n],
+                &pair[..n],
+                "{isa:?} ({k}, {n}): middle of three vs pair"
+            );
+        });
+    }
+}
