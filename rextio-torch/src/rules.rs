@@ -468,6 +468,96 @@ impl LayoutOp {
     }
 }
 
+/// How a shape query is written: the site kind and its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuerySite {
+    /// `t.<name>(...)`.
+    Method(&'static str),
+    /// `t.<name>`.
+    Attribute(&'static str),
+    /// A call of a builtin (`builtins.len`).
+    Call(&'static str),
+}
+
+/// One shape query of any rextio-torch tensor, an exact int or tuple of ints read from the
+/// tensor's static rank and run-time sizes: the spellings that claim it and its documented rule.
+/// Rows may share a spelling (`t.size()` and `t.size(d)`); the planner of that spelling picks
+/// the row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryOp {
+    /// Its spellings.
+    pub sites: &'static [QuerySite],
+    /// Its rule, documented.
+    pub doc: RuleDoc,
+}
+
+/// The shape-query table, in documentation order.
+pub const QUERIES: &[QueryOp] = &[
+    QueryOp {
+        sites: &[QuerySite::Method("size")],
+        doc: RuleDoc {
+            id: SIZE_DIM,
+            scope: RuleScope::Method,
+            pattern: "t.size(d) / t.size(dim=d)",
+            constraint: "any rextio-torch tensor; d an int literal in range (negative normalised); result int",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Method("size")],
+        doc: RuleDoc {
+            id: SIZE_TUPLE,
+            scope: RuleScope::Method,
+            pattern: "t.size()",
+            constraint: "any rextio-torch tensor; result tuple of int of the static rank",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Attribute("shape")],
+        doc: RuleDoc {
+            id: SHAPE_ATTR,
+            scope: RuleScope::Method,
+            pattern: "t.shape",
+            constraint: "attribute read; any rextio-torch tensor; result tuple of int of the static rank",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Method("dim"), QuerySite::Method("ndimension")],
+        doc: RuleDoc {
+            id: DIM,
+            scope: RuleScope::Method,
+            pattern: "t.dim() / t.ndimension()",
+            constraint: "any rextio-torch tensor; no arguments; result int",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Attribute("ndim")],
+        doc: RuleDoc {
+            id: NDIM_ATTR,
+            scope: RuleScope::Method,
+            pattern: "t.ndim",
+            constraint: "attribute read; any rextio-torch tensor; result int",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Method("numel")],
+        doc: RuleDoc {
+            id: NUMEL,
+            scope: RuleScope::Method,
+            pattern: "t.numel()",
+            constraint: "any rextio-torch tensor; no arguments; result int",
+        },
+    },
+    QueryOp {
+        sites: &[QuerySite::Call("builtins.len")],
+        doc: RuleDoc {
+            id: LEN,
+            scope: RuleScope::Call,
+            pattern: "len(t)",
+            constraint: "any rextio-torch tensor (rank >= 1); result int, the size of dim 0",
+        },
+    },
+];
+
 impl Unary {
     /// The op named `name` (method or `torch.` function name).
     pub fn named(name: &str) -> Option<Unary> {
@@ -901,48 +991,7 @@ fn extended_records() -> Vec<RuleRecord> {
         "torch.cat(tensors[, dim]) / torch.concat(tensors[, dim])",
         "tensors a list or tuple of 1 to 16 float32 rank-2 tensors written in the call (or a tuple value); dim omitted (0) or an int literal in range once (negative normalised); no out=; result a fresh rank-2 tensor",
     ));
-    out.push(native(
-        SIZE_DIM,
-        Method,
-        "t.size(d) / t.size(dim=d)",
-        "any rextio-torch tensor; d an int literal in range (negative normalised); result int",
-    ));
-    out.push(native(
-        SIZE_TUPLE,
-        Method,
-        "t.size()",
-        "any rextio-torch tensor; result tuple of int of the static rank",
-    ));
-    out.push(native(
-        SHAPE_ATTR,
-        Method,
-        "t.shape",
-        "attribute read; any rextio-torch tensor; result tuple of int of the static rank",
-    ));
-    out.push(native(
-        DIM,
-        Method,
-        "t.dim() / t.ndimension()",
-        "any rextio-torch tensor; no arguments; result int",
-    ));
-    out.push(native(
-        NDIM_ATTR,
-        Method,
-        "t.ndim",
-        "attribute read; any rextio-torch tensor; result int",
-    ));
-    out.push(native(
-        NUMEL,
-        Method,
-        "t.numel()",
-        "any rextio-torch tensor; no arguments; result int",
-    ));
-    out.push(native(
-        LEN,
-        Call,
-        "len(t)",
-        "any rextio-torch tensor (rank >= 1); result int, the size of dim 0",
-    ));
+    out.extend(QUERIES.iter().map(|q| q.doc.record()));
     out
 }
 

@@ -284,8 +284,30 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             shape::plan_layout_method,
         );
     }
+    // One row per spelling of the shape-query table (two queries share `t.size`).
+    let mut spelled = Vec::new();
+    for q in crate::rules::QUERIES {
+        for &site in q.sites {
+            if !spelled.contains(&site) {
+                spelled.push(site);
+            }
+        }
+    }
+    for site in spelled {
+        use crate::rules::QuerySite;
+        let (kind, target) = match site {
+            QuerySite::Method(m) => (SiteKind::MethodCall, m),
+            QuerySite::Attribute(a) => (SiteKind::Attribute, a),
+            QuerySite::Call(c) => (SiteKind::Call, c),
+        };
+        out.push(Route::new(
+            kind,
+            target,
+            format!("query table: {target}"),
+            shape::plan_query,
+        ));
+    }
     rows!(out, Call:
-        "builtins.len" => shape::plan_len,
         // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
         "operator.neg" => activations::plan_neg_operator,
         "torch.clamp" => |s| elementwise::plan_clamp(s, "clamp"),
@@ -324,15 +346,9 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
         "maximum" => |s| elementwise::plan_maximum(s, "maximum"),
         "minimum" => |s| elementwise::plan_maximum(s, "minimum"),
-        "size" => shape::plan_size,
-        "dim" => shape::plan_dim_query,
-        "ndimension" => shape::plan_dim_query,
-        "numel" => shape::plan_numel,
     );
     rows!(out, Attribute:
         "T" => shape::plan_attribute,
-        "shape" => shape::plan_attribute,
-        "ndim" => shape::plan_attribute,
     );
     out
 }

@@ -10,7 +10,7 @@ use crate::codes;
 use crate::entry::Rt;
 use crate::rules::{self, Layout, LayoutOp};
 use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, SiteKind, ValueType};
 
 /// The static rank of any tensor of ours (float32, bool or int64), if it is one.
 fn any_rank(op: &Operand) -> Option<u8> {
@@ -52,8 +52,20 @@ fn ranked(site: &ClaimSite, what: &str) -> Result<u8, NoPlan> {
     any_rank(recv).ok_or_else(|| query_form(what, format!("on {} is not lowered", describe(recv))))
 }
 
+/// A spelling of the shape-query table ([`rules::QUERIES`]), by its kind and target.
+pub fn plan_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    match (site.kind, site.target.as_str()) {
+        (SiteKind::Call, "builtins.len") => plan_len(site),
+        (SiteKind::MethodCall, "size") => plan_size(site),
+        (SiteKind::MethodCall, "dim" | "ndimension") => plan_dim_query(site),
+        (SiteKind::MethodCall, "numel") => plan_numel(site),
+        (SiteKind::Attribute, _) => plan_attribute(site),
+        _ => Err(ClaimOutcome::NotCovered),
+    }
+}
+
 /// `len(t)`: the size of dim 0.
-pub fn plan_len(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_len(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let ([t], true) = (site.args.as_slice(), site.keywords.is_empty()) else {
         return Err(ClaimOutcome::NotCovered);
     };
@@ -75,7 +87,7 @@ pub fn plan_len(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `t.size()` / `t.size(d)` / `t.size(dim=d)`.
-pub fn plan_size(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_size(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let r = ranked(site, ".size()")?;
     let bound = bind(site, &["dim"], &[]).map_err(|why| query_form(".size()", why))?;
     let Some(src) = get(&bound, "dim") else {
@@ -103,7 +115,7 @@ pub fn plan_size(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `t.dim()` / `t.ndimension()`.
-pub fn plan_dim_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_dim_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = format!(".{}()", site.target);
     ranked(site, &shown)?;
     if !site.args.is_empty() || !site.keywords.is_empty() {
@@ -118,7 +130,7 @@ pub fn plan_dim_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `t.numel()`.
-pub fn plan_numel(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_numel(site: &ClaimSite) -> Result<Plan, NoPlan> {
     ranked(site, ".numel()")?;
     if !site.args.is_empty() || !site.keywords.is_empty() {
         return Err(query_form(".numel()", "takes no arguments".into()));

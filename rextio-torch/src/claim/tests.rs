@@ -1978,3 +1978,39 @@ fn every_layout_row_is_claimed_in_both_spellings_or_refused_with_its_code() {
         }
     }
 }
+
+#[test]
+fn every_query_row_is_claimed_by_each_of_its_spellings() {
+    use crate::rules::QuerySite;
+    let records = crate::rules::records();
+    for q in crate::rules::QUERIES {
+        assert!(
+            records.iter().any(|rec| rec.id == q.doc.id),
+            "{} has no record",
+            q.doc.id
+        );
+        for &s in q.sites {
+            // `t.size(1)` for the dim form of size; every other spelling takes no argument.
+            let site = match s {
+                QuerySite::Method("size") if q.doc.id == crate::rules::SIZE_DIM => {
+                    method(t2(), "size", vec![int(1)], vec![])
+                }
+                QuerySite::Method(m) => method(t2(), m, vec![], vec![]),
+                QuerySite::Attribute(a) => ClaimSite {
+                    kind: SiteKind::Attribute,
+                    target: a.into(),
+                    receiver: Some(t2()),
+                    args: vec![],
+                    keywords: vec![],
+                },
+                QuerySite::Call(c) => call(c, vec![t2()], vec![]),
+            };
+            match claim(&site) {
+                ClaimOutcome::Claimed { rule_id, .. } => {
+                    assert_eq!(rule_id, q.doc.id, "{s:?}");
+                }
+                other => panic!("{s:?}: {other:?}"),
+            }
+        }
+    }
+}
