@@ -53,8 +53,6 @@ struct Reader<'l, 'a> {
     support: &'l ModuleSupport,
     call_check: syn::Path,
     admit: syn::Path,
-    /// Whether the reader records what it converts for the method's state memo.
-    memo: bool,
 }
 
 impl Reader<'_, '_> {
@@ -303,7 +301,7 @@ impl Reader<'_, '_> {
                     };
                     let get = self.attr(*src, attr, path, mask);
                     let conv = self.convert(ty, path)?;
-                    let record = if self.memo {
+                    let record = if self.support.traced_checks {
                         let f = memo_rt("record_value");
                         quote!(#f(&__rx_v);)
                     } else {
@@ -370,7 +368,7 @@ impl Reader<'_, '_> {
                     let inner = self.ops(ops)?;
                     let elems: Vec<Ident> = (0..elem_slots.len()).map(slot).collect();
                     let id = slot(*i);
-                    let record = if self.memo {
+                    let record = if self.support.traced_checks {
                         let f = memo_rt("record_count");
                         quote!(#f(__rx_items.len());)
                     } else {
@@ -493,10 +491,8 @@ pub(super) fn method_items(
         support: &support,
         call_check,
         admit: admit.clone(),
-        memo: support.traced_checks,
     };
     let ops = reader.ops(&m.reads)?;
-    let fast_ops = reader.fast_ops(&m.reads)?;
     let state_ty = reader.lx.rust_type(&ValueType::Tuple(m.slots.clone()))?;
     let slots: Vec<Ident> = (0..m.slots.len()).map(slot).collect();
     let read_fn = format_ident!("__rx_read_{}", index);
@@ -519,12 +515,13 @@ pub(super) fn method_items(
         }
     };
     let fast_fn = format_ident!("__rx_fast_{}", index);
-    let values = memo_rt("Values");
-    let fast_doc = str_lit(&format!(
-        " State of `{}` from the values its kept read recorded.",
-        ir.qualname
-    ));
     let fast_item = if support.traced_checks {
+        let fast_ops = reader.fast_ops(&m.reads)?;
+        let values = memo_rt("Values");
+        let fast_doc = str_lit(&format!(
+            " State of `{}` from the values its kept read recorded.",
+            ir.qualname
+        ));
         quote! {
             #[doc = #fast_doc]
             #[allow(clippy::all, unused_variables)]

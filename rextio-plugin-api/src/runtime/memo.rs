@@ -208,13 +208,12 @@ pub(crate) fn note_lookup(dict: &Bound<'_, PyDict>, tag: u64, value: usize) {
 /// the order matters, which a tag pins only for an exact `dict` (an `OrderedDict` can be
 /// reordered without a change of tag).
 pub(crate) fn note_contents(dict: &Bound<'_, PyDict>, ordered: bool) {
-    let tag = dict_tag(dict);
     with_recording(|r| {
         if ordered && !dict.is_exact_instance_of::<PyDict>() {
             r.keep = false;
             return;
         }
-        r.dict(dict.as_ptr() as usize, tag);
+        r.dict(dict.as_ptr() as usize, dict_tag(dict));
         if ordered {
             for (_, v) in dict.iter() {
                 r.alive.insert(v.as_ptr() as usize);
@@ -261,14 +260,14 @@ pub(crate) fn note_opaque() {
 /// (`bool`, `int`, `float`, `str`, `None`), whose `==` cannot change.
 pub(crate) fn note_compared(v: &Bound<'_, PyAny>) {
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
-    let fixed = v.is_none()
-        || v.is_exact_instance_of::<PyBool>()
-        || v.is_exact_instance_of::<PyInt>()
-        || v.is_exact_instance_of::<PyFloat>()
-        || v.is_exact_instance_of::<PyString>();
-    if !fixed {
-        note_opaque();
-    }
+    with_recording(|r| {
+        let fixed = v.is_none()
+            || v.is_exact_instance_of::<PyBool>()
+            || v.is_exact_instance_of::<PyInt>()
+            || v.is_exact_instance_of::<PyFloat>()
+            || v.is_exact_instance_of::<PyString>();
+        r.keep &= fixed;
+    });
 }
 
 /// `dict` lives as long as the process (it is held by a `static`): facts about it need no
@@ -369,7 +368,8 @@ impl StateMemo {
     /// The state of a call on `receiver`: `fast` over the recorded objects when the facts of a
     /// kept read of this receiver all hold, otherwise `full`, recorded (and kept when it gives a
     /// state and every observation could be kept). When the memo is in use (a read re-entered
-    /// through Python code it ran, or another thread), `full` runs unrecorded.
+    /// through Python code it ran, or another thread), or the interpreter's dictionary tags
+    /// cannot be trusted, `full` runs unrecorded.
     pub fn read<'py, T>(
         &self,
         receiver: &Bound<'py, PyAny>,
@@ -378,19 +378,20 @@ impl StateMemo {
         full: impl FnOnce(&mut Vec<Bound<'py, PyAny>>) -> ReadResult<T>,
     ) -> ReadResult<T> {
         let py = receiver.py();
-        let Ok(mut ways) = self.ways.try_lock() else {
-            let _off = Scoped::set(&RECORDING, std::ptr::null_mut());
-            return full(keep);
-        };
-        let found = if tags_trusted(py) {
-            ways.kept.iter().position(|k| {
-                k.as_ref().is_some_and(|k| {
-                    k.facts.first() == Some(&Fact::Receiver(receiver.as_ptr() as usize))
-                })
-            })
+        let locked = if tags_trusted(py) {
+            self.ways.try_lock().ok()
         } else {
             None
         };
+        let Some(mut ways) = locked else {
+            let _off = Scoped::set(&RECORDING, std::ptr::null_mut());
+            return full(keep);
+        };
+        let found = ways.kept.iter().position(|k| {
+            k.as_ref().is_some_and(|k| {
+                k.facts.first() == Some(&Fact::Receiver(receiver.as_ptr() as usize))
+            })
+        });
         if let Some(i) = found {
             if let Some(k) = ways.kept[i].as_ref().filter(|k| k.holds(receiver)) {
                 let mut values = Values {
@@ -406,10 +407,6 @@ impl StateMemo {
                 return Ok(out);
             }
             ways.kept[i] = None;
-        }
-        if !tags_trusted(py) {
-            let _off = Scoped::set(&RECORDING, std::ptr::null_mut());
-            return full(keep);
         }
         let mut rec = Recording::new(receiver.as_ptr() as usize);
         let out = {

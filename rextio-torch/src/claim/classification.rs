@@ -10,24 +10,9 @@ use crate::rules::{Classify, ClassifyOp, FunctionalForm};
 use crate::types::i64_cpu_1d;
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
 
-/// How a site spells its op.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Spelling {
-    /// `t.name(...)`.
-    Method,
-    /// `torch.name(t, ...)`.
-    Torch,
-    /// `torch.nn.functional.name(t, ...)`.
-    Functional,
-}
-
 /// `torch.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
 pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    plan(
-        site,
-        super::function_row(site, ClassifyOp::named)?,
-        Spelling::Torch,
-    )
+    plan(site, super::function_row(site, ClassifyOp::named)?, false)
 }
 
 /// `torch.nn.functional.<name>(t, dim...)` for a row of [`crate::rules::CLASSIFICATION`].
@@ -37,21 +22,18 @@ pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
         .strip_prefix("torch.nn.functional.")
         .and_then(ClassifyOp::named)
         .ok_or(ClaimOutcome::NotCovered)?;
-    plan(site, r, Spelling::Functional)
+    plan(site, r, true)
 }
 
 /// `t.<name>(dim...)` for a row of [`crate::rules::CLASSIFICATION`].
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    plan(
-        site,
-        super::method_row(site, ClassifyOp::named)?,
-        Spelling::Method,
-    )
+    plan(site, super::method_row(site, ClassifyOp::named)?, false)
 }
 
-fn plan(site: &ClaimSite, r: &'static ClassifyOp, spelling: Spelling) -> Result<Plan, NoPlan> {
+/// `functional`: the `torch.nn.functional.` spelling.
+fn plan(site: &ClaimSite, r: &'static ClassifyOp, functional: bool) -> Result<Plan, NoPlan> {
     match r.op {
-        Classify::Softmax | Classify::LogSoftmax => softmax_like(site, r, spelling),
+        Classify::Softmax | Classify::LogSoftmax => softmax_like(site, r, functional),
         Classify::Argmax => argmax(site, r),
     }
 }
@@ -65,9 +47,8 @@ fn dim1_form(t: Src, rank: u8, raw: i64, dim_src: Src) -> bool {
 fn softmax_like(
     site: &ClaimSite,
     r: &'static ClassifyOp,
-    spelling: Spelling,
+    functional: bool,
 ) -> Result<Plan, NoPlan> {
-    let functional = spelling == Spelling::Functional;
     let name = r.name;
     let shown = match (functional, site.receiver.is_some()) {
         (true, _) => format!("F.{name}"),
