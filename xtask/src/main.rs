@@ -262,7 +262,7 @@ fn ci(root: &Path, test_args: &[String]) -> Result<()> {
     )?;
 
     // Clippy compiles build scripts (torch-sys) that need the venv's Python and torch.
-    setup::setup(root)?;
+    setup::setup_with(root, setup::PipCache::Off)?;
     // --all-features includes the backends' `runtime` modules (libtorch through the venv).
     eprintln!("xtask: cargo clippy --workspace --all-targets --all-features -- -D warnings");
     let mut clippy = env::venv_command(root, cargo());

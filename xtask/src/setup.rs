@@ -12,15 +12,29 @@ use crate::env;
 
 /// The Python minor version the workspace pins (README, Environment).
 const PYTHON_MINOR: &str = "3.11";
-/// The torch release tch 0.26.0 expects.
 /// Where setup writes the Python requirements the workspace's plugins declare.
 const PLUGIN_REQUIREMENTS: &str = "rextio-plugin-requirements.txt";
 const STAMP_FILE: &str = ".rextio-setup-stamp";
 const VERSION_SCRIPT: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
 
+/// Whether pip keeps the wheels it downloads in its cache.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PipCache {
+    /// A developer's machine: a later setup (a new checkout, a changed pin) reuses them.
+    Keep,
+    /// A one-off machine (CI): torch's wheels and their CUDA libraries are several GB, and a
+    /// second copy of them in the cache can fill a small disk before the tests start.
+    Off,
+}
+
 /// Creates `.venv/` if needed, installs `requirements.txt` unless the stamp says it is current,
 /// and verifies that the pinned torch imports.
 pub fn setup(root: &Path) -> Result<()> {
+    setup_with(root, PipCache::Keep)
+}
+
+/// [`setup`], choosing whether pip caches what it downloads.
+pub fn setup_with(root: &Path, cache: PipCache) -> Result<()> {
     let requirements_path = root.join("requirements.txt");
     let tooling = fs::read_to_string(&requirements_path)
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
@@ -75,11 +89,11 @@ pub fn setup(root: &Path) -> Result<()> {
             plugin_file.display()
         );
         let mut pip = env::venv_command(root, &python);
+        pip.args(["-m", "pip", "install", "--disable-pip-version-check"]);
+        if cache == PipCache::Off {
+            pip.arg("--no-cache-dir");
+        }
         pip.args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
             "-r",
             "requirements.txt",
             "-r",
