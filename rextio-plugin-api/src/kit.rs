@@ -54,6 +54,13 @@ impl RankFamily {
     pub fn touches(&self, site: &ClaimSite) -> bool {
         site.nested_type_keys().any(|k| self.rank(k).is_some())
     }
+
+    /// Whether `site` also holds (at any depth) a type of `namespace` outside the family: a
+    /// device lane's values mixed with the backend's other tensors.
+    pub fn mixed(&self, site: &ClaimSite, namespace: &str) -> bool {
+        site.nested_type_keys()
+            .any(|k| k.namespace() == namespace && self.rank(k).is_none())
+    }
 }
 
 /// The claim answer for a planned site: `Claimed` with the plan's rule and result type, or the
@@ -280,6 +287,21 @@ mod tests {
         };
         assert!(F32.touches(&site), "inside a tuple operand");
         assert!(!RankFamily::new(&["p/x"]).touches(&site));
+        assert!(!F32.mixed(&site, "p"));
+        let mut with_other = site.clone();
+        with_other
+            .args
+            .push(Operand::typed(ValueType::Tuple(vec![ValueType::Plugin(
+                TypeKey::new("p/bool-1d"),
+            )])));
+        assert!(
+            F32.mixed(&with_other, "p"),
+            "another type of p inside a tuple"
+        );
+        assert!(
+            !F32.mixed(&with_other, "q"),
+            "only the namespace given counts"
+        );
     }
 
     #[test]

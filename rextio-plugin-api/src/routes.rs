@@ -11,9 +11,11 @@
 //! The same table gives a backend's coverage symbols ([`Routes::targets`]), so the documented
 //! symbol list cannot drift from what claim dispatch reaches.
 
-use crate::{ClaimSite, SiteKind};
+use crate::diagnostic::Diagnostic;
+use crate::{ClaimOutcome, ClaimSite, SiteKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// One row: sites of `kind` whose target is `target` are planned by `plan`, if `when` (when
 /// given) takes them.
@@ -159,6 +161,68 @@ impl<T> Routes<T> {
     }
 }
 
+/// What a backend's planner answers: its plan, or why it has none (a rejection, or
+/// `NotCovered`).
+pub type Planned<P> = Result<P, ClaimOutcome>;
+
+/// A backend's claim table as a `static`: its rows are checked and indexed on first use. A table
+/// with an overlap claims nothing: every site one of its rows would answer is refused with the
+/// backend's `code`, naming both rows (the backend's unit test of [`ClaimTable::routes`] fails
+/// first, so no build ships one).
+pub struct ClaimTable<P: 'static> {
+    backend: &'static str,
+    code: &'static str,
+    rows: fn() -> Vec<Route<Planned<P>>>,
+    built: OnceLock<Result<Routes<Planned<P>>, Overlap>>,
+}
+
+impl<P> ClaimTable<P> {
+    /// The table of `backend` (its plugin id, for messages) built from `rows`; `code` is the
+    /// backend's code for a site it cannot lower.
+    pub const fn new(
+        backend: &'static str,
+        code: &'static str,
+        rows: fn() -> Vec<Route<Planned<P>>>,
+    ) -> Self {
+        Self {
+            backend,
+            code,
+            rows,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The checked table, or the overlap that makes it unusable.
+    pub fn routes(&self) -> &Result<Routes<Planned<P>>, Overlap> {
+        self.built.get_or_init(|| Routes::new((self.rows)()))
+    }
+
+    /// Plan `site` with the row that answers it (`None` when no row does).
+    pub fn plan(&self, site: &ClaimSite) -> Option<Planned<P>> {
+        match self.routes() {
+            Ok(routes) => routes.plan(site),
+            Err(overlap) => Some(Err(ClaimOutcome::Rejected(
+                Diagnostic::error(
+                    self.code,
+                    format!("{}'s claim table is inconsistent: {overlap}", self.backend),
+                )
+                .with_suggestion(format!(
+                    "keep this function in Python and report the {} build",
+                    self.backend
+                )),
+            ))),
+        }
+    }
+
+    /// Every target of `kind`, once each, in table order (none when the table overlaps).
+    pub fn targets(&self, kind: SiteKind) -> Vec<&str> {
+        match self.routes() {
+            Ok(routes) => routes.targets(kind),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +299,49 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!((err.first.as_str(), err.second.as_str()), ("a", "b"));
+    }
+
+    fn planned_one(_: &ClaimSite) -> Planned<u8> {
+        Ok(1)
+    }
+
+    fn good_rows() -> Vec<Route<Planned<u8>>> {
+        vec![
+            Route::new(SiteKind::Call, "m.f", "f", planned_one),
+            Route::new(SiteKind::MethodCall, "g", "t.g()", planned_one),
+        ]
+    }
+
+    fn overlapping_rows() -> Vec<Route<Planned<u8>>> {
+        let mut rows = good_rows();
+        rows.push(Route::new(SiteKind::Call, "m.f", "f again", planned_one));
+        rows
+    }
+
+    #[test]
+    fn a_claim_table_plans_through_its_rows_and_an_overlapping_one_refuses_naming_both() {
+        static GOOD: ClaimTable<u8> = ClaimTable::new("rextio-x", "RXTP-X-001", good_rows);
+        assert_eq!(GOOD.plan(&site(SiteKind::Call, "m.f", 1)), Some(Ok(1)));
+        assert_eq!(GOOD.plan(&site(SiteKind::Call, "m.h", 1)), None);
+        assert_eq!(GOOD.targets(SiteKind::MethodCall), vec!["g"]);
+
+        static BAD: ClaimTable<u8> = ClaimTable::new("rextio-x", "RXTP-X-001", overlapping_rows);
+        assert!(BAD.routes().is_err());
+        assert!(BAD.targets(SiteKind::Call).is_empty());
+        let Some(Err(ClaimOutcome::Rejected(d))) = BAD.plan(&site(SiteKind::Call, "m.f", 1)) else {
+            panic!("an overlapping table must refuse the site");
+        };
+        assert_eq!(d.code, "RXTP-X-001");
+        assert!(
+            d.message
+                .starts_with("rextio-x's claim table is inconsistent"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message.contains("`f`") && d.message.contains("`f again`"),
+            "{}",
+            d.message
+        );
     }
 }

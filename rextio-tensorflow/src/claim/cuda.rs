@@ -46,10 +46,7 @@ fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoP
 
 /// Plan a site that touches a `GPU:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let mixed = site
-        .nested_type_keys()
-        .any(|k| k.namespace() == crate::PLUGIN_ID && F32_GPU0.rank(k).is_none());
-    if mixed {
+    if F32_GPU0.mixed(site, crate::PLUGIN_ID) {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,
             "this site mixes GPU:0 and CPU tensors; the CUDA E3 lane never copies between host and device",

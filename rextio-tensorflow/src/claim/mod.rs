@@ -21,9 +21,8 @@ mod unary;
 use crate::codes;
 use crate::entry::Rt;
 use crate::types::{F32_CPU, F32_GPU0, I64_CPU_1D};
-use rextio_plugin_api::routes::{Overlap, Route, Routes};
+use rextio_plugin_api::routes::{ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
-use std::sync::OnceLock;
 
 /// Resolved prefix of every covered call target.
 pub const PREFIX: &str = "tensorflow.";
@@ -52,15 +51,12 @@ pub struct Plan {
 pub type NoPlan = ClaimOutcome;
 
 /// What a planner answers.
-pub type Planned = Result<Plan, NoPlan>;
+pub type Planned = rextio_plugin_api::routes::Planned<Plan>;
 
 /// The claim table: which planner answers each call target. Rows sharing a target are tried by
 /// priority; two rows of one target and priority are refused (see
 /// [`rextio_plugin_api::routes`]).
-pub fn routes() -> &'static Result<Routes<Planned>, Overlap> {
-    static ROUTES: OnceLock<Result<Routes<Planned>, Overlap>> = OnceLock::new();
-    ROUTES.get_or_init(|| Routes::new(rows()))
-}
+pub static TABLE: ClaimTable<Plan> = ClaimTable::new(crate::PLUGIN_ID, codes::UNSUPPORTED, rows);
 
 /// Call rows: `target after tensorflow.` => planner, each row named by its target.
 macro_rules! calls {
@@ -163,15 +159,7 @@ pub fn plan(site: &ClaimSite) -> Planned {
             if site.receiver.is_some() {
                 return Err(ClaimOutcome::NotCovered);
             }
-            match routes() {
-                Ok(routes) => routes.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered)),
-                // A broken table claims nothing (its unit test names the two rows).
-                Err(overlap) => Err(reject(
-                    codes::UNSUPPORTED,
-                    format!("rextio-tensorflow's claim table is inconsistent: {overlap}"),
-                    "keep this function in Python and report the rextio-tensorflow build",
-                )),
-            }
+            TABLE.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered))
         }
         // Method-style receivers (`x.numpy()`, `x.__add__(y)`) and attribute reads (`x.shape`)
         // are outside the functional surface.
@@ -200,14 +188,11 @@ pub fn plan(site: &ClaimSite) -> Planned {
 
 /// The call targets the claim table reaches (coverage documentation).
 pub fn symbols() -> Vec<String> {
-    match routes() {
-        Ok(routes) => routes
-            .targets(SiteKind::Call)
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+    TABLE
+        .targets(SiteKind::Call)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Decide a site.

@@ -1253,7 +1253,7 @@ fn cpu_forms_never_claim_cuda_rules() {
 #[test]
 fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
     use rextio_plugin_api::routes::{Route, Routes};
-    if let Err(e) = super::routes() {
+    if let Err(e) = super::TABLE.routes() {
         panic!("{e}");
     }
     let mut rows = super::rows();

@@ -48,10 +48,7 @@ fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan
 
 /// Plan a site that touches a `cuda:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    if site
-        .nested_type_keys()
-        .any(|k| k.namespace() == crate::PLUGIN_ID && F32_CUDA0.rank(k).is_none())
-    {
+    if F32_CUDA0.mixed(site, crate::PLUGIN_ID) {
         return Err(reject(
             codes::CUDA_DEVICE_MIX,
             "this site mixes cuda:0 and CPU tensors; the CUDA E2 slice never transfers between host and device",
