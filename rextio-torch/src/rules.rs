@@ -681,15 +681,144 @@ pub fn where_rule(kind: &str) -> String {
     format!("rextio-torch/where-bool-{kind}-f32-cpu-rank1-2")
 }
 
-/// `clamp` / `clip` / `clamp_min` / `clamp_max` with scalar bounds.
-pub fn clamp(name: &str) -> String {
-    let name = match name {
-        "clamp_min" => "clamp-min",
-        "clamp_max" => "clamp-max",
-        _ => "clamp",
-    };
-    format!("rextio-torch/{name}-scalar-f32-cpu-rank1-2")
+/// Which scalar bounds a clamp op of [`CLAMPS`] takes (each may be given, `None` or absent,
+/// and at least one must be a number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounds {
+    /// `min` and `max`.
+    MinMax,
+    /// `min` only.
+    Min,
+    /// `max` only.
+    Max,
 }
+
+impl Bounds {
+    /// The bound parameters, in order.
+    pub fn params(self) -> &'static [&'static str] {
+        match self {
+            Bounds::MinMax => &["min", "max"],
+            Bounds::Min => &["min"],
+            Bounds::Max => &["max"],
+        }
+    }
+}
+
+/// One clamp op with scalar bounds, claimed as `torch.<name>(t, ...)` and `t.<name>(...)` on a
+/// float32 tensor of rank 1 or 2. Which runtime entry runs depends on the bounds given, not on
+/// the name (`torch.clamp(t, max=1)` runs `clamp_max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClampOp {
+    /// The function and method name.
+    pub name: &'static str,
+    /// Its bound parameters.
+    pub bounds: Bounds,
+    /// Its rule (`clip`, eager's alias of `clamp`, shares `clamp`'s).
+    pub rule: &'static str,
+}
+
+impl ClampOp {
+    /// The row named `name`.
+    pub fn named(name: &str) -> Option<&'static ClampOp> {
+        CLAMPS.iter().find(|c| c.name == name)
+    }
+}
+
+/// The clamp table, in documentation order.
+pub const CLAMPS: &[ClampOp] = &[
+    ClampOp {
+        name: "clamp",
+        bounds: Bounds::MinMax,
+        rule: "rextio-torch/clamp-scalar-f32-cpu-rank1-2",
+    },
+    ClampOp {
+        name: "clip",
+        bounds: Bounds::MinMax,
+        rule: "rextio-torch/clamp-scalar-f32-cpu-rank1-2",
+    },
+    ClampOp {
+        name: "clamp_min",
+        bounds: Bounds::Min,
+        rule: "rextio-torch/clamp-min-scalar-f32-cpu-rank1-2",
+    },
+    ClampOp {
+        name: "clamp_max",
+        bounds: Bounds::Max,
+        rule: "rextio-torch/clamp-max-scalar-f32-cpu-rank1-2",
+    },
+];
+
+/// One elementwise function of two float32 tensors, claimed as `torch.<name>(a, b)` and
+/// `a.<name>(b)` (ranks 1/1, 2/2, 2/1, 1/2); its rule is [`function_elementwise`]`(name)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairwiseOp {
+    /// The function and method name.
+    pub name: &'static str,
+    /// Its runtime entry.
+    pub f: crate::entry::Rt,
+}
+
+impl PairwiseOp {
+    /// The row named `name`.
+    pub fn named(name: &str) -> Option<&'static PairwiseOp> {
+        PAIRWISE.iter().find(|p| p.name == name)
+    }
+}
+
+/// The pairwise table.
+pub const PAIRWISE: &[PairwiseOp] = &[
+    PairwiseOp {
+        name: "maximum",
+        f: crate::entry::Rt::Maximum,
+    },
+    PairwiseOp {
+        name: "minimum",
+        f: crate::entry::Rt::Minimum,
+    },
+];
+
+/// One `torch.<name>(t[, value])` that makes a float32 tensor of `t`'s shape; its rule is
+/// [`like`]`(name)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FillOp {
+    /// The function name.
+    pub name: &'static str,
+    /// Its runtime entry.
+    pub f: crate::entry::Rt,
+    /// Whether it takes a fill value (a Python number) after the tensor.
+    pub takes_value: bool,
+    /// The documented form.
+    pub pattern: &'static str,
+}
+
+impl FillOp {
+    /// The row named `name`.
+    pub fn named(name: &str) -> Option<&'static FillOp> {
+        FILLS.iter().find(|f| f.name == name)
+    }
+}
+
+/// The fill table.
+pub const FILLS: &[FillOp] = &[
+    FillOp {
+        name: "zeros_like",
+        f: crate::entry::Rt::ZerosLike,
+        takes_value: false,
+        pattern: "torch.zeros_like(t)",
+    },
+    FillOp {
+        name: "ones_like",
+        f: crate::entry::Rt::OnesLike,
+        takes_value: false,
+        pattern: "torch.ones_like(t)",
+    },
+    FillOp {
+        name: "full_like",
+        f: crate::entry::Rt::FullLike,
+        takes_value: true,
+        pattern: "torch.full_like(t, value)",
+    },
+];
 
 /// `zeros_like` / `ones_like` / `full_like`.
 pub fn like(name: &str) -> String {
@@ -930,31 +1059,33 @@ fn extended_records() -> Vec<RuleRecord> {
         "torch.nn.functional.layer_norm(x, (n,) | [n][, weight][, bias][, eps])",
         "x rank 1 or 2; normalized_shape a one-element tuple[int] or [n] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
     ));
-    for name in ["clamp", "clamp_min", "clamp_max"] {
+    let mut clamp_rules: Vec<&str> = Vec::new();
+    for c in CLAMPS {
+        // One record per rule: an alias (`clip`) is documented by the row it aliases.
+        if clamp_rules.contains(&c.rule) {
+            continue;
+        }
+        clamp_rules.push(c.rule);
         out.push(native(
-            clamp(name),
+            c.rule,
             Call,
-            &format!("torch.{name}(t, ...) / t.{name}(...)"),
+            &format!("torch.{0}(t, ...) / t.{0}(...)", c.name),
             "scalar bounds (int/float literal or parameter, or None), at least one; rank 1 or 2; result same rank",
         ));
     }
-    for name in ["maximum", "minimum"] {
+    for p in PAIRWISE {
         out.push(native(
-            function_elementwise(name),
+            function_elementwise(p.name),
             Call,
-            &format!("torch.{name}(a, b) / a.{name}(b)"),
+            &format!("torch.{0}(a, b) / a.{0}(b)", p.name),
             "two float32 tensors, no options; ranks 1/1, 2/2, 2/1, 1/2",
         ));
     }
-    for (name, pattern) in [
-        ("zeros_like", "torch.zeros_like(t)"),
-        ("ones_like", "torch.ones_like(t)"),
-        ("full_like", "torch.full_like(t, value)"),
-    ] {
+    for f in FILLS {
         out.push(native(
-            like(name),
+            like(f.name),
             Call,
-            pattern,
+            f.pattern,
             "float32 rank 1 or 2, no keywords; value a Python int or float; result float32, same shape",
         ));
     }

@@ -1,17 +1,29 @@
-//! Elementwise functions beyond arithmetic: `clamp` / `clip` / `clamp_min` / `clamp_max` with
-//! scalar bounds, `torch.maximum` / `torch.minimum` of tensor pairs, and
-//! `zeros_like` / `ones_like` / `full_like`.
+//! Elementwise functions beyond arithmetic, one table each in [`crate::rules`]: the clamp ops
+//! with scalar bounds ([`rules::CLAMPS`]), `maximum` / `minimum` of tensor pairs
+//! ([`rules::PAIRWISE`]) and `zeros_like` / `ones_like` / `full_like` ([`rules::FILLS`]).
 
 use super::{
     bind, describe, f32_rank, get, is_i64, is_number, is_ours, operand, plan_f32, rank, reject,
     subject, Arg, NoPlan, Op, Plan, Src,
 };
+use super::{function_row, method_row};
 use crate::entry::Rt;
+use crate::rules::{ClampOp, FillOp, PairwiseOp};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal};
 
-/// `torch.clamp(t, min, max)`, `t.clamp(...)`, `clip`, `clamp_min`, `clamp_max`.
-pub fn plan_clamp(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+/// `torch.<name>(t, ...)` for a row of [`rules::CLAMPS`].
+pub fn plan_clamp_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    plan_clamp(site, function_row(site, ClampOp::named)?)
+}
+
+/// `t.<name>(...)` for a row of [`rules::CLAMPS`].
+pub fn plan_clamp_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    plan_clamp(site, method_row(site, ClampOp::named)?)
+}
+
+fn plan_clamp(site: &ClaimSite, row: &ClampOp) -> Result<Plan, NoPlan> {
+    let name = row.name;
     let method = site.receiver.is_some();
     let shown = if method {
         format!(".{name}")
@@ -25,11 +37,7 @@ pub fn plan_clamp(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
             "write torch.clamp(t, min=lo, max=hi) with Python numbers, or t.clamp_min(lo)",
         )
     };
-    let bounds: &[&str] = match name {
-        "clamp_min" => &["min"],
-        "clamp_max" => &["max"],
-        _ => &["min", "max"],
-    };
+    let bounds = row.bounds.params();
     let mut params: Vec<&str> = Vec::new();
     if !method {
         params.push("input");
@@ -70,11 +78,21 @@ pub fn plan_clamp(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         [(_, hi)] => (Rt::ClampMax, vec![Arg::Tensor(t), Arg::Scalar(*hi)]),
         _ => return Err(ClaimOutcome::NotCovered),
     };
-    plan_f32(rules::clamp(name), r, Op::Call { f, args })
+    plan_f32(row.rule.to_owned(), r, Op::Call { f, args })
 }
 
-/// `torch.maximum(a, b)` / `a.maximum(b)` and `minimum`.
-pub fn plan_maximum(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+/// `torch.<name>(a, b)` for a row of [`rules::PAIRWISE`].
+pub fn plan_pairwise_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    plan_pairwise(site, function_row(site, PairwiseOp::named)?)
+}
+
+/// `a.<name>(b)` for a row of [`rules::PAIRWISE`].
+pub fn plan_pairwise_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    plan_pairwise(site, method_row(site, PairwiseOp::named)?)
+}
+
+fn plan_pairwise(site: &ClaimSite, row: &PairwiseOp) -> Result<Plan, NoPlan> {
+    let name = row.name;
     let (a, b) = match (&site.receiver, site.args.as_slice()) {
         (Some(_), [_]) => (Src::Recv, Src::Arg(0)),
         (None, [_, _]) => (Src::Arg(0), Src::Arg(1)),
@@ -129,28 +147,25 @@ pub fn plan_maximum(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
             ))
         }
     };
-    let f = if name == "maximum" {
-        Rt::Maximum
-    } else {
-        Rt::Minimum
-    };
     plan_f32(
         rules::function_elementwise(name),
         r,
         Op::Call {
-            f,
+            f: row.f,
             args: vec![Arg::Tensor(a), Arg::Tensor(b)],
         },
     )
 }
 
-/// `torch.zeros_like(t)`, `torch.ones_like(t)`, `torch.full_like(t, value)`.
-pub fn plan_like(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
+/// `torch.<name>(t[, value])` for a row of [`rules::FILLS`].
+pub fn plan_like(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = function_row(site, FillOp::named)?;
+    let name = row.name;
     let form = |why: String| {
         reject(
             codes::LIKE_FORM,
             format!("torch.{name} {why}"),
-            if name == "full_like" {
+            if row.takes_value {
                 "write torch.full_like(t, value) with a Python number and no options"
             } else {
                 "write the call with the tensor only; its float32 dtype and CPU device are kept"
@@ -160,7 +175,7 @@ pub fn plan_like(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
     if let Some(k) = site.keywords.first() {
         return Err(form(format!("with keyword `{}` is not lowered", k.name)));
     }
-    let want = if name == "full_like" { 2 } else { 1 };
+    let want = if row.takes_value { 2 } else { 1 };
     if site.args.len() != want {
         return Err(form(format!(
             "takes {want} positional argument(s) here, got {}",
@@ -168,21 +183,15 @@ pub fn plan_like(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         )));
     }
     let r = f32_rank(&site.args[0], &format!("torch.{name}"))?;
-    let (f, args) = match name {
-        "zeros_like" => (Rt::ZerosLike, vec![Arg::Tensor(Src::Arg(0))]),
-        "ones_like" => (Rt::OnesLike, vec![Arg::Tensor(Src::Arg(0))]),
-        _ => {
-            if !is_number(&site.args[1]) {
-                return Err(form(format!(
-                    "with fill value {} is not lowered; it must be a Python int or float",
-                    describe(&site.args[1])
-                )));
-            }
-            (
-                Rt::FullLike,
-                vec![Arg::Tensor(Src::Arg(0)), Arg::Scalar(Src::Arg(1))],
-            )
+    let mut args = vec![Arg::Tensor(Src::Arg(0))];
+    if row.takes_value {
+        if !is_number(&site.args[1]) {
+            return Err(form(format!(
+                "with fill value {} is not lowered; it must be a Python int or float",
+                describe(&site.args[1])
+            )));
         }
-    };
-    plan_f32(rules::like(name), r, Op::Call { f, args })
+        args.push(Arg::Scalar(Src::Arg(1)));
+    }
+    plan_f32(rules::like(name), r, Op::Call { f: row.f, args })
 }

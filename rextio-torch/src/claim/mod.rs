@@ -17,9 +17,8 @@ mod shape;
 
 use crate::codes;
 use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
-use rextio_plugin_api::routes::{Overlap, Route, Routes};
+use rextio_plugin_api::routes::{ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
-use std::sync::OnceLock;
 
 /// `torch.nn.functional.linear`.
 pub const T_LINEAR: &str = "torch.nn.functional.linear";
@@ -160,15 +159,13 @@ pub struct Plan {
 pub type NoPlan = ClaimOutcome;
 
 /// What a planner answers.
-pub type Planned = Result<Plan, NoPlan>;
+pub type Planned = rextio_plugin_api::routes::Planned<Plan>;
 
 /// The claim table: which planner answers each call target, method name and attribute. Rows
 /// sharing a target are tried by priority; two rows of one target and priority are refused
 /// (see [`rextio_plugin_api::routes`]).
-pub fn routes() -> &'static Result<Routes<Planned>, Overlap> {
-    static ROUTES: OnceLock<Result<Routes<Planned>, Overlap>> = OnceLock::new();
-    ROUTES.get_or_init(|| Routes::new(rows()))
-}
+pub static TABLE: ClaimTable<Plan> =
+    ClaimTable::new(crate::PLUGIN_ID, codes::UNSUPPORTED_SURFACE, rows);
 
 /// Rows of one site kind: `target => planner`, each row named by its kind and target.
 macro_rules! rows {
@@ -275,6 +272,32 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             ));
         }
     }
+    for c in crate::rules::CLAMPS {
+        both_spellings(
+            &mut out,
+            "clamp table",
+            c.name,
+            elementwise::plan_clamp_function,
+            elementwise::plan_clamp_method,
+        );
+    }
+    for p in crate::rules::PAIRWISE {
+        both_spellings(
+            &mut out,
+            "pairwise table",
+            p.name,
+            elementwise::plan_pairwise_function,
+            elementwise::plan_pairwise_method,
+        );
+    }
+    for f in crate::rules::FILLS {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", f.name),
+            format!("fill table: torch.{}", f.name),
+            elementwise::plan_like,
+        ));
+    }
     for r in crate::rules::LAYOUT {
         both_spellings(
             &mut out,
@@ -310,15 +333,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
     rows!(out, Call:
         // `-t` (rextio_plugin_api::NEG_TARGET; a test pins the two equal).
         "operator.neg" => activations::plan_neg_operator,
-        "torch.clamp" => |s| elementwise::plan_clamp(s, "clamp"),
-        "torch.clip" => |s| elementwise::plan_clamp(s, "clip"),
-        "torch.clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),
-        "torch.clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
-        "torch.maximum" => |s| elementwise::plan_maximum(s, "maximum"),
-        "torch.minimum" => |s| elementwise::plan_maximum(s, "minimum"),
-        "torch.zeros_like" => |s| elementwise::plan_like(s, "zeros_like"),
-        "torch.ones_like" => |s| elementwise::plan_like(s, "ones_like"),
-        "torch.full_like" => |s| elementwise::plan_like(s, "full_like"),
         "torch.where" => compare::plan_where,
         "torch.nn.functional.layer_norm" => norm::plan_layer_norm,
         "torch.nn.functional.silu" => activations::plan_silu,
@@ -340,12 +354,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
     rows!(out, MethodCall:
         "matmul" => binops::plan_matmul_method,
         "max" => reductions::plan_max_dim,
-        "clamp" => |s| elementwise::plan_clamp(s, "clamp"),
-        "clip" => |s| elementwise::plan_clamp(s, "clip"),
-        "clamp_min" => |s| elementwise::plan_clamp(s, "clamp_min"),
-        "clamp_max" => |s| elementwise::plan_clamp(s, "clamp_max"),
-        "maximum" => |s| elementwise::plan_maximum(s, "maximum"),
-        "minimum" => |s| elementwise::plan_maximum(s, "minimum"),
     );
     rows!(out, Attribute:
         "T" => shape::plan_attribute,
@@ -359,19 +367,8 @@ pub fn plan(site: &ClaimSite) -> Planned {
     if cuda::touches_cuda(site) {
         return cuda::plan(site);
     }
-    let routes = match routes() {
-        Ok(r) => r,
-        // A broken table claims nothing (its unit test names the two rows).
-        Err(overlap) => {
-            return Err(reject(
-                codes::UNSUPPORTED_SURFACE,
-                format!("rextio-torch's claim table is inconsistent: {overlap}"),
-                "keep this function in Python and report the rextio-torch build",
-            ))
-        }
-    };
     match site.kind {
-        SiteKind::Call => routes.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered)),
+        SiteKind::Call => TABLE.plan(site).unwrap_or(Err(ClaimOutcome::NotCovered)),
         SiteKind::MethodCall | SiteKind::Attribute => {
             let Some(recv) = &site.receiver else {
                 return Err(ClaimOutcome::NotCovered);
@@ -379,7 +376,7 @@ pub fn plan(site: &ClaimSite) -> Planned {
             if !is_ours(recv) {
                 return Err(ClaimOutcome::NotCovered);
             }
-            match routes.plan(site) {
+            match TABLE.plan(site) {
                 Some(planned) => planned,
                 None if site.kind == SiteKind::Attribute => shape::plan_attribute(site),
                 None => Err(reject(
@@ -410,17 +407,14 @@ pub fn plan(site: &ClaimSite) -> Planned {
 /// The symbols the claim table reaches (coverage documentation): every call target, every
 /// method and attribute as `torch.Tensor.<name>`, every comparison as its dunder method.
 pub fn symbols() -> Vec<String> {
-    let Ok(routes) = routes() else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = routes
+    let mut out: Vec<String> = TABLE
         .targets(SiteKind::Call)
         .into_iter()
         .map(str::to_owned)
         .collect();
     for kind in [SiteKind::MethodCall, SiteKind::Attribute] {
         out.extend(
-            routes
+            TABLE
                 .targets(kind)
                 .into_iter()
                 .map(|m| format!("torch.Tensor.{m}")),

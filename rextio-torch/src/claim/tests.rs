@@ -1750,7 +1750,7 @@ fn every_native_rule_has_an_accepted_form() {
 fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
     use rextio_plugin_api::routes::{Route, Routes};
     use rextio_plugin_api::SiteKind;
-    if let Err(e) = super::routes() {
+    if let Err(e) = super::TABLE.routes() {
         panic!("{e}");
     }
     // A second row for a target the unary table already answers.
@@ -2011,6 +2011,67 @@ fn every_query_row_is_claimed_by_each_of_its_spellings() {
                 }
                 other => panic!("{s:?}: {other:?}"),
             }
+        }
+    }
+}
+
+#[test]
+fn every_elementwise_table_row_is_claimed_in_its_spellings_with_a_documented_rule() {
+    let records = crate::rules::records();
+    let claimed = |site: ClaimSite| match claim(&site) {
+        ClaimOutcome::Claimed { rule_id, .. } => {
+            assert!(
+                records.iter().any(|rec| rec.id == rule_id),
+                "{rule_id} has no record"
+            );
+            rule_id
+        }
+        other => panic!("{site:?}: {other:?}"),
+    };
+    for c in crate::rules::CLAMPS {
+        let n = c.name;
+        // The row's first bound, as a keyword; every clamp op takes it alone.
+        let bound = c.bounds.params()[0];
+        let sites = [
+            method(t2(), n, vec![], vec![kw(bound, flt(0.5))]),
+            call(&format!("torch.{n}"), vec![t1()], vec![kw(bound, int(1))]),
+        ];
+        for site in sites {
+            assert_eq!(claimed(site), c.rule, "{n}");
+        }
+    }
+    for p in crate::rules::PAIRWISE {
+        let n = p.name;
+        let rule = crate::rules::function_elementwise(n);
+        assert_eq!(claimed(method(t2(), n, vec![t1()], vec![])), rule);
+        assert_eq!(
+            claimed(call(&format!("torch.{n}"), vec![t1(), t1()], vec![])),
+            rule
+        );
+        let plan = super::plan(&method(t2(), n, vec![t2()], vec![])).unwrap();
+        assert!(
+            matches!(plan.op, super::Op::Call { f, .. } if f == p.f),
+            "{n}"
+        );
+    }
+    for f in crate::rules::FILLS {
+        let n = f.name;
+        let mut args = vec![t2()];
+        if f.takes_value {
+            args.push(flt(2.0));
+        }
+        assert_eq!(
+            claimed(call(&format!("torch.{n}"), args, vec![])),
+            crate::rules::like(n)
+        );
+        // The value is the row's to take: one too many or too few is refused with its code.
+        let mut wrong = vec![t2()];
+        if !f.takes_value {
+            wrong.push(flt(2.0));
+        }
+        match claim(&call(&format!("torch.{n}"), wrong, vec![])) {
+            ClaimOutcome::Rejected(d) => assert_eq!(d.code, crate::codes::LIKE_FORM, "{n}"),
+            other => panic!("{n}: {other:?}"),
         }
     }
 }
