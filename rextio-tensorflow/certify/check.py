@@ -97,17 +97,7 @@ def compare(native, eager):
     a, b = native.numpy(), eager.numpy()
     if not eager.dtype.is_floating:
         return None if np.array_equal(a, b) else "integer values differ"
-    if not np.array_equal(np.isnan(a), np.isnan(b)):
-        return "NaN masks differ"
-    if not np.array_equal(np.isposinf(a), np.isposinf(b)) or not np.array_equal(np.isneginf(a), np.isneginf(b)):
-        return "infinity masks differ"
-    zeros = (b == 0) & ~np.isnan(b)
-    if not np.array_equal(np.signbit(a[zeros]), np.signbit(b[zeros])):
-        return "signed zeros differ"
-    finite = np.isfinite(b)
-    if not np.allclose(a[finite], b[finite], rtol=RTOL, atol=ATOL):
-        return f"values differ (max abs diff {np.max(np.abs(a[finite] - b[finite]))})"
-    return None
+    return rextio_certify.compare_floats(a.ravel().tolist(), b.ravel().tolist(), RTOL, ATOL)
 
 
 def same_failure(eager_exc, native_exc):

@@ -90,17 +90,7 @@ def compare(native, eager):
         return "native output requires grad"
     if not eager.is_floating_point():
         return None if torch.equal(native, eager) else "integer values differ"
-    if not torch.equal(torch.isnan(native), torch.isnan(eager)):
-        return "NaN masks differ"
-    if not torch.equal(torch.isposinf(native), torch.isposinf(eager)) or not torch.equal(torch.isneginf(native), torch.isneginf(eager)):
-        return "infinity masks differ"
-    zeros = (eager == 0) & ~torch.isnan(eager)
-    if not torch.equal(torch.signbit(native[zeros]), torch.signbit(eager[zeros])):
-        return "signed zeros differ"
-    finite = torch.isfinite(eager)
-    if not torch.allclose(native[finite], eager[finite], rtol=RTOL, atol=ATOL):
-        return f"values differ (max abs diff {(native[finite] - eager[finite]).abs().max().item()})"
-    return None
+    return rextio_certify.compare_floats(native.flatten().tolist(), eager.flatten().tolist(), RTOL, ATOL)
 
 
 def check_function(name, native, eager, kinds, qualname):

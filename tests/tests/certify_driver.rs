@@ -94,3 +94,41 @@ fn the_driver_exits_0_1_or_2_as_the_host_reads_it() {
     let (code, _) = run(dir.path(), &missing, &[]);
     assert_eq!(code, Some(2));
 }
+
+/// `compare_floats`, the one definition of "equal in the certified sense" both checkers use.
+const COMPARE_CASES: &str = r#"import math, rextio_certify as rc
+inf, nan = math.inf, math.nan
+cases = [
+    ([1.0, -2.0, 0.0], [1.0, -2.0, 0.0], None),
+    ([1.0 + 5e-6], [1.0], None),
+    ([1.0 + 1e-3], [1.0], "values differ (max abs diff 0.0009999999999998899)"),
+    ([nan, 1.0], [nan, 1.0], None),
+    ([nan, 1.0], [1.0, 1.0], "NaN masks differ"),
+    ([1.0], [nan], "NaN masks differ"),
+    ([inf, -inf], [inf, -inf], None),
+    ([-inf], [inf], "infinity masks differ"),
+    ([3e38], [inf], "infinity masks differ"),
+    ([-0.0], [0.0], "signed zeros differ"),
+    ([1e-7], [0.0], None),
+    ([1.0], [1.0, 2.0], "1 values vs 2"),
+]
+for native, eager, want in cases:
+    got = rc.compare_floats(native, eager, 1e-5, 1e-6)
+    assert got == want, (native, eager, got, want)
+print("compared", len(cases))
+"#;
+
+#[test]
+fn floats_agree_only_with_the_same_nans_infinities_and_zero_signs_and_close_finite_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = rextio_host::certify::checker_library(&dir.path().join("lib")).unwrap();
+    let out = std::process::Command::new(rextio_tests::python())
+        .args(["-c", COMPARE_CASES])
+        .env("PYTHONPATH", lib)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("compared 12"), "{text}");
+}

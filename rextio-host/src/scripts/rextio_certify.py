@@ -21,6 +21,7 @@ import importlib.util
 import inspect
 import itertools
 import json
+import math
 import os
 import sys
 import traceback
@@ -69,6 +70,27 @@ def special_values(kinds, specials):
         rolled = specials[-shift:] + specials[:-shift] if shift else list(specials)
         out.append([rolled[r * 3:r * 3 + 3] for r in range(3)] if k == "M" else rolled)
     return out
+
+
+def compare_floats(native, eager, rtol, atol):
+    """None when two float sequences of one length agree in the certified sense, else why: the
+    same NaNs, the same infinities of the same sign, the same sign on every zero of `eager`, and
+    the finite values within `atol + rtol * |eager|` of each other. Both are flat sequences of
+    Python floats (a checker turns its framework's tensors into them), so every plugin judges
+    special values by this one definition."""
+    if len(native) != len(eager):
+        return f"{len(native)} values vs {len(eager)}"
+    pairs = list(zip(native, eager))
+    if any(math.isnan(a) != math.isnan(b) for a, b in pairs):
+        return "NaN masks differ"
+    if any(math.isinf(a) != math.isinf(b) or (math.isinf(b) and a != b) for a, b in pairs):
+        return "infinity masks differ"
+    if any(b == 0 and math.copysign(1.0, a) != math.copysign(1.0, b) for a, b in pairs):
+        return "signed zeros differ"
+    finite = [(a, b) for a, b in pairs if math.isfinite(b)]
+    if any(not abs(a - b) <= atol + rtol * abs(b) for a, b in finite):
+        return f"values differ (max abs diff {max(abs(a - b) for a, b in finite)})"
+    return None
 
 
 def describe(e):
