@@ -54,51 +54,16 @@ pub const MARKERS: MarkerModule = MarkerModule {
     values: "ordinary TensorFlow EagerTensors (``tf.Tensor``)",
     source: "rextio-tensorflow/src/types.rs",
     markers: &[
-        Marker {
-            class: "TensorF32Cpu1D",
-            key: F32_CPU_1D,
-            dtype: "float32",
-            device: "CPU:0",
-            rank: 1,
-            role: None,
-            note: &[],
-        },
-        Marker {
-            class: "TensorF32Cpu2D",
-            key: F32_CPU_2D,
-            dtype: "float32",
-            device: "CPU:0",
-            rank: 2,
-            role: None,
-            note: &[],
-        },
-        Marker {
-            class: "TensorI64Cpu1D",
-            key: I64_CPU_1D,
-            dtype: "int64",
-            device: "CPU:0",
-            rank: 1,
-            role: Some("the default ``tf.argmax`` result"),
-            note: &[],
-        },
-        Marker {
-            class: "TensorF32Gpu0_1D",
-            key: F32_GPU0_1D,
-            dtype: "float32",
-            device: "GPU:0",
-            rank: 1,
-            role: Some("the build-only CUDA lane"),
-            note: GPU_NOTE,
-        },
-        Marker {
-            class: "TensorF32Gpu0_2D",
-            key: F32_GPU0_2D,
-            dtype: "float32",
-            device: "GPU:0",
-            rank: 2,
-            role: Some("the build-only CUDA lane"),
-            note: GPU_NOTE,
-        },
+        Marker::new("TensorF32Cpu1D", F32_CPU_1D, "float32", "CPU:0", 1),
+        Marker::new("TensorF32Cpu2D", F32_CPU_2D, "float32", "CPU:0", 2),
+        Marker::new("TensorI64Cpu1D", I64_CPU_1D, "int64", "CPU:0", 1)
+            .for_role("the default ``tf.argmax`` result"),
+        Marker::new("TensorF32Gpu0_1D", F32_GPU0_1D, "float32", "GPU:0", 1)
+            .for_role("the build-only CUDA lane")
+            .with_note(GPU_NOTE),
+        Marker::new("TensorF32Gpu0_2D", F32_GPU0_2D, "float32", "GPU:0", 2)
+            .for_role("the build-only CUDA lane")
+            .with_note(GPU_NOTE),
     ],
 };
 

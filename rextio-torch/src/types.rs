@@ -50,69 +50,20 @@ pub const MARKERS: MarkerModule = MarkerModule {
     values: "ordinary ``torch.Tensor`` objects",
     source: "rextio-torch/src/types.rs",
     markers: &[
-        Marker {
-            class: "TensorF32Cpu1D",
-            key: F32_CPU_1D,
-            dtype: "float32",
-            device: "cpu",
-            rank: 1,
-            role: None,
-            note: &[],
-        },
-        Marker {
-            class: "TensorF32Cpu2D",
-            key: F32_CPU_2D,
-            dtype: "float32",
-            device: "cpu",
-            rank: 2,
-            role: None,
-            note: &[],
-        },
-        Marker {
-            class: "TensorI64Cpu1D",
-            key: I64_CPU_1D,
-            dtype: "int64",
-            device: "cpu",
-            rank: 1,
-            role: Some("the classification result"),
-            note: &[],
-        },
-        Marker {
-            class: "TensorBoolCpu1D",
-            key: BOOL_CPU_1D,
-            dtype: "bool",
-            device: "cpu",
-            rank: 1,
-            role: Some("a comparison result"),
-            note: &[],
-        },
-        Marker {
-            class: "TensorBoolCpu2D",
-            key: BOOL_CPU_2D,
-            dtype: "bool",
-            device: "cpu",
-            rank: 2,
-            role: Some("a comparison result"),
-            note: &[],
-        },
-        Marker {
-            class: "TensorF32Cuda0_1D",
-            key: F32_CUDA0_1D,
-            dtype: "float32",
-            device: "cuda:0",
-            rank: 1,
-            role: Some("the build-only CUDA lane"),
-            note: CUDA_NOTE,
-        },
-        Marker {
-            class: "TensorF32Cuda0_2D",
-            key: F32_CUDA0_2D,
-            dtype: "float32",
-            device: "cuda:0",
-            rank: 2,
-            role: Some("the build-only CUDA lane"),
-            note: CUDA_NOTE,
-        },
+        Marker::new("TensorF32Cpu1D", F32_CPU_1D, "float32", "cpu", 1),
+        Marker::new("TensorF32Cpu2D", F32_CPU_2D, "float32", "cpu", 2),
+        Marker::new("TensorI64Cpu1D", I64_CPU_1D, "int64", "cpu", 1)
+            .for_role("the classification result"),
+        Marker::new("TensorBoolCpu1D", BOOL_CPU_1D, "bool", "cpu", 1)
+            .for_role("a comparison result"),
+        Marker::new("TensorBoolCpu2D", BOOL_CPU_2D, "bool", "cpu", 2)
+            .for_role("a comparison result"),
+        Marker::new("TensorF32Cuda0_1D", F32_CUDA0_1D, "float32", "cuda:0", 1)
+            .for_role("the build-only CUDA lane")
+            .with_note(CUDA_NOTE),
+        Marker::new("TensorF32Cuda0_2D", F32_CUDA0_2D, "float32", "cuda:0", 2)
+            .for_role("the build-only CUDA lane")
+            .with_note(CUDA_NOTE),
     ],
 };
 

@@ -28,6 +28,38 @@ pub struct Marker {
 }
 
 impl Marker {
+    /// A table row: `class`, whose type key is `key`, proves `dtype` on `device` at `rank`.
+    pub const fn new(
+        class: &'static str,
+        key: &'static str,
+        dtype: &'static str,
+        device: &'static str,
+        rank: u8,
+    ) -> Self {
+        Self {
+            class,
+            key,
+            dtype,
+            device,
+            rank,
+            role: None,
+            note: &[],
+        }
+    }
+
+    /// The same row, for values narrower than "any such tensor" (see [`Marker::role`]).
+    pub const fn for_role(self, role: &'static str) -> Self {
+        Self {
+            role: Some(role),
+            ..self
+        }
+    }
+
+    /// The same row with further docstring lines (see [`Marker::note`]).
+    pub const fn with_note(self, note: &'static [&'static str]) -> Self {
+        Self { note, ..self }
+    }
+
     /// The part of the key after `tensor-`, with `_` for `-` (`f32_cpu_1d`): the suffix backends
     /// give their boundary functions.
     pub fn key_suffix(&self) -> String {
@@ -189,24 +221,22 @@ mod tests {
         values: "demo arrays",
         source: "src/types.rs",
         markers: &[
-            Marker {
-                class: "TensorF32Cpu1D",
-                key: "rextio-demo/tensor-f32-cpu-1d",
-                dtype: "float32",
-                device: "cpu",
-                rank: 1,
-                role: None,
-                note: &[],
-            },
-            Marker {
-                class: "TensorI64Cpu1D",
-                key: "rextio-demo/tensor-i64-cpu-1d",
-                dtype: "int64",
-                device: "cpu",
-                rank: 1,
-                role: Some("a classification result"),
-                note: &["Second paragraph."],
-            },
+            Marker::new(
+                "TensorF32Cpu1D",
+                "rextio-demo/tensor-f32-cpu-1d",
+                "float32",
+                "cpu",
+                1,
+            ),
+            Marker::new(
+                "TensorI64Cpu1D",
+                "rextio-demo/tensor-i64-cpu-1d",
+                "int64",
+                "cpu",
+                1,
+            )
+            .for_role("a classification result")
+            .with_note(&["Second paragraph."]),
         ],
     };
 
