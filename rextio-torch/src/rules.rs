@@ -581,8 +581,62 @@ fn unary_family(family: UnaryFamily) -> impl Iterator<Item = &'static UnaryOp> {
     UNARY_OPS.iter().filter(move |r| r.family == family)
 }
 
-/// Elementwise arithmetic: (operator, name).
-pub const ELEMENTWISE: [(&str, &str); 4] = [("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "div")];
+/// One elementwise arithmetic op of float32 tensors: the operator `a <op> b` (tensor pairs and
+/// a tensor with a Python number either side) and the function `torch.<name>(a, b)` (tensor
+/// pairs only). Its rules are [`elementwise`], [`function_elementwise`] and
+/// [`scalar_elementwise`] of `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArithOp {
+    /// The Python operator.
+    pub op: &'static str,
+    /// The `torch.` function name.
+    pub name: &'static str,
+    /// The runtime entry of two tensors.
+    pub tensors: crate::entry::Rt,
+    /// The runtime entry of `t <op> s`.
+    pub tensor_scalar: crate::entry::Rt,
+    /// The runtime entry of `s <op> t`, called with the tensor first (eager's reflected
+    /// operator: `s - t` is `rsub`, `s / t` is `reciprocal(t) * s`).
+    pub scalar_tensor: crate::entry::Rt,
+}
+
+impl ArithOp {
+    /// The row of Python operator `op`.
+    pub fn of(op: &str) -> Option<&'static ArithOp> {
+        ARITHMETIC.iter().find(|a| a.op == op)
+    }
+
+    /// The row of `torch.<name>`.
+    pub fn named(name: &str) -> Option<&'static ArithOp> {
+        ARITHMETIC.iter().find(|a| a.name == name)
+    }
+}
+
+/// The arithmetic table.
+pub const ARITHMETIC: &[ArithOp] = {
+    use crate::entry::Rt;
+    const fn row(
+        op: &'static str,
+        name: &'static str,
+        tensors: Rt,
+        tensor_scalar: Rt,
+        scalar_tensor: Rt,
+    ) -> ArithOp {
+        ArithOp {
+            op,
+            name,
+            tensors,
+            tensor_scalar,
+            scalar_tensor,
+        }
+    }
+    &[
+        row("+", "add", Rt::Add, Rt::AddScalar, Rt::AddScalar),
+        row("-", "sub", Rt::Sub, Rt::SubScalar, Rt::RsubScalar),
+        row("*", "mul", Rt::Mul, Rt::MulScalar, Rt::MulScalar),
+        row("/", "div", Rt::Div, Rt::DivScalar, Rt::RdivScalar),
+    ]
+};
 
 /// `t.relu()` etc. on a receiver of `rank`.
 pub fn activation_method(name: &str, rank: u8) -> String {
@@ -912,7 +966,7 @@ pub fn records() -> Vec<RuleRecord> {
         "torch.matmul(a, b) / a.matmul(b)",
         "rank 2 x 1 or 1 x 2, positional only; result rank 1",
     ));
-    for (op, name) in ELEMENTWISE {
+    for &ArithOp { op, name, .. } in ARITHMETIC {
         out.push(native(
             elementwise(name, false),
             BinOp,

@@ -2,7 +2,7 @@
 //! (`+ - * /`, `torch.add/sub/mul/div`, and tensor-scalar operators).
 
 use super::{describe, is_i64, plan_f32, rank, reject, ClaimOutcome, NoPlan, Op, Plan, Src};
-use crate::entry::Rt;
+use crate::rules::ArithOp;
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Literal, Operand, ValueType};
 
@@ -44,13 +44,6 @@ pub fn plan_matmul_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
         ));
     }
     plan_matmul(site, Src::Recv, Src::Arg(0), false)
-}
-
-fn elementwise_name(op: &str) -> Option<&'static str> {
-    rules::ELEMENTWISE
-        .iter()
-        .find(|(o, _)| *o == op)
-        .map(|(_, n)| *n)
 }
 
 /// A scalar operand usable with a float32 tensor: Python int or float, literal or parameter.
@@ -104,13 +97,14 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     if op == "@" {
         return plan_matmul(site, Src::Arg(0), Src::Arg(1), true);
     }
-    let Some(name) = elementwise_name(op) else {
+    let Some(row) = ArithOp::of(op) else {
         return Err(reject(
             codes::UNSUPPORTED_SURFACE,
             format!("tensor operator `{op}` is not in the native rextio-torch surface (`+ - * / @` are)"),
             "keep this function in Python",
         ));
     };
+    let name = row.name;
     let (ta, tb) = (super::is_ours(a), super::is_ours(b));
     if ta && tb {
         let (rule, r) = tensor_pair(name, a, b, false)?;
@@ -118,7 +112,7 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
             rule,
             r,
             Op::Binary {
-                f: binary_entry(name),
+                f: row.tensors,
                 a: Src::Arg(0),
                 b: Src::Arg(1),
             },
@@ -147,15 +141,10 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "keep this function in Python",
         ));
     };
-    // Eager: t+s, s+t -> add; t-s -> sub; s-t -> rsub; t*s, s*t -> mul; t/s -> div;
-    // s/t -> reciprocal(t) * s (Tensor.__rtruediv__).
-    let f = match (name, tensor_left) {
-        ("add", _) => Rt::AddScalar,
-        ("mul", _) => Rt::MulScalar,
-        ("sub", true) => Rt::SubScalar,
-        ("sub", false) => Rt::RsubScalar,
-        ("div", true) => Rt::DivScalar,
-        _ => Rt::RdivScalar,
+    let f = if tensor_left {
+        row.tensor_scalar
+    } else {
+        row.scalar_tensor
     };
     let (t_src, s_src) = if tensor_left {
         (Src::Arg(0), Src::Arg(1))
@@ -173,14 +162,11 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     )
 }
 
-/// `torch.add(a, b)` etc.: two positional tensors, no options.
-pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
-    let name: &'static str = match name {
-        "add" => "add",
-        "sub" => "sub",
-        "mul" => "mul",
-        _ => "div",
-    };
+/// `torch.<name>(a, b)` for a row of [`rules::ARITHMETIC`]: two positional tensors, no
+/// options.
+pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = super::function_row(site, ArithOp::named)?;
+    let name = row.name;
     if !site.keywords.is_empty() {
         let names: Vec<&str> = site.keywords.iter().map(|k| k.name.as_str()).collect();
         return Err(reject(
@@ -215,19 +201,9 @@ pub fn plan_function(site: &ClaimSite, name: &str) -> Result<Plan, NoPlan> {
         rule,
         r,
         Op::Binary {
-            f: binary_entry(name),
+            f: row.tensors,
             a: Src::Arg(0),
             b: Src::Arg(1),
         },
     )
-}
-
-/// The runtime entry point of a tensor-tensor elementwise name (`add`, `sub`, `mul`, `div`).
-fn binary_entry(name: &str) -> Rt {
-    match name {
-        "add" => Rt::Add,
-        "sub" => Rt::Sub,
-        "mul" => Rt::Mul,
-        _ => Rt::Div,
-    }
 }

@@ -272,6 +272,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             ));
         }
     }
+    for a in crate::rules::ARITHMETIC {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.{}", a.name),
+            format!("arithmetic table: torch.{}", a.name),
+            binops::plan_function,
+        ));
+    }
     for c in crate::rules::CLAMPS {
         both_spellings(
             &mut out,
@@ -346,10 +354,6 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "torch.nn.functional.relu" => activations::plan_f_relu,
         "torch.nn.functional.gelu" => activations::plan_gelu,
         "torch.matmul" => binops::plan_matmul_call,
-        "torch.add" => |s| binops::plan_function(s, "add"),
-        "torch.sub" => |s| binops::plan_function(s, "sub"),
-        "torch.mul" => |s| binops::plan_function(s, "mul"),
-        "torch.div" => |s| binops::plan_function(s, "div"),
     );
     rows!(out, MethodCall:
         "matmul" => binops::plan_matmul_method,

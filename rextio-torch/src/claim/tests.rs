@@ -2075,3 +2075,42 @@ fn every_elementwise_table_row_is_claimed_in_its_spellings_with_a_documented_rul
         }
     }
 }
+
+#[test]
+fn every_arithmetic_row_runs_its_entries_for_each_operand_order() {
+    let entry = |site: &ClaimSite| match super::plan(site) {
+        Ok(plan) => match plan.op {
+            super::Op::Binary { f, .. } | super::Op::Scalar { f, .. } => f,
+            other => panic!("{site:?}: {other:?}"),
+        },
+        Err(e) => panic!("{site:?}: {e:?}"),
+    };
+    let records = crate::rules::records();
+    for a in crate::rules::ARITHMETIC {
+        let binop = |x: Operand, y: Operand| ClaimSite {
+            kind: SiteKind::BinOp,
+            target: a.op.into(),
+            receiver: None,
+            args: vec![x, y],
+            keywords: vec![],
+        };
+        assert_eq!(entry(&binop(t2(), t1())), a.tensors, "t {} t", a.op);
+        assert_eq!(
+            entry(&binop(t2(), flt(2.0))),
+            a.tensor_scalar,
+            "t {} s",
+            a.op
+        );
+        assert_eq!(entry(&binop(int(2), t1())), a.scalar_tensor, "s {} t", a.op);
+        let function = call(&format!("torch.{}", a.name), vec![t1(), t1()], vec![]);
+        assert_eq!(entry(&function), a.tensors, "torch.{}", a.name);
+        for id in [
+            crate::rules::elementwise(a.name, false),
+            crate::rules::elementwise(a.name, true),
+            crate::rules::function_elementwise(a.name),
+            crate::rules::scalar_elementwise(a.name),
+        ] {
+            assert!(records.iter().any(|r| r.id == id), "{id} has no record");
+        }
+    }
+}
