@@ -1,5 +1,5 @@
 """TensorFlow model: parity with eager TF (values, NaN/inf masks, signed zero, dtype, shape,
-device), boundary rejects with the seed's messages, inputs unchanged, output lifetime."""
+device), boundary rejects with the backend's documented messages, inputs unchanged, output lifetime."""
 
 import gc
 
