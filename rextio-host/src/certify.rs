@@ -208,13 +208,7 @@ pub fn certify(
         ..BuildOptions::default()
     };
     let built = project.build(registry, &options)?;
-    let result_path = out_dir.join(format!("{plugin_id}-checker.json"));
-    std::fs::create_dir_all(out_dir).map_err(|source| CertifyError::Io {
-        path: out_dir.to_owned(),
-        source,
-    })?;
-    // A result from an earlier run must never stand in for this one.
-    let _ = std::fs::remove_file(&result_path);
+    create_dir(out_dir)?;
     // The interpreter the build chose; with nothing native, the same resolution the build uses.
     let interpreter = match &built.python {
         Some(d) => d.chosen.executable.clone(),
@@ -226,17 +220,116 @@ pub fn certify(
                 .executable
         }
     };
+    let checked = run_checker(
+        &interpreter,
+        &kit.checker,
+        &project.root().join("src"),
+        &built.python_dir,
+        out_dir,
+        plugin_id,
+    )?;
+    let functions = checked
+        .result
+        .get("functions")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    checked.agrees_with(&functions)?;
+    let rules = rule_evidence(plugin, &built.report, &functions);
+
+    let crate_dir = project.state_dir().join("build").join("crate");
+    let mut sources = BTreeMap::new();
+    for rel in ["Cargo.toml", "src/lib.rs"] {
+        if let Some(d) = file_sha256(&crate_dir.join(rel)) {
+            sources.insert(rel.to_owned(), d);
+        }
+    }
+    let evidence = Evidence {
+        schema_version: SCHEMA_VERSION.to_owned(),
+        plugin: plugin.id().to_owned(),
+        plugin_version: plugin.version().to_owned(),
+        plugin_api_version: plugin.api_version().to_owned(),
+        rules_digest: rules_digest(plugin.rules()),
+        host_platform: host_platform(),
+        rextio_version: env!("CARGO_PKG_VERSION").to_owned(),
+        toolchain: toolchain(&checked.result),
+        pins: pins(plugin),
+        rules,
+        functions,
+        generated_sources_sha256: sources,
+        extension_sha256: built
+            .extension
+            .as_deref()
+            .and_then(file_sha256)
+            .unwrap_or_default(),
+        platforms: plugin.platforms(),
+    };
+    let artifact = write_evidence(&evidence, out_dir, evidence_root)?;
+    Ok((evidence, artifact))
+}
+
+fn create_dir(dir: &Path) -> Result<(), CertifyError> {
+    std::fs::create_dir_all(dir).map_err(|source| CertifyError::Io {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), CertifyError> {
+    std::fs::write(path, text).map_err(|source| CertifyError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// What a checker run left: its exit status and its result file.
+struct Checked {
+    status: std::process::ExitStatus,
+    result: serde_json::Value,
+}
+
+impl Checked {
+    /// Whether the exit status and the result tell the same story: 1 exactly when some
+    /// function failed.
+    fn agrees_with(&self, functions: &serde_json::Value) -> Result<(), CertifyError> {
+        let any_failed = functions.as_object().is_some_and(|fs| {
+            fs.values()
+                .any(|r| r.get("passed") != Some(&serde_json::Value::Bool(true)))
+        });
+        if (self.status.code() == Some(1)) != any_failed {
+            return Err(CertifyError::Checker(format!(
+                "checker exited with {} but its result {} failures",
+                self.status,
+                if any_failed { "records" } else { "records no" }
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Run the kit's `checker` with `interpreter` on the project's sources (`src`) against the built
+/// package (`python_dir`), with the shared driver on `PYTHONPATH`, and read its result.
+fn run_checker(
+    interpreter: &Path,
+    checker: &str,
+    src: &Path,
+    python_dir: &Path,
+    out_dir: &Path,
+    plugin_id: &str,
+) -> Result<Checked, CertifyError> {
+    let result_path = out_dir.join(format!("{plugin_id}-checker.json"));
+    // A result from an earlier run must never stand in for this one.
+    let _ = std::fs::remove_file(&result_path);
     let library =
         checker_library(&out_dir.join("checker-lib")).map_err(|source| CertifyError::Io {
             path: out_dir.join("checker-lib"),
             source,
         })?;
-    let path = std::env::join_paths([&library, &built.python_dir])
+    let path = std::env::join_paths([library.as_path(), python_dir])
         .map_err(|e| CertifyError::Checker(format!("cannot form PYTHONPATH: {e}")))?;
-    let status = Command::new(&interpreter)
-        .arg(&kit.checker)
+    let status = Command::new(interpreter)
+        .arg(checker)
         .arg(&result_path)
-        .arg(project.root().join("src"))
+        .arg(src)
         .env("PYTHONPATH", path)
         .env("REXTIO_NATIVE_MODE", "native")
         .status()
@@ -247,8 +340,7 @@ pub fn certify(
     // and a result file it may have left behind is not evidence.
     if !matches!(status.code(), Some(0 | 1)) {
         return Err(CertifyError::Checker(format!(
-            "checker '{}' failed ({status})",
-            kit.checker
+            "checker '{checker}' failed ({status})"
         )));
     }
     let text = std::fs::read_to_string(&result_path).map_err(|e| {
@@ -257,18 +349,23 @@ pub fn certify(
             result_path.display()
         ))
     })?;
-    let result: serde_json::Value = serde_json::from_str(&text)
+    let result = serde_json::from_str(&text)
         .map_err(|e| CertifyError::Checker(format!("unreadable result: {e}")))?;
-    let functions = result
-        .get("functions")
-        .cloned()
-        .unwrap_or(serde_json::Value::Null);
+    Ok(Checked { status, result })
+}
 
-    // Map rules to the functions that claim them; a rule passes when it is claimed by at least
-    // one native function and every such function passed.
+/// Each CPU native rule of `plugin` with the functions of `report` that claim it: a rule passes
+/// when at least one native function claims it and every such function passed. Rules that run
+/// only on an accelerator are certified on such a host (`cargo xtask certify --cuda`), not by
+/// the kit.
+fn rule_evidence(
+    plugin: &dyn rextio_plugin_api::Plugin,
+    report: &crate::report::BuildReport,
+    functions: &serde_json::Value,
+) -> Vec<RuleEvidence> {
     let mut claimed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut native_fns = BTreeSet::new();
-    for m in &built.report.modules {
+    for m in &report.modules {
         for f in &m.functions {
             let name = f.qualname.clone();
             if matches!(f.route, crate::analysis::Route::Native(_)) {
@@ -290,9 +387,7 @@ pub fn certify(
                 .and_then(serde_json::Value::as_bool)
                 == Some(true)
     };
-    // Rules that run only on an accelerator are certified on such a host (`cargo xtask certify
-    // --cuda`), not by this kit.
-    let rules: Vec<RuleEvidence> = plugin
+    plugin
         .rules()
         .iter()
         .filter(|r| r.outcome == RuleOutcome::Native && plugin.rule_device(&r.id).is_none())
@@ -304,18 +399,11 @@ pub fn certify(
                 functions: fns,
             }
         })
-        .collect();
-    let any_failed = functions.as_object().is_some_and(|fs| {
-        fs.values()
-            .any(|r| r.get("passed") != Some(&serde_json::Value::Bool(true)))
-    });
-    if (status.code() == Some(1)) != any_failed {
-        return Err(CertifyError::Checker(format!(
-            "checker exited with {status} but its result {} failures",
-            if any_failed { "records" } else { "records no" }
-        )));
-    }
+        .collect()
+}
 
+/// The toolchain that built the extension, and the runtime the checker reported.
+fn toolchain(result: &serde_json::Value) -> BTreeMap<String, String> {
     let mut toolchain = BTreeMap::new();
     toolchain.insert("rustc".to_owned(), version_of("rustc", "-V"));
     toolchain.insert("cargo".to_owned(), version_of("cargo", "-V"));
@@ -324,6 +412,12 @@ pub fn certify(
             toolchain.insert(k.clone(), v.as_str().unwrap_or_default().to_owned());
         }
     }
+    toolchain
+}
+
+/// The crates the generated extension pinned: PyO3, the plugin's runtime crate and its support
+/// crates (an embedded crate by the digest of its sources).
+fn pins(plugin: &dyn rextio_plugin_api::Plugin) -> BTreeMap<String, String> {
     let mut pins = BTreeMap::new();
     pins.insert("pyo3".to_owned(), crate::emit::pyo3_pin());
     for dep in plugin
@@ -347,51 +441,27 @@ pub fn certify(
         };
         pins.insert(dep.name.clone(), pin);
     }
-    let crate_dir = project.state_dir().join("build").join("crate");
-    let mut sources = BTreeMap::new();
-    for rel in ["Cargo.toml", "src/lib.rs"] {
-        if let Some(d) = file_sha256(&crate_dir.join(rel)) {
-            sources.insert(rel.to_owned(), d);
-        }
-    }
-    let evidence = Evidence {
-        schema_version: SCHEMA_VERSION.to_owned(),
-        plugin: plugin.id().to_owned(),
-        plugin_version: plugin.version().to_owned(),
-        plugin_api_version: plugin.api_version().to_owned(),
-        rules_digest: rules_digest(plugin.rules()),
-        host_platform: host_platform(),
-        rextio_version: env!("CARGO_PKG_VERSION").to_owned(),
-        toolchain,
-        pins,
-        rules,
-        functions,
-        generated_sources_sha256: sources,
-        extension_sha256: built
-            .extension
-            .as_deref()
-            .and_then(file_sha256)
-            .unwrap_or_default(),
-        platforms: plugin.platforms(),
-    };
-    let text = serde_json::to_string_pretty(&evidence)
-        .map_err(|e| CertifyError::Checker(e.to_string()))?;
-    let artifact = out_dir.join(format!("{plugin_id}-{}.json", host_platform()));
-    std::fs::write(&artifact, &text).map_err(|source| CertifyError::Io {
-        path: artifact.clone(),
-        source,
-    })?;
-    // Installed where the host reads it; only rules that passed become `verified`.
-    let installed = evidence_path(evidence_root, plugin_id, &host_platform());
+    pins
+}
+
+/// Write `evidence` to `out_dir` (returned) and install it where the host reads it; only rules
+/// that passed become `verified`.
+fn write_evidence(
+    evidence: &Evidence,
+    out_dir: &Path,
+    evidence_root: &Path,
+) -> Result<PathBuf, CertifyError> {
+    let text =
+        serde_json::to_string_pretty(evidence).map_err(|e| CertifyError::Checker(e.to_string()))?;
+    let artifact = out_dir.join(format!(
+        "{}-{}.json",
+        evidence.plugin, evidence.host_platform
+    ));
+    write_file(&artifact, &text)?;
+    let installed = evidence_path(evidence_root, &evidence.plugin, &evidence.host_platform);
     if let Some(parent) = installed.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| CertifyError::Io {
-            path: parent.to_owned(),
-            source,
-        })?;
+        create_dir(parent)?;
     }
-    std::fs::write(&installed, &text).map_err(|source| CertifyError::Io {
-        path: installed.clone(),
-        source,
-    })?;
-    Ok((evidence, artifact))
+    write_file(&installed, &text)?;
+    Ok(artifact)
 }
