@@ -492,6 +492,70 @@ pub(super) fn method_items(
         call_check,
         admit: admit.clone(),
     };
+    let reader_item = reader_items(&mut reader, ir, m, index)?;
+
+    // The boundary: read the state (or run the original), convert the inputs, run the body.
+    let lx = reader.lx;
+    let stats = format_ident!("__RX_STATS_{}", index);
+    let stats_ty = rt("MethodStats");
+    let warn: Vec<_> = support.warn_categories.iter().map(|c| str_lit(c)).collect();
+    let fallback = |why: TokenStream| {
+        quote! {
+            return #stats.fallback(__rx_py, #why, &[#(#warn),*], __rx_orig, __rx_original_args(__rx_py)?)
+        }
+    };
+    let state = local_ident(&ir.params[0].name);
+    // The original runs, for the reason in `__rx_why`.
+    let to_original = fallback(quote!(__rx_why));
+    let no_dict = "state: the instance has no instance dictionary";
+    let (params, converts, originals) = input_conversions(lx, ir, &admit, &fallback)?;
+    let (read_state, read_state_call) = state_read(&support, index, no_dict)?;
+    let guard_names: Vec<Ident> = (0..guards.len())
+        .map(|i| format_ident!("__rx_guard_{}", i))
+        .collect();
+    let pyname = str_lit(&ir.name);
+    let qualname = str_lit(&ir.qualname);
+    let class = str_lit(&m.class_qualname);
+    let py_fn = format_ident!("__rx_fn_{}", index);
+    let boundary = quote! {
+        static #stats: #stats_ty = #stats_ty::new(#qualname, #class);
+
+        #[::pyo3::pyfunction]
+        #[pyo3(name = #pyname)]
+        fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+            // The original's arguments, built only when the original runs.
+            let __rx_original_args = |__rx_py: ::pyo3::Python<'py>| -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
+            };
+            let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
+            #read_state
+            let #state = match #read_state_call? {
+                ::std::result::Result::Ok(__rx_state) => __rx_state,
+                ::std::result::Result::Err(__rx_why) => { #to_original; }
+            };
+            #(#converts)*
+            #stats.native();
+            let __rx_out = {
+                #(let #guard_names = #guards;)*
+                #call
+            }?;
+            let __rx_result = #wrap;
+            drop(__rx_keep);
+            __rx_result
+        }
+    };
+    Ok((reader_item, boundary, stats))
+}
+
+/// The method's readers: `__rx_read_<index>` (the full read of the live instance) and, for a
+/// plugin with traced checks, `__rx_fast_<index>` (the values a kept read recorded).
+fn reader_items(
+    reader: &mut Reader<'_, '_>,
+    ir: &FnIr,
+    m: &MethodIr,
+    index: usize,
+) -> LResult<TokenStream> {
+    let support = reader.support;
     let ops = reader.ops(&m.reads)?;
     let state_ty = reader.lx.rust_type(&ValueType::Tuple(m.slots.clone()))?;
     let slots: Vec<Ident> = (0..m.slots.len()).map(slot).collect();
@@ -536,30 +600,22 @@ pub(super) fn method_items(
     } else {
         TokenStream::new()
     };
-    let reader_item = quote! {
+    Ok(quote! {
         #reader_item
         #fast_item
-    };
+    })
+}
 
-    // The boundary: read the state (or run the original), convert the inputs, run the body.
-    let lx = reader.lx;
-    let stats = format_ident!("__RX_STATS_{}", index);
-    let stats_ty = rt("MethodStats");
-    let warn: Vec<_> = support.warn_categories.iter().map(|c| str_lit(c)).collect();
-    let fallback = |why: TokenStream| {
-        quote! {
-            return #stats.fallback(__rx_py, #why, &[#(#warn),*], __rx_orig, __rx_original_args(__rx_py)?)
-        }
-    };
-    let state = local_ident(&ir.params[0].name);
-    // The original runs, for the reason in `__rx_why`.
-    let to_original = fallback(quote!(__rx_why));
-    let no_dict = "state: the instance has no instance dictionary";
-    let tape = format_ident!("__RX_TAPE_{}", index);
-    let tape_ty = rt("LookupTape");
-    let global_check: syn::Path =
-        parse("module global check", &support.global_check_fn).map_err(fail)?;
-    let stores = interned_stores(&support);
+/// The boundary's parameters (`py`, the original, `self`, then one Python object per input),
+/// the conversion of each input (an input the compiled types refuse runs the original, through
+/// `fallback`), and the original's arguments.
+#[allow(clippy::type_complexity)]
+fn input_conversions(
+    lx: &mut Lx<'_>,
+    ir: &FnIr,
+    admit: &syn::Path,
+    fallback: &dyn Fn(TokenStream) -> TokenStream,
+) -> LResult<(Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>)> {
     let mut params = vec![
         quote!(__rx_py: ::pyo3::Python<'py>),
         quote!(__rx_orig: &::pyo3::Bound<'py, ::pyo3::PyAny>),
@@ -611,6 +667,24 @@ pub(super) fn method_items(
             }
         }
     }
+    Ok((params, converts, originals))
+}
+
+/// The statics of the state read and the expression that reads it: through the memo when the
+/// plugin traces its checks, else the full read (each through the method's lookup tape).
+fn state_read(
+    support: &ModuleSupport,
+    index: usize,
+    no_dict: &str,
+) -> LResult<(TokenStream, TokenStream)> {
+    let read_fn = format_ident!("__rx_read_{}", index);
+    let fast_fn = format_ident!("__rx_fast_{}", index);
+    let mv = rt("ModView");
+    let tape = format_ident!("__RX_TAPE_{}", index);
+    let tape_ty = rt("LookupTape");
+    let global_check: syn::Path =
+        parse("module global check", &support.global_check_fn).map_err(fail)?;
+    let stores = interned_stores(support);
     // The full read: every lookup goes through the method's tape (answered without hashing
     // while the dictionaries are unchanged since the last call).
     let full_read = quote! {
@@ -649,39 +723,5 @@ pub(super) fn method_items(
             quote!((#full_read)(&mut __rx_keep)),
         )
     };
-    let guard_names: Vec<Ident> = (0..guards.len())
-        .map(|i| format_ident!("__rx_guard_{}", i))
-        .collect();
-    let pyname = str_lit(&ir.name);
-    let qualname = str_lit(&ir.qualname);
-    let class = str_lit(&m.class_qualname);
-    let py_fn = format_ident!("__rx_fn_{}", index);
-    let boundary = quote! {
-        static #stats: #stats_ty = #stats_ty::new(#qualname, #class);
-
-        #[::pyo3::pyfunction]
-        #[pyo3(name = #pyname)]
-        fn #py_fn<'py>(#(#params),*) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
-            // The original's arguments, built only when the original runs.
-            let __rx_original_args = |__rx_py: ::pyo3::Python<'py>| -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
-                ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
-            };
-            let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
-            #read_state
-            let #state = match #read_state_call? {
-                ::std::result::Result::Ok(__rx_state) => __rx_state,
-                ::std::result::Result::Err(__rx_why) => { #to_original; }
-            };
-            #(#converts)*
-            #stats.native();
-            let __rx_out = {
-                #(let #guard_names = #guards;)*
-                #call
-            }?;
-            let __rx_result = #wrap;
-            drop(__rx_keep);
-            __rx_result
-        }
-    };
-    Ok((reader_item, boundary, stats))
+    Ok((read_state, read_state_call))
 }
