@@ -255,6 +255,96 @@ pub mod testing {
             .map_err(|e| format!("{e}: {}", lowered.expr))?;
         Ok(compact(&lowered.expr))
     }
+
+    /// A backend's own forms, for [`backend_invariants`].
+    pub struct Forms<'a> {
+        /// CPU sites it claims.
+        pub cpu: &'a [ClaimSite],
+        /// Sites of its device lane it claims (empty without one).
+        pub device: &'a [ClaimSite],
+        /// Sites it refuses with a diagnostic.
+        pub rejected: &'a [ClaimSite],
+        /// Decorators it takes (`Plugin::native_decorator`'s path and whether it is called).
+        pub decorators: &'a [(&'a str, bool)],
+        /// A value type of its device lane and the codes the lane refuses with, if it has one.
+        pub device_lane: Option<(crate::types::ValueType, &'a [&'a str])>,
+    }
+
+    /// What every backend promises about its claims, checked over its own forms; one line per
+    /// broken promise, none when it keeps them all:
+    /// - each accepted site and decorator is taken, and every native rule by at least one of
+    ///   them;
+    /// - a CPU form never claims a device rule, and a device form claims only device rules;
+    /// - each refused site is refused with a code the backend explains (`rextio explain`);
+    /// - a CPU form given a device-lane value inside a tuple operand reaches the device lane
+    ///   (refused with one of its codes), so no CPU rule sees a device value, however nested.
+    pub fn backend_invariants(
+        plugin: &dyn crate::plugin::Plugin,
+        forms: &Forms<'_>,
+    ) -> Vec<String> {
+        use crate::site::Operand;
+        use crate::types::ValueType;
+        let mut out = Vec::new();
+        let claimed_rule = |site: &ClaimSite| match plugin.claim(site) {
+            ClaimOutcome::Claimed { rule_id, .. } => Ok(rule_id),
+            other => Err(other),
+        };
+        for (sites, device) in [(forms.cpu, false), (forms.device, true)] {
+            for site in sites {
+                match claimed_rule(site) {
+                    Ok(rule) if plugin.rule_device(&rule).is_some() != device => out.push(format!(
+                        "{} form {site:?} claims {} rule {rule}",
+                        if device { "a device" } else { "a CPU" },
+                        if device { "the CPU" } else { "the device" },
+                    )),
+                    Ok(_) => {}
+                    Err(other) => out.push(format!("accepted form {site:?} is {other:?}")),
+                }
+            }
+        }
+        let mut decorated = Vec::new();
+        for &(path, called) in forms.decorators {
+            match plugin.native_decorator(path, called) {
+                Some(rule) => decorated.push(rule),
+                None => out.push(format!(
+                    "accepted decorator {path} (called: {called}) is refused"
+                )),
+            }
+        }
+        let all: Vec<ClaimSite> = forms.cpu.iter().chain(forms.device).cloned().collect();
+        for rule in crate::validate::rules_without_accepted_form(plugin, plugin.rules(), &all) {
+            if !decorated.contains(&rule) {
+                out.push(format!("native rule {rule} has no accepted form"));
+            }
+        }
+        let explained = |code: &str| plugin.diagnostic_codes().iter().any(|c| c.code == code);
+        for site in forms.rejected {
+            match plugin.claim(site) {
+                ClaimOutcome::Rejected(d) if explained(&d.code) => {}
+                ClaimOutcome::Rejected(d) => out.push(format!(
+                    "{site:?} is refused with {}, which has no explanation",
+                    d.code
+                )),
+                other => out.push(format!("refused form {site:?} is {other:?}")),
+            }
+        }
+        if let Some((value, codes)) = &forms.device_lane {
+            for site in forms.cpu {
+                let mut nested = site.clone();
+                nested.args.push(Operand::typed(ValueType::Tuple(vec![
+                    ValueType::Int,
+                    value.clone(),
+                ])));
+                match plugin.claim(&nested) {
+                    ClaimOutcome::Rejected(d) if codes.contains(&d.code.as_str()) => {}
+                    other => out.push(format!(
+                        "{site:?} with a device value inside a tuple operand is {other:?}, not the device lane's refusal"
+                    )),
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -384,24 +384,6 @@ fn accepted_forms() {
     }
 }
 
-#[test]
-fn every_native_rule_has_an_accepted_form() {
-    let sites: Vec<ClaimSite> = accepted()
-        .into_iter()
-        .chain(cuda_accepted())
-        .map(|(s, _)| s)
-        .collect();
-    for s in &sites {
-        assert!(matches!(claim(s), ClaimOutcome::Claimed { .. }), "{s:?}");
-    }
-    let missing = rextio_plugin_api::rules_without_accepted_form(
-        &crate::TensorflowPlugin::new(),
-        &crate::rules::records(),
-        &sites,
-    );
-    assert!(missing.is_empty(), "no accepted form for {missing:?}");
-}
-
 /// The documented "rejected / not covered" lists and the static preconditions, as data.
 fn rejected() -> Vec<(ClaimSite, &'static str)> {
     vec![
@@ -1242,12 +1224,29 @@ fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
 }
 
 #[test]
-fn cpu_forms_never_claim_cuda_rules() {
-    for (site, _) in accepted() {
-        if let ClaimOutcome::Claimed { rule_id, .. } = claim(&site) {
-            assert!(!super::is_cuda_rule(&rule_id), "{site:?}");
-        }
-    }
+fn the_backend_keeps_every_backend_invariant() {
+    let sites = |forms: Vec<(ClaimSite, &'static str)>| -> Vec<ClaimSite> {
+        forms.into_iter().map(|(s, _)| s).collect()
+    };
+    let refused: Vec<ClaimSite> = rejected()
+        .into_iter()
+        .filter(|(_, want)| want.starts_with("RXTP"))
+        .map(|(s, _)| s)
+        .collect();
+    let violations = rextio_plugin_api::kit::testing::backend_invariants(
+        &crate::TensorflowPlugin::new(),
+        &rextio_plugin_api::kit::testing::Forms {
+            cpu: &sites(accepted()),
+            device: &sites(cuda_accepted()),
+            rejected: &refused,
+            decorators: &[],
+            device_lane: Some((
+                crate::types::F32_GPU0.ty(2).unwrap(),
+                &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
+            )),
+        },
+    );
+    assert!(violations.is_empty(), "{violations:#?}");
 }
 
 #[test]

@@ -890,10 +890,10 @@ fn accepted_forms() {
     }
 }
 
-#[test]
-fn rejected_and_uncovered_forms() {
+/// The documented "rejected / not covered" forms, with the code or outcome each gets.
+fn rejected() -> Vec<(ClaimSite, &'static str)> {
     let f = |s: &str| format!("torch.nn.functional.{s}");
-    let table: Vec<(ClaimSite, &str)> = vec![
+    vec![
         // linear
         (
             call(&f("linear"), vec![t1(), t2(), t1()], vec![]),
@@ -1520,8 +1520,12 @@ fn rejected_and_uncovered_forms() {
             call("builtins.len", vec![t2(), t2()], vec![]),
             "not-covered",
         ),
-    ];
-    for (site, want) in table {
+    ]
+}
+
+#[test]
+fn rejected_and_uncovered_forms() {
+    for (site, want) in rejected() {
         let got = outcome(&site);
         let want = if want.starts_with("RXTP") {
             format!("rejected {want}")
@@ -1715,35 +1719,29 @@ fn everything_else_on_cuda_is_rejected_never_claimed_as_cpu() {
 }
 
 #[test]
-fn cpu_forms_never_claim_cuda_rules() {
-    for (site, _) in accepted() {
-        if let ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } = claim(&site)
-        {
-            assert!(!super::is_cuda_rule(&rule_id), "{site:?}");
-            assert!(!result_type.to_string().contains("cuda"), "{site:?}");
-        }
-    }
-}
-
-#[test]
-fn every_native_rule_has_an_accepted_form() {
-    let sites: Vec<ClaimSite> = accepted()
+fn the_backend_keeps_every_backend_invariant() {
+    let sites = |forms: Vec<(ClaimSite, &'static str)>| -> Vec<ClaimSite> {
+        forms.into_iter().map(|(s, _)| s).collect()
+    };
+    let refused: Vec<ClaimSite> = rejected()
         .into_iter()
-        .chain(cuda_accepted())
+        .filter(|(_, want)| want.starts_with("RXTP"))
         .map(|(s, _)| s)
         .collect();
-    for s in &sites {
-        assert!(matches!(claim(s), ClaimOutcome::Claimed { .. }), "{s:?}");
-    }
-    let missing = rextio_plugin_api::rules_without_accepted_form(
+    let violations = rextio_plugin_api::kit::testing::backend_invariants(
         &crate::TorchPlugin::new(),
-        &crate::rules::records(),
-        &sites,
+        &rextio_plugin_api::kit::testing::Forms {
+            cpu: &sites(accepted()),
+            device: &sites(cuda_accepted()),
+            rejected: &refused,
+            decorators: &[("torch.no_grad", true), ("torch.inference_mode", false)],
+            device_lane: Some((
+                crate::types::F32_CUDA0.ty(2).unwrap(),
+                &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
+            )),
+        },
     );
-    assert!(missing.is_empty(), "no accepted form for {missing:?}");
+    assert!(violations.is_empty(), "{violations:#?}");
 }
 
 #[test]

@@ -162,4 +162,25 @@ mod tests {
         let wrong = site("mathx.triple", vec![Operand::literal(Literal::Float(1.0))]);
         assert!(matches!(p.claim(&wrong), ClaimOutcome::Rejected(_)));
     }
+
+    /// The promises every backend keeps (the same check the first-party backends run).
+    #[test]
+    fn the_plugin_keeps_every_backend_invariant() {
+        let int = || Operand::typed(ValueType::Int);
+        let float = || Operand::typed(ValueType::Float);
+        let violations = testing::backend_invariants(
+            &ExamplePlugin::default(),
+            &testing::Forms {
+                cpu: &[
+                    site("mathx.triple", vec![int()]),
+                    site("mathx.fma", vec![float(), float(), float()]),
+                ],
+                device: &[],
+                rejected: &[site("mathx.fma", vec![int()])],
+                decorators: &[],
+                device_lane: None,
+            },
+        );
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
 }
