@@ -256,6 +256,19 @@ pub mod testing {
         Ok(compact(&lowered.expr))
     }
 
+    /// The sites of a test table whose rows are (site, expected outcome).
+    pub fn sites(rows: Vec<(ClaimSite, &str)>) -> Vec<ClaimSite> {
+        rows.into_iter().map(|(s, _)| s).collect()
+    }
+
+    /// The sites of the rows whose expected outcome is a plugin code (refused, not uncovered).
+    pub fn refused(rows: Vec<(ClaimSite, &str)>) -> Vec<ClaimSite> {
+        rows.into_iter()
+            .filter(|(_, want)| crate::diagnostic::is_plugin_code(want))
+            .map(|(s, _)| s)
+            .collect()
+    }
+
     /// A backend's own forms, for [`backend_invariants`].
     pub struct Forms<'a> {
         /// CPU sites it claims.
