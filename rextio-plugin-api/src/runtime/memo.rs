@@ -183,6 +183,30 @@ unsafe fn raw_tag(dict: *mut pyo3::ffi::PyObject) -> u64 {
     unsafe { dict.cast::<u8>().add(at).cast::<u64>().read_unaligned() }
 }
 
+extern "C" {
+    /// CPython's own slot lookup for an object's instance dictionary (3.11 and 3.12 export it;
+    /// pyo3-ffi leaves private functions out). A dictionary kept in the object's values is made
+    /// into a real one first, as `PyObject_GenericGetDict` does; NULL when the type has none.
+    fn _PyObject_GetDictPtr(obj: *mut pyo3::ffi::PyObject) -> *mut *mut pyo3::ffi::PyObject;
+}
+
+/// The address of `obj`'s instance dictionary, 0 when it has none: what
+/// [`super::modules::instance_dict`] finds, without a new reference or a type check (a fact
+/// compares it with the address a full read recorded).
+///
+/// # Safety
+/// `obj` is a live object and the GIL is held.
+unsafe fn instance_dict_address(obj: *mut pyo3::ffi::PyObject) -> usize {
+    // SAFETY: per the contract.
+    let slot = unsafe { _PyObject_GetDictPtr(obj) };
+    if slot.is_null() {
+        0
+    } else {
+        // SAFETY: a non-null slot of a live object holds its dictionary or NULL.
+        (unsafe { *slot }) as usize
+    }
+}
+
 /// Whether this interpreter's dictionary version tags change on every modification and are
 /// new for every dictionary: CPython 3.11 and 3.12. 3.13 changed how instance dictionaries
 /// share storage with their objects and 3.14 dropped the tag, so there nothing is replayed.
@@ -307,7 +331,6 @@ struct Kept {
 impl Kept {
     /// Whether every fact still holds for a call on `receiver`, checked in recording order.
     fn holds(&self, receiver: &Bound<'_, PyAny>) -> bool {
-        let py = receiver.py();
         for fact in &self.facts {
             let ok = match *fact {
                 Fact::Receiver(p) => receiver.as_ptr() as usize == p,
@@ -318,14 +341,11 @@ impl Kept {
                 // still there. Tags were trusted when the facts were recorded.
                 Fact::Dict { dict, tag } => (unsafe { raw_tag(dict as *mut _) }) == tag,
                 Fact::InstanceDict { obj, dict } => {
-                    let o =
-                        unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) };
-                    super::modules::instance_dict(&o).is_some_and(|d| d.as_ptr() as usize == dict)
+                    (unsafe { instance_dict_address(obj as *mut pyo3::ffi::PyObject) }) == dict
                 }
                 Fact::Class { obj, class } => {
-                    let o =
-                        unsafe { Bound::from_borrowed_ptr(py, obj as *mut pyo3::ffi::PyObject) };
-                    o.get_type().as_ptr() as usize == class
+                    (unsafe { pyo3::ffi::Py_TYPE(obj as *mut pyo3::ffi::PyObject) }) as usize
+                        == class
                 }
             };
             if !ok {
@@ -394,6 +414,9 @@ impl StateMemo {
         });
         if let Some(i) = found {
             if let Some(k) = ways.kept[i].as_ref().filter(|k| k.holds(receiver)) {
+                // Each recorded value is kept alive for the call: one allocation, not a growing
+                // vector's several.
+                keep.reserve(k.slots.len());
                 let mut values = Values {
                     py,
                     slots: &k.slots,
