@@ -479,12 +479,45 @@ pub enum QuerySite {
     Call(&'static str),
 }
 
+/// What a shape query of [`QUERIES`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Query {
+    /// The size of one static dim (`t.size(d)`).
+    SizeDim,
+    /// Every size, as a tuple (`t.size()`).
+    SizeTuple,
+    /// Every size, as a tuple (`t.shape`).
+    Shape,
+    /// The rank (`t.dim()`).
+    Dim,
+    /// The rank (`t.ndim`).
+    Ndim,
+    /// The number of elements.
+    Numel,
+    /// The size of dim 0 (`len(t)`).
+    Len,
+}
+
+impl QuerySite {
+    /// Whether `site` is written this way.
+    pub fn spells(&self, site: &rextio_plugin_api::ClaimSite) -> bool {
+        use rextio_plugin_api::SiteKind;
+        match *self {
+            QuerySite::Method(m) => site.kind == SiteKind::MethodCall && site.target == m,
+            QuerySite::Attribute(a) => site.kind == SiteKind::Attribute && site.target == a,
+            QuerySite::Call(c) => site.kind == SiteKind::Call && site.target == c,
+        }
+    }
+}
+
 /// One shape query of any rextio-torch tensor, an exact int or tuple of ints read from the
 /// tensor's static rank and run-time sizes: the spellings that claim it and its documented rule.
 /// Rows may share a spelling (`t.size()` and `t.size(d)`); the planner of that spelling picks
 /// the row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueryOp {
+    /// What it answers.
+    pub query: Query,
     /// Its spellings.
     pub sites: &'static [QuerySite],
     /// Its rule, documented.
@@ -494,6 +527,7 @@ pub struct QueryOp {
 /// The shape-query table, in documentation order.
 pub const QUERIES: &[QueryOp] = &[
     QueryOp {
+        query: Query::SizeDim,
         sites: &[QuerySite::Method("size")],
         doc: RuleDoc {
             id: SIZE_DIM,
@@ -503,6 +537,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::SizeTuple,
         sites: &[QuerySite::Method("size")],
         doc: RuleDoc {
             id: SIZE_TUPLE,
@@ -512,6 +547,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::Shape,
         sites: &[QuerySite::Attribute("shape")],
         doc: RuleDoc {
             id: SHAPE_ATTR,
@@ -521,6 +557,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::Dim,
         sites: &[QuerySite::Method("dim"), QuerySite::Method("ndimension")],
         doc: RuleDoc {
             id: DIM,
@@ -530,6 +567,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::Ndim,
         sites: &[QuerySite::Attribute("ndim")],
         doc: RuleDoc {
             id: NDIM_ATTR,
@@ -539,6 +577,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::Numel,
         sites: &[QuerySite::Method("numel")],
         doc: RuleDoc {
             id: NUMEL,
@@ -548,6 +587,7 @@ pub const QUERIES: &[QueryOp] = &[
         },
     },
     QueryOp {
+        query: Query::Len,
         sites: &[QuerySite::Call("builtins.len")],
         doc: RuleDoc {
             id: LEN,

@@ -8,9 +8,9 @@ use super::{
 };
 use crate::codes;
 use crate::entry::Rt;
-use crate::rules::{self, Layout, LayoutOp};
+use crate::rules::{self, Layout, LayoutOp, Query};
 use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, SiteKind, ValueType};
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Operand, ValueType};
 
 /// The static rank of any tensor of ours (float32, bool or int64), if it is one.
 fn any_rank(op: &Operand) -> Option<u8> {
@@ -52,15 +52,22 @@ fn ranked(site: &ClaimSite, what: &str) -> Result<u8, NoPlan> {
     any_rank(recv).ok_or_else(|| query_form(what, format!("on {} is not lowered", describe(recv))))
 }
 
-/// A spelling of the shape-query table ([`rules::QUERIES`]), by its kind and target.
+/// A spelling of the shape-query table ([`rules::QUERIES`]): the first row it spells says what
+/// it answers (the two rows spelled `t.size` are told apart by their arguments).
 pub fn plan_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    match (site.kind, site.target.as_str()) {
-        (SiteKind::Call, "builtins.len") => plan_len(site),
-        (SiteKind::MethodCall, "size") => plan_size(site),
-        (SiteKind::MethodCall, "dim" | "ndimension") => plan_dim_query(site),
-        (SiteKind::MethodCall, "numel") => plan_numel(site),
-        (SiteKind::Attribute, _) => plan_attribute(site),
-        _ => Err(ClaimOutcome::NotCovered),
+    let Some(row) = rules::QUERIES
+        .iter()
+        .find(|q| q.sites.iter().any(|s| s.spells(site)))
+    else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    match row.query {
+        Query::Len => plan_len(site),
+        Query::SizeDim | Query::SizeTuple => plan_size(site),
+        Query::Dim => plan_dim_query(site),
+        Query::Numel => plan_numel(site),
+        Query::Ndim => plan_ndim(site),
+        Query::Shape => plan_shape(site),
     }
 }
 
@@ -143,26 +150,30 @@ fn plan_numel(site: &ClaimSite) -> Result<Plan, NoPlan> {
     )
 }
 
-/// Attribute reads: `t.T`, `t.ndim`, `t.shape`.
+/// `t.ndim`.
+fn plan_ndim(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    ranked(site, ".ndim")?;
+    int_plan(
+        rules::NDIM_ATTR,
+        ValueType::Int,
+        Rt::Ndim,
+        vec![Arg::Tensor(Src::Recv)],
+    )
+}
+
+/// `t.shape`.
+fn plan_shape(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let r = ranked(site, ".shape")?;
+    let (ty, f) = shape_tuple(r);
+    int_plan(rules::SHAPE_ATTR, ty, f, vec![Arg::Tensor(Src::Recv)])
+}
+
+/// Attribute reads other than the shape queries: `t.T`, and any other attribute refused.
 pub fn plan_attribute(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let Some(recv) = &site.receiver else {
         return Err(ClaimOutcome::NotCovered);
     };
     match site.target.as_str() {
-        "ndim" => {
-            ranked(site, ".ndim")?;
-            int_plan(
-                rules::NDIM_ATTR,
-                ValueType::Int,
-                Rt::Ndim,
-                vec![Arg::Tensor(Src::Recv)],
-            )
-        }
-        "shape" => {
-            let r = ranked(site, ".shape")?;
-            let (ty, f) = shape_tuple(r);
-            int_plan(rules::SHAPE_ATTR, ty, f, vec![Arg::Tensor(Src::Recv)])
-        }
         "T" => {
             let r = f32_rank(recv, ".T")?;
             if r != 2 {
