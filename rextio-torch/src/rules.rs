@@ -499,14 +499,20 @@ pub enum Query {
 }
 
 impl QuerySite {
-    /// Whether `site` is written this way.
-    pub fn spells(&self, site: &rextio_plugin_api::ClaimSite) -> bool {
+    /// The site kind and target of this spelling.
+    pub fn route(self) -> (rextio_plugin_api::SiteKind, &'static str) {
         use rextio_plugin_api::SiteKind;
-        match *self {
-            QuerySite::Method(m) => site.kind == SiteKind::MethodCall && site.target == m,
-            QuerySite::Attribute(a) => site.kind == SiteKind::Attribute && site.target == a,
-            QuerySite::Call(c) => site.kind == SiteKind::Call && site.target == c,
+        match self {
+            QuerySite::Method(m) => (SiteKind::MethodCall, m),
+            QuerySite::Attribute(a) => (SiteKind::Attribute, a),
+            QuerySite::Call(c) => (SiteKind::Call, c),
         }
+    }
+
+    /// Whether `site` is written this way.
+    pub fn spells(self, site: &rextio_plugin_api::ClaimSite) -> bool {
+        let (kind, target) = self.route();
+        site.kind == kind && site.target == target
     }
 }
 

@@ -325,12 +325,7 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         }
     }
     for site in spelled {
-        use crate::rules::QuerySite;
-        let (kind, target) = match site {
-            QuerySite::Method(m) => (SiteKind::MethodCall, m),
-            QuerySite::Attribute(a) => (SiteKind::Attribute, a),
-            QuerySite::Call(c) => (SiteKind::Call, c),
-        };
+        let (kind, target) = site.route();
         out.push(Route::new(
             kind,
             target,
