@@ -925,6 +925,117 @@ pub fn like(name: &str) -> String {
     format!("rextio-torch/{}-f32-cpu-rank1-2", name.replace('_', "-"))
 }
 
+/// What a functional activation of [`FUNCTIONAL`] is (its planner reads its parameters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Functional {
+    /// `F.relu(t[, inplace=False])`.
+    Relu,
+    /// Exact `F.gelu(t[, approximate="none"])`.
+    Gelu,
+    /// `F.silu(t[, inplace=False])`.
+    Silu,
+    /// `F.leaky_relu(t[, negative_slope][, inplace=False])`.
+    LeakyRelu,
+    /// `F.elu(t[, alpha=1.0][, inplace=False])`.
+    Elu,
+    /// `F.softplus(t[, beta=1][, threshold=20])`.
+    Softplus,
+}
+
+/// One activation claimed as `torch.nn.functional.<name>(t, ...)` on a float32 tensor of rank 1
+/// or 2, with the rules its forms take, documented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionalOp {
+    /// What it is.
+    pub op: Functional,
+    /// The `torch.nn.functional` name.
+    pub name: &'static str,
+    /// Its rules.
+    pub docs: &'static [RuleDoc],
+}
+
+impl FunctionalOp {
+    /// The row named `name`.
+    pub fn named(name: &str) -> Option<&'static FunctionalOp> {
+        FUNCTIONAL.iter().find(|f| f.name == name)
+    }
+}
+
+/// The functional-activation table.
+pub const FUNCTIONAL: &[FunctionalOp] = {
+    const fn doc(id: &'static str, pattern: &'static str, constraint: &'static str) -> RuleDoc {
+        RuleDoc {
+            id,
+            scope: RuleScope::Call,
+            pattern,
+            constraint,
+        }
+    }
+    &[
+        FunctionalOp {
+            op: Functional::Relu,
+            name: "relu",
+            docs: &[doc(
+                F_RELU,
+                "torch.nn.functional.relu(t[, inplace=False])",
+                "one positional tensor; inplace omitted or literal False; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Gelu,
+            name: "gelu",
+            docs: &[doc(
+                GELU,
+                "torch.nn.functional.gelu(t[, approximate=\"none\"])",
+                "one positional tensor; approximate omitted or literal \"none\"; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Silu,
+            name: "silu",
+            docs: &[doc(
+                SILU,
+                "torch.nn.functional.silu(t[, inplace=False])",
+                "one positional tensor; rank 1 or 2; result same rank",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::LeakyRelu,
+            name: "leaky_relu",
+            docs: &[
+                doc(
+                    LEAKY_RELU,
+                    "torch.nn.functional.leaky_relu(t[, 0.01][, inplace=False])",
+                    "negative_slope omitted or the literal 0.01; rank 1 or 2",
+                ),
+                doc(
+                    LEAKY_RELU_SLOPE,
+                    "torch.nn.functional.leaky_relu(t, negative_slope[, inplace=False])",
+                    "negative_slope a Python int or float, literal or parameter; rank 1 or 2",
+                ),
+            ],
+        },
+        FunctionalOp {
+            op: Functional::Elu,
+            name: "elu",
+            docs: &[doc(
+                ELU,
+                "torch.nn.functional.elu(t[, alpha=1.0][, inplace=False])",
+                "alpha omitted or the literal 1.0; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Softplus,
+            name: "softplus",
+            docs: &[doc(
+                SOFTPLUS,
+                "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
+                "beta and threshold omitted or the literal defaults; rank 1 or 2",
+            )],
+        },
+    ]
+};
+
 fn native(id: impl Into<String>, scope: RuleScope, pattern: &str, constraint: &str) -> RuleRecord {
     RuleRecord::native(id, scope, pattern, constraint)
 }
@@ -968,12 +1079,6 @@ pub fn records() -> Vec<RuleRecord> {
             "one positional tensor, no keywords; rank 1 or 2; result same rank",
         ));
     }
-    out.push(native(
-        F_RELU,
-        Call,
-        "torch.nn.functional.relu(t[, inplace=False])",
-        "one positional tensor; inplace omitted or literal False; rank 1 or 2",
-    ));
     for name in unary_family(UnaryFamily::Math).map(|r| r.name) {
         out.push(native(
             unary(name),
@@ -982,12 +1087,6 @@ pub fn records() -> Vec<RuleRecord> {
             "one tensor, no other arguments; rank 1 or 2; result same rank",
         ));
     }
-    out.push(native(
-        GELU,
-        Call,
-        "torch.nn.functional.gelu(t[, approximate=\"none\"])",
-        "one positional tensor; approximate omitted or literal \"none\"; rank 1 or 2",
-    ));
     out.push(native(
         MATMUL_BINOP,
         BinOp,
@@ -1123,36 +1222,7 @@ fn extended_records() -> Vec<RuleRecord> {
         "t.max(dim[, keepdim=b]) / torch.max(t, dim[, keepdim=b])",
         "dim int literal in range; rank 2 with keepdim False or rank 1 with keepdim=True; result tuple (float32 rank 1, int64 rank 1)",
     )];
-    out.push(native(
-        SILU,
-        Call,
-        "torch.nn.functional.silu(t[, inplace=False])",
-        "one positional tensor; rank 1 or 2; result same rank",
-    ));
-    out.push(native(
-        LEAKY_RELU,
-        Call,
-        "torch.nn.functional.leaky_relu(t[, 0.01][, inplace=False])",
-        "negative_slope omitted or the literal 0.01; rank 1 or 2",
-    ));
-    out.push(native(
-        LEAKY_RELU_SLOPE,
-        Call,
-        "torch.nn.functional.leaky_relu(t, negative_slope[, inplace=False])",
-        "negative_slope a Python int or float, literal or parameter; rank 1 or 2",
-    ));
-    out.push(native(
-        ELU,
-        Call,
-        "torch.nn.functional.elu(t[, alpha=1.0][, inplace=False])",
-        "alpha omitted or the literal 1.0; rank 1 or 2",
-    ));
-    out.push(native(
-        SOFTPLUS,
-        Call,
-        "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
-        "beta and threshold omitted or the literal defaults; rank 1 or 2",
-    ));
+    out.extend(FUNCTIONAL.iter().flat_map(|f| f.docs).map(RuleDoc::record));
     out.push(native(
         LAYER_NORM,
         Call,

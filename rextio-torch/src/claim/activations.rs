@@ -1,9 +1,10 @@
 //! Activations (`relu`, `sigmoid`, `tanh`), unary math (`abs`, `neg`, `negative`, `square`,
-//! `exp`, `log`, `sqrt`), `F.relu` and exact `F.gelu`.
+//! `exp`, `log`, `sqrt`), and the functional activations of [`rules::FUNCTIONAL`] (`F.relu`,
+//! exact `F.gelu`, `F.silu`, `F.leaky_relu`, `F.elu`, `F.softplus`).
 
 use super::{bind, get, operand, plan_f32, reject, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
-use crate::rules::Unary;
+use crate::rules::{Functional, FunctionalOp, Unary};
 use crate::{codes, rules};
 use rextio_plugin_api::{ClaimSite, Literal};
 
@@ -54,8 +55,25 @@ pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
     plan_f32(op.row().rule(r, false), r, Op::Math { op, t: Src::Arg(0) })
 }
 
+/// `torch.nn.functional.<name>(t, ...)` for a row of [`rules::FUNCTIONAL`].
+pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let row = site
+        .target
+        .strip_prefix("torch.nn.functional.")
+        .and_then(FunctionalOp::named)
+        .ok_or(super::ClaimOutcome::NotCovered)?;
+    match row.op {
+        Functional::Relu => plan_f_relu(site),
+        Functional::Gelu => plan_gelu(site),
+        Functional::Silu => plan_silu(site),
+        Functional::LeakyRelu => plan_leaky_relu(site),
+        Functional::Elu => plan_elu(site),
+        Functional::Softplus => plan_softplus(site),
+    }
+}
+
 /// `F.relu(t[, inplace=False])`.
-pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let form = |why: String| {
         reject(
             codes::UNARY_ARGS,
@@ -93,7 +111,7 @@ pub fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `F.gelu(t[, approximate="none"])`.
-pub fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let form = |why: String| {
         reject(
             codes::GELU_APPROXIMATE,
@@ -182,7 +200,7 @@ fn bind_activation<'a>(
 }
 
 /// `F.silu(t[, inplace=False])`.
-pub fn plan_silu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_silu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let (bound, r) = bind_activation(site, "F.silu", &["input", "inplace"])?;
     not_in_place(site, &bound, "F.silu")?;
     plan_f32(
@@ -196,7 +214,7 @@ pub fn plan_silu(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `F.leaky_relu(t[, negative_slope][, inplace=False])`.
-pub fn plan_leaky_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_leaky_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = "F.leaky_relu";
     let (bound, r) = bind_activation(site, shown, &["input", "negative_slope", "inplace"])?;
     not_in_place(site, &bound, shown)?;
@@ -244,7 +262,7 @@ pub fn plan_leaky_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `F.elu(t[, alpha=1.0][, inplace=False])`.
-pub fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = "F.elu";
     let (bound, r) = bind_activation(site, shown, &["input", "alpha", "inplace"])?;
     not_in_place(site, &bound, shown)?;
@@ -268,7 +286,7 @@ pub fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
 }
 
 /// `F.softplus(t[, beta=1][, threshold=20])`.
-pub fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
+fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = "F.softplus";
     let (bound, r) = bind_activation(site, shown, &["input", "beta", "threshold"])?;
     for (p, default) in [("beta", 1.0), ("threshold", 20.0)] {

@@ -272,6 +272,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             ));
         }
     }
+    for f in crate::rules::FUNCTIONAL {
+        out.push(Route::new(
+            SiteKind::Call,
+            format!("torch.nn.functional.{}", f.name),
+            format!("functional table: F.{}", f.name),
+            activations::plan_functional,
+        ));
+    }
     for a in crate::rules::ARITHMETIC {
         out.push(Route::new(
             SiteKind::Call,
@@ -338,16 +346,10 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "operator.neg" => activations::plan_neg_operator,
         "torch.where" => compare::plan_where,
         "torch.nn.functional.layer_norm" => norm::plan_layer_norm,
-        "torch.nn.functional.silu" => activations::plan_silu,
-        "torch.nn.functional.leaky_relu" => activations::plan_leaky_relu,
-        "torch.nn.functional.elu" => activations::plan_elu,
-        "torch.nn.functional.softplus" => activations::plan_softplus,
         "torch.max" => reductions::plan_max_dim,
         "torch.cat" => |s| concat::plan_cat(s, "cat"),
         "torch.concat" => |s| concat::plan_cat(s, "concat"),
         "torch.nn.functional.linear" => linear::plan,
-        "torch.nn.functional.relu" => activations::plan_f_relu,
-        "torch.nn.functional.gelu" => activations::plan_gelu,
         "torch.matmul" => binops::plan_matmul_call,
     );
     rows!(out, MethodCall:

@@ -2110,3 +2110,35 @@ fn every_arithmetic_row_runs_its_entries_for_each_operand_order() {
         }
     }
 }
+
+#[test]
+fn every_functional_row_is_claimed_with_its_first_rule_and_every_rule_is_documented() {
+    let records = crate::rules::records();
+    for f in crate::rules::FUNCTIONAL {
+        // The plain form `F.<name>(t)` takes the row's first rule.
+        let site = call(
+            &format!("torch.nn.functional.{}", f.name),
+            vec![t2()],
+            vec![],
+        );
+        match claim(&site) {
+            ClaimOutcome::Claimed { rule_id, .. } => {
+                assert_eq!(rule_id, f.docs[0].id, "F.{}", f.name)
+            }
+            other => panic!("F.{}: {other:?}", f.name),
+        }
+        for d in f.docs {
+            assert!(
+                records.iter().any(|r| r.id == d.id),
+                "{} has no record",
+                d.id
+            );
+        }
+    }
+    // Each rule id is documented once.
+    let mut ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "a rule is documented twice");
+}
