@@ -94,6 +94,28 @@ pub fn reject(code: &str, message: impl Into<String>, suggestion: &str) -> Claim
 pub const PLATFORM_GRID: (&[&str], &[&str]) =
     (&["linux", "macos"], &["x86_64", "aarch64", "x86", "arm32"]);
 
+/// The cells every platform table states the same way, whatever the framework: no modern macOS
+/// runs on i686 or ARMv7. Reason codes `<prefix>-impossible-target`.
+pub fn impossible_platform_cells(prefix: &str) -> [PlatformCell; 2] {
+    let reason = format!("{prefix}-impossible-target");
+    [
+        PlatformCell::new(
+            "macos",
+            "x86",
+            PlatformState::Unsupported,
+            &reason,
+            "no modern macOS runs on i686",
+        ),
+        PlatformCell::new(
+            "macos",
+            "arm32",
+            PlatformState::Unsupported,
+            &reason,
+            "no modern macOS runs on ARMv7",
+        ),
+    ]
+}
+
 /// Why a platform table is malformed: a grid cell missing or stated twice, no deferred Windows
 /// cell, not exactly one certifiable cell, or a reason code outside `<prefix>-`.
 pub fn check_platform_table(table: &[PlatformCell], prefix: &str) -> Result<(), String> {
