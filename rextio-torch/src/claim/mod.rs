@@ -188,17 +188,30 @@ fn both_spellings(
     function: fn(&ClaimSite) -> Planned,
     method: fn(&ClaimSite) -> Planned,
 ) {
-    out.push(Route::new(
-        SiteKind::Call,
-        format!("torch.{name}"),
-        format!("{table}: torch.{name}"),
-        function,
-    ));
+    call_spelling(out, table, "torch", "torch", name, function);
     out.push(Route::new(
         SiteKind::MethodCall,
         name,
         format!("{table}: .{name}()"),
         method,
+    ));
+}
+
+/// The row of a table row's call spelling `<module>.<name>(...)`, named `<table>: <shown>.<name>`
+/// (`shown` is how messages spell the module: `torch`, `F`).
+fn call_spelling(
+    out: &mut Vec<Route<Planned>>,
+    table: &str,
+    module: &str,
+    shown: &str,
+    name: &str,
+    plan: fn(&ClaimSite) -> Planned,
+) {
+    out.push(Route::new(
+        SiteKind::Call,
+        format!("{module}.{name}"),
+        format!("{table}: {shown}.{name}"),
+        plan,
     ));
 }
 
@@ -264,29 +277,35 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
             classification::plan_method,
         );
         if r.functional != crate::rules::FunctionalForm::Unclaimed {
-            out.push(Route::new(
-                SiteKind::Call,
-                format!("torch.nn.functional.{}", r.name),
-                format!("classification table: F.{}", r.name),
+            call_spelling(
+                &mut out,
+                "classification table",
+                "torch.nn.functional",
+                "F",
+                r.name,
                 classification::plan_functional,
-            ));
+            );
         }
     }
     for f in crate::rules::FUNCTIONAL {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.nn.functional.{}", f.name),
-            format!("functional table: F.{}", f.name),
+        call_spelling(
+            &mut out,
+            "functional table",
+            "torch.nn.functional",
+            "F",
+            f.name,
             activations::plan_functional,
-        ));
+        );
     }
     for a in crate::rules::ARITHMETIC {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", a.name),
-            format!("arithmetic table: torch.{}", a.name),
+        call_spelling(
+            &mut out,
+            "arithmetic table",
+            "torch",
+            "torch",
+            a.name,
             binops::plan_function,
-        ));
+        );
     }
     for c in crate::rules::CLAMPS {
         both_spellings(
@@ -307,12 +326,14 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         );
     }
     for f in crate::rules::FILLS {
-        out.push(Route::new(
-            SiteKind::Call,
-            format!("torch.{}", f.name),
-            format!("fill table: torch.{}", f.name),
+        call_spelling(
+            &mut out,
+            "fill table",
+            "torch",
+            "torch",
+            f.name,
             elementwise::plan_like,
-        ));
+        );
     }
     for r in crate::rules::LAYOUT {
         both_spellings(
