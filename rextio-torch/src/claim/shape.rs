@@ -64,9 +64,9 @@ pub fn plan_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
     match row.query {
         Query::Len => plan_len(site),
         Query::SizeDim | Query::SizeTuple => plan_size(site),
-        Query::Dim => plan_dim_query(site),
-        Query::Numel => plan_numel(site),
-        Query::Ndim => plan_ndim(site),
+        Query::Dim => plan_int_query(site, &format!(".{}()", site.target), rules::DIM, Rt::Ndim),
+        Query::Numel => plan_int_query(site, ".numel()", rules::NUMEL, Rt::Numel),
+        Query::Ndim => plan_int_query(site, ".ndim", rules::NDIM_ATTR, Rt::Ndim),
         Query::Shape => plan_shape(site),
     }
 }
@@ -121,44 +121,14 @@ fn plan_size(site: &ClaimSite) -> Result<Plan, NoPlan> {
     )
 }
 
-/// `t.dim()` / `t.ndimension()`.
-fn plan_dim_query(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    let shown = format!(".{}()", site.target);
-    ranked(site, &shown)?;
+/// A query of the receiver alone answered as one int by `f` (`t.dim()`, `t.ndimension()`,
+/// `t.numel()`, `t.ndim`): no arguments.
+fn plan_int_query(site: &ClaimSite, shown: &str, rule: &str, f: Rt) -> Result<Plan, NoPlan> {
+    ranked(site, shown)?;
     if !site.args.is_empty() || !site.keywords.is_empty() {
-        return Err(query_form(&shown, "takes no arguments".into()));
+        return Err(query_form(shown, "takes no arguments".into()));
     }
-    int_plan(
-        rules::DIM,
-        ValueType::Int,
-        Rt::Ndim,
-        vec![Arg::Tensor(Src::Recv)],
-    )
-}
-
-/// `t.numel()`.
-fn plan_numel(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    ranked(site, ".numel()")?;
-    if !site.args.is_empty() || !site.keywords.is_empty() {
-        return Err(query_form(".numel()", "takes no arguments".into()));
-    }
-    int_plan(
-        rules::NUMEL,
-        ValueType::Int,
-        Rt::Numel,
-        vec![Arg::Tensor(Src::Recv)],
-    )
-}
-
-/// `t.ndim`.
-fn plan_ndim(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    ranked(site, ".ndim")?;
-    int_plan(
-        rules::NDIM_ATTR,
-        ValueType::Int,
-        Rt::Ndim,
-        vec![Arg::Tensor(Src::Recv)],
-    )
+    int_plan(rule, ValueType::Int, f, vec![Arg::Tensor(Src::Recv)])
 }
 
 /// `t.shape`.
