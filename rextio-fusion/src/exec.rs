@@ -589,12 +589,29 @@ const LAYER_NORM_MAX_ABS: f32 = 4294967296.0; // 2^32
 /// Whether every element of a layer norm's input is finite and within
 /// [`LAYER_NORM_MAX_ABS`]: non-finite rows too are left to libtorch, whose merge decides them.
 fn layer_norm_domain(x: &[f32]) -> bool {
-    x.iter().all(|v| v.abs() <= LAYER_NORM_MAX_ABS)
+    all_within(x, LAYER_NORM_MAX_ABS)
 }
 
 /// Whether every element is finite.
 fn all_finite(x: &[f32]) -> bool {
-    x.iter().all(|v| v.is_finite())
+    all_within(x, f32::MAX)
+}
+
+/// Whether every element's magnitude is at most `limit` (a positive finite float); NaN never
+/// is. Compares magnitudes as bit patterns (for non-negative floats their order is the integer
+/// order, and every NaN's pattern lies above infinity's), without a branch inside a block, so
+/// the compiler vectorises it on any instruction set; it stops at the first block that fails.
+/// (An element-by-element `all` stops at every element and stays scalar: at batch 128 it cost
+/// a residual MLP about a twentieth of its time.)
+fn all_within(x: &[f32], limit: f32) -> bool {
+    const BLOCK: usize = 512;
+    let bound = limit.to_bits();
+    x.chunks(BLOCK).all(|block| {
+        block
+            .iter()
+            .fold(0u32, |over, v| over | u32::from(v.to_bits() & 0x7fff_ffff > bound))
+            == 0
+    })
 }
 
 /// Whether `plan` has GELUs of one element, and of more.
@@ -952,4 +969,49 @@ fn reduce(
 
 fn k_err(r: Result<(), k::KernelError>) -> Result<(), ExecError> {
     r.map_err(|e| internal(&format!("kernel rejected its operands: {e}")))
+}
+
+#[cfg(test)]
+mod domain_tests {
+    use super::{all_finite, layer_norm_domain, LAYER_NORM_MAX_ABS};
+
+    /// `n` zeros with `v` at `at`.
+    fn with(n: usize, at: usize, v: f32) -> Vec<f32> {
+        let mut x = vec![0.0; n];
+        x[at] = v;
+        x
+    }
+
+    #[test]
+    fn the_domain_checks_see_every_special_value_in_every_block() {
+        let above = f32::from_bits(LAYER_NORM_MAX_ABS.to_bits() + 1);
+        let nans = [
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::from_bits(0xffc0_1234),
+        ];
+        // Lengths below, at and past one block, and positions in the first and a later
+        // (partial) block.
+        for n in [1, 7, 512, 513, 1500] {
+            for at in [0, n / 2, n - 1] {
+                for v in [LAYER_NORM_MAX_ABS, -LAYER_NORM_MAX_ABS, -0.0, 1.5e-45] {
+                    assert!(layer_norm_domain(&with(n, at, v)), "{v} at {at} of {n}");
+                }
+                for v in [above, -above, f32::INFINITY, f32::NEG_INFINITY, 1e30]
+                    .into_iter()
+                    .chain(nans)
+                {
+                    assert!(!layer_norm_domain(&with(n, at, v)), "{v} at {at} of {n}");
+                }
+                for v in [f32::MAX, f32::MIN, 1e30, -0.0] {
+                    assert!(all_finite(&with(n, at, v)), "{v} at {at} of {n}");
+                }
+                for v in [f32::INFINITY, f32::NEG_INFINITY].into_iter().chain(nans) {
+                    assert!(!all_finite(&with(n, at, v)), "{v} at {at} of {n}");
+                }
+            }
+        }
+        assert!(layer_norm_domain(&[]) && all_finite(&[]));
+    }
 }
