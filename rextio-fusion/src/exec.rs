@@ -607,10 +607,9 @@ fn all_within(x: &[f32], limit: f32) -> bool {
     const BLOCK: usize = 512;
     let bound = limit.to_bits();
     x.chunks(BLOCK).all(|block| {
-        block
-            .iter()
-            .fold(0u32, |over, v| over | u32::from(v.to_bits() & 0x7fff_ffff > bound))
-            == 0
+        block.iter().fold(0u32, |over, v| {
+            over | u32::from(v.to_bits() & 0x7fff_ffff > bound)
+        }) == 0
     })
 }
 

@@ -1,12 +1,15 @@
 //! Scaffolding a backend would otherwise write again: marker-type families by rank, the claim
-//! answer from a plan, rejections, the platform table's shape, the marker-types module as a
+//! answer from a plan, rejections, a device lane's claim-side checks ([`DeviceForms`]), the
+//! platform table's shape, the marker-types module as a
 //! table ([`MarkerModule`]), and helpers for a plugin's own
 //! unit tests ([`testing`]). Both first-party backends use it; a third-party backend may.
 
 mod declared;
+mod device_forms;
 mod markers;
 
 pub use declared::{Declared, DeviceLane};
+pub use device_forms::DeviceForms;
 pub use markers::{Boundary, Marker, MarkerModule};
 
 use crate::diagnostic::Diagnostic;

@@ -7,38 +7,34 @@
 //! host keeps the function on Python (RXT019) unless the target authorised
 //! [`crate::CUDA_CAPABILITY`].
 
-use super::{describe, int_literal, reject, NoPlan, Plan, Src, PREFIX};
+use super::{describe, int_literal, NoPlan, Plan, Src, PREFIX};
 use crate::entry::Rt;
 use crate::types::F32_GPU0;
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
+use rextio_plugin_api::kit::DeviceForms;
+use rextio_plugin_api::{ClaimSite, SiteKind};
 
-/// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
-/// operand) is a `GPU:0` tensor type.
-pub(crate) fn touches_gpu(site: &ClaimSite) -> bool {
-    F32_GPU0.touches(site)
-}
-
-fn rank(op: &Operand) -> Option<u8> {
-    F32_GPU0.operand_rank(op)
-}
+/// The lane's marker types and the wording of its refusals.
+pub(crate) static LANE: DeviceForms = DeviceForms {
+    family: F32_GPU0,
+    namespace: crate::PLUGIN_ID,
+    prefix: "rextio-tensorflow: ",
+    form_code: codes::CUDA_FORM,
+    lane: "the build-only CUDA E3 lane (tf.matmul, tf.nn.bias_add, tf.nn.relu, tf.reduce_mean(axis=1) on GPU:0)",
+    form_hint: "keep this function in Python, or write the lane exactly: tf.matmul(x, w), tf.nn.bias_add(h, b), tf.nn.relu(h), tf.reduce_mean(h, axis=1)",
+    mix_code: codes::CUDA_DEVICE_MIX,
+    mix_message: "this site mixes GPU:0 and CPU tensors; the CUDA E3 lane never copies between host and device",
+    mix_hint: "annotate every tensor of the native function with TensorF32Gpu0_* types, or keep it in Python",
+};
 
 fn outside(what: impl Into<String>) -> NoPlan {
-    reject(
-        codes::CUDA_FORM,
-        format!(
-            "{} is outside the build-only CUDA E3 lane (tf.matmul, tf.nn.bias_add, tf.nn.relu, tf.reduce_mean(axis=1) on GPU:0)",
-            what.into()
-        ),
-        "keep this function in Python, or write the lane exactly: tf.matmul(x, w), tf.nn.bias_add(h, b), tf.nn.relu(h), tf.reduce_mean(h, axis=1)",
-    )
+    LANE.outside(what)
 }
 
 fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoPlan> {
-    let result = F32_GPU0.ty(rank).ok_or_else(|| outside("a result rank"))?;
     Ok(Plan {
         rule_id: rule.to_owned(),
-        result,
+        result: LANE.result(rank)?,
         f,
         operands,
     })
@@ -46,13 +42,7 @@ fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoP
 
 /// Plan a site that touches a `GPU:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    if F32_GPU0.mixed(site, crate::PLUGIN_ID) {
-        return Err(reject(
-            codes::CUDA_DEVICE_MIX,
-            "this site mixes GPU:0 and CPU tensors; the CUDA E3 lane never copies between host and device",
-            "annotate every tensor of the native function with TensorF32Gpu0_* types, or keep it in Python",
-        ));
-    }
+    LANE.unmixed(site)?;
     if site.kind != SiteKind::Call || site.receiver.is_some() {
         return Err(outside(format!(
             "`{}` (only the four functional calls are in the lane)",
@@ -60,7 +50,7 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
         )));
     }
     let name = site.target.strip_prefix(PREFIX).unwrap_or(&site.target);
-    let ranks: Vec<Option<u8>> = site.args.iter().map(rank).collect();
+    let ranks: Vec<Option<u8>> = site.args.iter().map(|a| LANE.rank(a)).collect();
     let kws = site.keywords.len();
     match (name, ranks.as_slice(), kws) {
         ("matmul", [Some(2), Some(2)], 0) => plan_gpu(

@@ -151,7 +151,7 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
 /// Plan a site.
 pub fn plan(site: &ClaimSite) -> Planned {
     // GPU values reach only the CUDA lane, never a CPU rule.
-    if cuda::touches_gpu(site) {
+    if cuda::LANE.owns(site) {
         return cuda::plan(site);
     }
     match site.kind {

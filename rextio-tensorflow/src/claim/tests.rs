@@ -1302,3 +1302,26 @@ fn coverage_symbols_are_the_call_targets_the_claim_table_reaches() {
         );
     }
 }
+
+/// The CUDA lane's refusals keep their exact wording (they are stated once, in
+/// `claim::cuda::LANE`).
+#[test]
+fn the_cuda_refusals_keep_their_messages() {
+    let message = |site: &ClaimSite| match super::plan(site) {
+        Err(ClaimOutcome::Rejected(d)) => (d.code, d.message),
+        other => panic!("{site:?}: {other:?}"),
+    };
+    let (code, text) = message(&tf("nn.relu", vec![g1()], vec![]));
+    assert_eq!(
+        text,
+        "rextio-tensorflow: `tensorflow.nn.relu` with a rank-1 float32 GPU:0 tensor is outside the build-only CUDA E3 lane (tf.matmul, tf.nn.bias_add, tf.nn.relu, tf.reduce_mean(axis=1) on GPU:0)"
+    );
+    assert_eq!(code, crate::codes::CUDA_FORM);
+    assert_eq!(
+        message(&tf("matmul", vec![g2(), t2()], vec![])),
+        (
+            crate::codes::CUDA_DEVICE_MIX.to_owned(),
+            "rextio-tensorflow: this site mixes GPU:0 and CPU tensors; the CUDA E3 lane never copies between host and device".to_owned()
+        )
+    );
+}

@@ -8,53 +8,46 @@
 //! authorisation (see `lower.rs`), and the host keeps the function on Python (RXT019) unless the
 //! target authorised [`crate::CUDA_CAPABILITY`].
 
-use super::{int_literal, reject, Arg, NoPlan, Op, Plan, Src};
+use super::{int_literal, Arg, NoPlan, Op, Plan, Src};
 use crate::codes;
 use crate::entry::Rt;
 use crate::rules;
 use crate::types::F32_CUDA0;
-use rextio_plugin_api::{ClaimSite, Operand, SiteKind};
+use rextio_plugin_api::kit::DeviceForms;
+use rextio_plugin_api::{ClaimSite, SiteKind};
 
-/// Whether any operand of a site (receiver, positional, keyword, or an element of a tuple
-/// operand) is a `cuda:0` tensor type.
-pub(crate) fn touches_cuda(site: &ClaimSite) -> bool {
-    F32_CUDA0.touches(site)
-}
-
-/// The CUDA rank of a non-literal operand.
-fn rank(op: &Operand) -> Option<u8> {
-    F32_CUDA0.operand_rank(op)
-}
+/// The lane's marker types and the wording of its refusals.
+pub(crate) static LANE: DeviceForms = DeviceForms {
+    family: F32_CUDA0,
+    namespace: crate::PLUGIN_ID,
+    prefix: "",
+    form_code: codes::CUDA_FORM,
+    lane: "the build-only CUDA E2 slice (a @ b, h + bias, h.relu(), h.mean(dim=1) on cuda:0)",
+    form_hint: "keep this function in Python, or write the slice exactly: `h = x @ w`, `h = h + b`, `h = h.relu()`, `return h.mean(dim=1)`",
+    mix_code: codes::CUDA_DEVICE_MIX,
+    mix_message: "this site mixes cuda:0 and CPU tensors; the CUDA E2 slice never transfers between host and device",
+    mix_hint: "annotate every tensor of the native function with TensorF32Cuda0_* types, or keep it in Python",
+};
 
 fn outside(what: impl Into<String>) -> NoPlan {
-    reject(
-        codes::CUDA_FORM,
-        format!(
-            "{} is outside the build-only CUDA E2 slice (a @ b, h + bias, h.relu(), h.mean(dim=1) on cuda:0)",
-            what.into()
-        ),
-        "keep this function in Python, or write the slice exactly: `h = x @ w`, `h = h + b`, `h = h.relu()`, `return h.mean(dim=1)`",
-    )
+    LANE.outside(what)
+}
+
+fn rank(op: &rextio_plugin_api::Operand) -> Option<u8> {
+    LANE.rank(op)
 }
 
 fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan> {
-    let result = F32_CUDA0.ty(rank).ok_or_else(|| outside("a result rank"))?;
     Ok(Plan {
         rule_id: rule.to_owned(),
-        result,
+        result: LANE.result(rank)?,
         op: Op::Call { f, args },
     })
 }
 
 /// Plan a site that touches a `cuda:0` tensor.
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
-    if F32_CUDA0.mixed(site, crate::PLUGIN_ID) {
-        return Err(reject(
-            codes::CUDA_DEVICE_MIX,
-            "this site mixes cuda:0 and CPU tensors; the CUDA E2 slice never transfers between host and device",
-            "annotate every tensor of the native function with TensorF32Cuda0_* types, or keep it in Python",
-        ));
-    }
+    LANE.unmixed(site)?;
     match site.kind {
         SiteKind::BinOp => {
             let (Some(a), Some(b), 2) = (site.args.first(), site.args.get(1), site.args.len())

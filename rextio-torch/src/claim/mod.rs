@@ -386,7 +386,7 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
 /// Plan a site.
 pub fn plan(site: &ClaimSite) -> Planned {
     // CUDA values reach only the CUDA slice, never a CPU rule.
-    if cuda::touches_cuda(site) {
+    if cuda::LANE.owns(site) {
         return cuda::plan(site);
     }
     match site.kind {

@@ -2142,3 +2142,27 @@ fn every_functional_row_is_claimed_with_its_first_rule_and_every_rule_is_documen
     ids.dedup();
     assert_eq!(ids.len(), n, "a rule is documented twice");
 }
+
+/// The CUDA slice's refusals keep their exact wording (they are stated once, in
+/// `claim::cuda::LANE`).
+#[test]
+fn the_cuda_refusals_keep_their_messages() {
+    let message = |site: &ClaimSite| match super::plan(site) {
+        Err(ClaimOutcome::Rejected(d)) => (d.code, d.message),
+        other => panic!("{site:?}: {other:?}"),
+    };
+    assert_eq!(
+        message(&binop("-", c2(), c1())),
+        (
+            "RXTP-TORCH-027".to_owned(),
+            "operator `-` on cuda:0 tensors is outside the build-only CUDA E2 slice (a @ b, h + bias, h.relu(), h.mean(dim=1) on cuda:0)".to_owned()
+        )
+    );
+    assert_eq!(
+        message(&binop("+", c2(), t1())),
+        (
+            "RXTP-TORCH-028".to_owned(),
+            "this site mixes cuda:0 and CPU tensors; the CUDA E2 slice never transfers between host and device".to_owned()
+        )
+    );
+}
