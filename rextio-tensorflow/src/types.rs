@@ -51,13 +51,15 @@ pub const MARKERS: MarkerModule = MarkerModule {
     backend: "rextio-tensorflow",
     package: "rextio_tensorflow",
     framework: "tensorflow",
+    host_device: "CPU:0",
     values: "ordinary TensorFlow EagerTensors (``tf.Tensor``)",
     source: "rextio-tensorflow/src/types.rs",
     markers: &[
         Marker::new("TensorF32Cpu1D", F32_CPU_1D, "float32", "CPU:0", 1),
         Marker::new("TensorF32Cpu2D", F32_CPU_2D, "float32", "CPU:0", 2),
         Marker::new("TensorI64Cpu1D", I64_CPU_1D, "int64", "CPU:0", 1)
-            .for_role("the default ``tf.argmax`` result"),
+            .for_role("the default ``tf.argmax`` result")
+            .described("an int64 rank-1 tensor"),
         Marker::new("TensorF32Gpu0_1D", F32_GPU0_1D, "float32", "GPU:0", 1)
             .for_role("the build-only CUDA lane")
             .with_note(GPU_NOTE),

@@ -47,13 +47,15 @@ pub const MARKERS: MarkerModule = MarkerModule {
     backend: "rextio-torch",
     package: "rextio_torch",
     framework: "torch",
+    host_device: "cpu",
     values: "ordinary ``torch.Tensor`` objects",
     source: "rextio-torch/src/types.rs",
     markers: &[
         Marker::new("TensorF32Cpu1D", F32_CPU_1D, "float32", "cpu", 1),
         Marker::new("TensorF32Cpu2D", F32_CPU_2D, "float32", "cpu", 2),
         Marker::new("TensorI64Cpu1D", I64_CPU_1D, "int64", "cpu", 1)
-            .for_role("the classification result"),
+            .for_role("the classification result")
+            .described("an int64 rank-1 tensor"),
         Marker::new("TensorBoolCpu1D", BOOL_CPU_1D, "bool", "cpu", 1)
             .for_role("a comparison result"),
         Marker::new("TensorBoolCpu2D", BOOL_CPU_2D, "bool", "cpu", 2)

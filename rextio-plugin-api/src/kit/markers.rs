@@ -25,6 +25,9 @@ pub struct Marker {
     pub role: Option<&'static str>,
     /// Further docstring lines (already wrapped), e.g. how a device lane is authorised.
     pub note: &'static [&'static str],
+    /// How diagnostics name a value of it, when not the default (see
+    /// [`MarkerModule::describe_key`]).
+    pub phrase: Option<&'static str>,
 }
 
 impl Marker {
@@ -44,6 +47,7 @@ impl Marker {
             rank,
             role: None,
             note: &[],
+            phrase: None,
         }
     }
 
@@ -58,6 +62,14 @@ impl Marker {
     /// The same row with further docstring lines (see [`Marker::note`]).
     pub const fn with_note(self, note: &'static [&'static str]) -> Self {
         Self { note, ..self }
+    }
+
+    /// The same row, named `phrase` in diagnostics (see [`Marker::phrase`]).
+    pub const fn described(self, phrase: &'static str) -> Self {
+        Self {
+            phrase: Some(phrase),
+            ..self
+        }
     }
 
     /// The part of the key after `tensor-`, with `_` for `-` (`f32_cpu_1d`): the suffix backends
@@ -92,6 +104,8 @@ pub struct MarkerModule {
     pub framework: &'static str,
     /// What values at run time are (`ordinary ``torch.Tensor`` objects`).
     pub values: &'static str,
+    /// The host device as the markers spell it (`cpu`, `CPU:0`): diagnostics leave it unsaid.
+    pub host_device: &'static str,
     /// The Rust source holding the table (for the generated file's header).
     pub source: &'static str,
     /// The markers, in the order of `__all__`.
@@ -99,6 +113,20 @@ pub struct MarkerModule {
 }
 
 impl MarkerModule {
+    /// How diagnostics name a value of type `key`, when a row of this module has it: the row's
+    /// phrase, else `a rank-<r> <dtype> tensor`, with the device before `tensor` when it is not
+    /// the host (`a rank-2 float32 GPU:0 tensor`).
+    pub fn describe_key(&self, key: &TypeKey) -> Option<String> {
+        let m = self.markers.iter().find(|m| m.key == key.as_str())?;
+        Some(match m.phrase {
+            Some(p) => p.to_owned(),
+            None if m.device == self.host_device => {
+                format!("a rank-{} {} tensor", m.rank, m.dtype)
+            }
+            None => format!("a rank-{} {} {} tensor", m.rank, m.dtype, m.device),
+        })
+    }
+
     /// The dotted annotation of `m` (`rextio_torch.types.TensorF32Cpu1D`).
     pub fn annotation(&self, m: &Marker) -> String {
         format!("{}.types.{}", self.package, m.class)
@@ -218,6 +246,7 @@ mod tests {
         backend: "rextio-demo",
         package: "rextio_demo",
         framework: "demo",
+        host_device: "cpu",
         values: "demo arrays",
         source: "src/types.rs",
         markers: &[
@@ -236,9 +265,33 @@ mod tests {
                 1,
             )
             .for_role("a classification result")
-            .with_note(&["Second paragraph."]),
+            .with_note(&["Second paragraph."])
+            .described("an int64 rank-1 tensor"),
         ],
     };
+
+    #[test]
+    fn a_value_is_described_by_its_row() {
+        let key = |k: &str| TypeKey::new(k);
+        assert_eq!(
+            MODULE.describe_key(&key("rextio-demo/tensor-f32-cpu-1d")),
+            Some("a rank-1 float32 tensor".to_owned())
+        );
+        assert_eq!(
+            MODULE.describe_key(&key("rextio-demo/tensor-i64-cpu-1d")),
+            Some("an int64 rank-1 tensor".to_owned())
+        );
+        assert_eq!(MODULE.describe_key(&key("rextio-demo/other")), None);
+        const GPU: &[Marker] = &[Marker::new("G", "rextio-demo/g", "float32", "GPU:0", 2)];
+        let device = MarkerModule {
+            markers: GPU,
+            ..MODULE
+        };
+        assert_eq!(
+            device.describe_key(&key("rextio-demo/g")),
+            Some("a rank-2 float32 GPU:0 tensor".to_owned())
+        );
+    }
 
     #[test]
     fn the_rendered_module_lists_every_row_with_its_attributes() {

@@ -20,7 +20,7 @@ mod unary;
 
 use crate::codes;
 use crate::entry::Rt;
-use crate::types::{F32_CPU, F32_GPU0, I64_CPU_1D};
+use crate::types::{F32_CPU, I64_CPU_1D};
 use rextio_plugin_api::routes::{ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 
@@ -248,13 +248,10 @@ pub(crate) fn tensor(op: &Operand, shown: &str) -> Result<Tensor, NoPlan> {
 
 /// Describe an operand for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    op.describe(|k| match F32_CPU.rank(k) {
-        Some(r) => format!("a rank-{r} float32 tensor"),
-        None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-        None => match F32_GPU0.rank(k) {
-            Some(r) => format!("a rank-{r} float32 GPU:0 tensor"),
-            None => format!("a `{k}` value"),
-        },
+    op.describe(|k| {
+        crate::types::MARKERS
+            .describe_key(k)
+            .unwrap_or_else(|| format!("a `{k}` value"))
     })
 }
 

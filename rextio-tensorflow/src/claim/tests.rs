@@ -1325,3 +1325,19 @@ fn the_cuda_refusals_keep_their_messages() {
         )
     );
 }
+
+/// Diagnostics name operands as before the marker table described them.
+#[test]
+fn operands_are_named_from_the_marker_table() {
+    let d = super::describe;
+    assert_eq!(d(&t1()), "a rank-1 float32 tensor");
+    assert_eq!(d(&t2()), "a rank-2 float32 tensor");
+    assert_eq!(d(&l64()), "an int64 rank-1 tensor");
+    assert_eq!(d(&g1()), "a rank-1 float32 GPU:0 tensor");
+    assert_eq!(d(&g2()), "a rank-2 float32 GPU:0 tensor");
+    assert_eq!(
+        d(&Operand::plugin("rextio-torch/tensor-f32-cpu-2d")),
+        "a `rextio-torch/tensor-f32-cpu-2d` value"
+    );
+    assert_eq!(d(&int(3)), "int literal 3");
+}

@@ -16,7 +16,7 @@ mod reductions;
 mod shape;
 
 use crate::codes;
-use crate::types::{BOOL_CPU, F32_CPU, I64_CPU_1D};
+use crate::types::{F32_CPU, I64_CPU_1D};
 use rextio_plugin_api::routes::{ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 
@@ -499,13 +499,10 @@ pub(crate) fn f32_rank(op: &Operand, what: &str) -> Result<u8, NoPlan> {
 
 /// Describe an operand type for messages.
 pub(crate) fn describe(op: &Operand) -> String {
-    op.describe(|k| match F32_CPU.rank(k) {
-        Some(r) => format!("a rank-{r} float32 tensor"),
-        None if k.as_str() == I64_CPU_1D => "an int64 rank-1 tensor".to_owned(),
-        None => match BOOL_CPU.rank(k) {
-            Some(r) => format!("a rank-{r} bool tensor"),
-            None => k.to_string(),
-        },
+    op.describe(|k| {
+        crate::types::MARKERS
+            .describe_key(k)
+            .unwrap_or_else(|| k.to_string())
     })
 }
 

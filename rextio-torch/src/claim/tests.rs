@@ -2166,3 +2166,16 @@ fn the_cuda_refusals_keep_their_messages() {
         )
     );
 }
+
+/// Diagnostics name operands as before the marker table described them.
+#[test]
+fn operands_are_named_from_the_marker_table() {
+    let d = super::describe;
+    assert_eq!(d(&t1()), "a rank-1 float32 tensor");
+    assert_eq!(d(&t2()), "a rank-2 float32 tensor");
+    assert_eq!(d(&l64()), "an int64 rank-1 tensor");
+    assert_eq!(d(&b1()), "a rank-1 bool tensor");
+    assert_eq!(d(&b2()), "a rank-2 bool tensor");
+    assert_eq!(d(&Operand::plugin("mathx/number")), "mathx/number");
+    assert_eq!(d(&int(3)), "int literal 3");
+}
