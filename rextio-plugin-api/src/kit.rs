@@ -306,6 +306,9 @@ pub mod testing {
         pub decorators: &'a [(&'a str, bool)],
         /// A value type of its device lane and the codes the lane refuses with, if it has one.
         pub device_lane: Option<(crate::types::ValueType, &'a [&'a str])>,
+        /// The prefix of its platform table's reason codes (`torch`), if it states one: the
+        /// table is then checked with [`check_platform_table`](super::check_platform_table).
+        pub platform_reasons: Option<&'a str>,
     }
 
     /// What every backend promises about its claims, checked over its own forms; one line per
@@ -315,7 +318,9 @@ pub mod testing {
     /// - a CPU form never claims a device rule, and a device form claims only device rules;
     /// - each refused site is refused with a code the backend explains (`rextio explain`);
     /// - a CPU form given a device-lane value inside a tuple operand reaches the device lane
-    ///   (refused with one of its codes), so no CPU rule sees a device value, however nested.
+    ///   (refused with one of its codes), so no CPU rule sees a device value, however nested;
+    /// - its platform table, when it states one, has every grid cell once, a deferred Windows
+    ///   cell, one certifiable cell and reasons in its namespace.
     pub fn backend_invariants(
         plugin: &dyn crate::plugin::Plugin,
         forms: &Forms<'_>,
@@ -364,6 +369,11 @@ pub mod testing {
                     d.code
                 )),
                 other => out.push(format!("refused form {site:?} is {other:?}")),
+            }
+        }
+        if let Some(prefix) = forms.platform_reasons {
+            if let Err(why) = super::check_platform_table(&plugin.platforms(), prefix) {
+                out.push(format!("the platform table: {why}"));
             }
         }
         if let Some((value, codes)) = &forms.device_lane {

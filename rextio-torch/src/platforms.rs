@@ -24,14 +24,3 @@ pub fn table() -> Vec<PlatformCell> {
     ));
     cells
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_cell_once_one_certifiable_and_reasons_in_our_namespace() {
-        assert_eq!(
-            rextio_plugin_api::kit::check_platform_table(&super::table(), "torch"),
-            Ok(())
-        );
-    }
-}

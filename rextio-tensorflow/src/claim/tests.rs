@@ -1238,6 +1238,7 @@ fn the_backend_keeps_every_backend_invariant() {
             device: &sites(cuda_accepted()),
             rejected: &refused,
             decorators: &[],
+            platform_reasons: Some("tensorflow"),
             device_lane: Some((
                 crate::types::F32_GPU0.ty(2).unwrap(),
                 &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],

@@ -1733,6 +1733,7 @@ fn the_backend_keeps_every_backend_invariant() {
             device: &sites(cuda_accepted()),
             rejected: &refused,
             decorators: &[("torch.no_grad", true), ("torch.inference_mode", false)],
+            platform_reasons: Some("torch"),
             device_lane: Some((
                 crate::types::F32_CUDA0.ty(2).unwrap(),
                 &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],

@@ -178,6 +178,7 @@ mod tests {
                 device: &[],
                 rejected: &[site("mathx.fma", vec![int()])],
                 decorators: &[],
+                platform_reasons: None,
                 device_lane: None,
             },
         );
