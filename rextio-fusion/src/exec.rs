@@ -662,6 +662,9 @@ fn layer_norm_sizes_match(
 /// a layer norm's input is outside [`layer_norm_domain`] (the call then declines; nothing it
 /// wrote is seen).
 ///
+/// Each step runs one instruction, or a pair or triple a kernel does at once (a product with
+/// its bias and activation, a softmax read only by an argmax), and says how many it ran.
+///
 /// # Safety
 /// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
 /// distinct buffers do not overlap, and buffers are only shared along the plan's in-place
@@ -673,89 +676,183 @@ unsafe fn execute(
     scalars: &[f64],
     edges: Edges,
 ) -> Result<bool, ExecError> {
-    let shape = |v: V| plan.shapes[usize::from(v)].0;
-    let src = |v: V| -> Result<&[f32], ExecError> {
-        match bufs[usize::from(v)] {
-            // SAFETY: see the function's contract.
-            Buf::F32(p) => Ok(unsafe { std::slice::from_raw_parts(p, shape(v).numel()) }),
+    let run = Run {
+        p,
+        plan,
+        bufs,
+        scalars,
+        edges,
+    };
+    let mut j = 0;
+    while j < p.ins.len() {
+        // SAFETY: the function's contract is `Run`'s.
+        let step = unsafe {
+            match run.product_bias(j)? {
+                Some(step) => step,
+                None => match run.softmax_argmax(j)? {
+                    Some(step) => step,
+                    None => run.single(j)?,
+                },
+            }
+        };
+        match step {
+            Step::Ran(n) => j += n,
+            Step::Declined => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// What a step of [`execute`] did.
+enum Step {
+    /// Ran this many instructions.
+    Ran(usize),
+    /// Found an operand outside an instruction's domain: the call declines.
+    Declined,
+}
+
+/// One planned call's program, plan and buffers, as [`execute`]'s steps read them.
+///
+/// Every method is `unsafe` with [`execute`]'s contract: `bufs[v]` points at
+/// `plan.shapes[v].numel()` elements of value `v`'s type, distinct buffers do not overlap, and
+/// buffers are only shared along the plan's in-place chains.
+struct Run<'a> {
+    p: ProgramView<'a>,
+    plan: &'a Plan,
+    bufs: &'a [Buf],
+    scalars: &'a [f64],
+    edges: Edges,
+}
+
+impl Run<'_> {
+    fn shape(&self, v: V) -> Shape {
+        self.plan.shapes[usize::from(v)].0
+    }
+
+    /// Value `v`'s elements.
+    ///
+    /// # Safety
+    /// See [`Run`].
+    unsafe fn src(&self, v: V) -> Result<&[f32], ExecError> {
+        match self.bufs[usize::from(v)] {
+            // SAFETY: see the contract.
+            Buf::F32(p) => Ok(unsafe { std::slice::from_raw_parts(p, self.shape(v).numel()) }),
             _ => Err(internal("an operand has no float32 buffer")),
         }
-    };
-    let n_in = p.inputs.len();
-    // Whether value `v` is read by nothing after instruction `j` and is not an output.
-    let dead_after = |v: usize, j: usize| {
-        !p.outputs.iter().any(|&o| usize::from(o) == v)
-            && p.ins[j + 1..]
+    }
+
+    /// Value `v`'s float32 destination of `n` elements.
+    ///
+    /// # Safety
+    /// See [`Run`]; the caller writes it only while no operand slice aliases it (the plan gives
+    /// an instruction a destination distinct from its operands unless it is in place).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn dst(&self, v: usize, n: usize) -> Result<&mut [f32], ExecError> {
+        match self.bufs[v] {
+            // SAFETY: see the contract.
+            Buf::F32(d) => Ok(unsafe { std::slice::from_raw_parts_mut(d, n) }),
+            _ => Err(internal("a result has no float32 destination")),
+        }
+    }
+
+    /// Value `v`'s int64 destination of `n` elements (an argmax's).
+    ///
+    /// # Safety
+    /// As [`Run::dst`].
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn dst_i64(&self, v: usize, n: usize) -> Result<&mut [i64], ExecError> {
+        match self.bufs[v] {
+            // SAFETY: see the contract.
+            Buf::I64(d) => Ok(unsafe { std::slice::from_raw_parts_mut(d, n) }),
+            _ => Err(internal("argmax has no int64 destination")),
+        }
+    }
+
+    /// Whether value `v` is read by nothing after instruction `j` and is not an output.
+    fn dead_after(&self, v: usize, j: usize) -> bool {
+        !self.p.outputs.iter().any(|&o| usize::from(o) == v)
+            && self.p.ins[j + 1..]
                 .iter()
                 .all(|i| !operands(i).any(|u| usize::from(u) == v))
-    };
-    // Instructions already done by an earlier one (an epilogue, a fused bias, an argmax).
-    let mut skip = 0usize;
-    for (j, i) in p.ins.iter().enumerate() {
-        if skip > 0 {
-            skip -= 1;
-            continue;
+    }
+
+    /// The activation applied in place to value `v` by instruction `j`, as a store epilogue.
+    fn epilogue_at(&self, j: usize, v: usize, n: usize) -> Option<k::Epilogue> {
+        match self.p.ins.get(j) {
+            Some(&Ins::Unary { f, t })
+                if usize::from(t) == v && self.plan.in_place.get(j) == Some(&true) =>
+            {
+                f.epilogue(self.edges.gelu(n))
+            }
+            _ => None,
         }
-        let v = n_in + j;
-        let (out_shape, _) = plan.shapes[v];
-        let n = out_shape.numel();
-        let in_place = plan.in_place.get(j).copied().unwrap_or(false);
-        // `a @ b` whose only reader adds a row vector to it (a bias), and maybe an activation
-        // applied in place to that sum right after: one product, its rows finished as stored,
-        // written straight to the sum's destination.
-        if let (
+    }
+
+    /// `a @ b` at `j` whose only reader adds a row vector to it (a bias), and maybe an
+    /// activation applied in place to that sum right after: one product, its rows finished as
+    /// stored, written straight to the sum's destination.
+    ///
+    /// # Safety
+    /// See [`Run`].
+    unsafe fn product_bias(&self, j: usize) -> Result<Option<Step>, ExecError> {
+        let (p, plan) = (self.p, self.plan);
+        let (
             Ins::Matmul { a, b },
             Some(&Ins::Binary {
                 f: k::Binary::Add,
                 a: pa,
                 b: bias,
             }),
-        ) = (*i, p.ins.get(j + 1))
-        {
-            let (m, kk) = shape(a).matrix();
-            let nn = shape(b).dims[1];
-            let bs = shape(bias);
-            if usize::from(pa) == v
-                && usize::from(bias) != v
-                && dead_after(v, j + 1)
-                && bs.rank == 1
-                && bs.dims[0] == nn
-                && plan.shapes[v + 1].0 == out_shape
-                // The sum's buffer may be one an operand of the product just freed.
-                && [a, b, bias]
-                    .iter()
-                    .all(|&o| plan.store[usize::from(o)] != plan.store[v + 1])
-            {
-                let e = match p.ins.get(j + 2) {
-                    Some(&Ins::Unary { f, t })
-                        if usize::from(t) == v + 1 && plan.in_place.get(j + 2) == Some(&true) =>
-                    {
-                        f.epilogue(edges.gelu(n))
-                    }
-                    _ => None,
-                };
-                let Buf::F32(d) = bufs[v + 1] else {
-                    return Err(internal("a result has no float32 destination"));
-                };
-                // SAFETY: see the function's contract; the sum's buffer is distinct from the
-                // product's operands (or is the product's own, which nothing else reads).
-                let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
-                k_err(k::matmul_fused(
-                    src(a)?,
-                    m,
-                    kk,
-                    src(b)?,
-                    nn,
-                    Some(src(bias)?),
-                    e.unwrap_or(k::Epilogue::None),
-                    dst,
-                ))?;
-                skip = if e.is_some() { 2 } else { 1 };
-                continue;
-            }
+        ) = (p.ins[j], p.ins.get(j + 1))
+        else {
+            return Ok(None);
+        };
+        let v = p.inputs.len() + j;
+        let out_shape = plan.shapes[v].0;
+        let n = out_shape.numel();
+        let (m, kk) = self.shape(a).matrix();
+        let nn = self.shape(b).dims[1];
+        let bs = self.shape(bias);
+        let fits = usize::from(pa) == v
+            && usize::from(bias) != v
+            && self.dead_after(v, j + 1)
+            && bs.rank == 1
+            && bs.dims[0] == nn
+            && plan.shapes[v + 1].0 == out_shape
+            // The sum's buffer may be one an operand of the product just freed.
+            && [a, b, bias]
+                .iter()
+                .all(|&o| plan.store[usize::from(o)] != plan.store[v + 1]);
+        if !fits {
+            return Ok(None);
         }
-        // softmax over rows whose only reader is an argmax over the same rows: labels only.
-        if let (
+        let e = self.epilogue_at(j + 2, v + 1, n);
+        // SAFETY: see the contract; the sum's buffer is distinct from the product's operands (or
+        // is the product's own, which nothing else reads).
+        unsafe {
+            let dst = self.dst(v + 1, n)?;
+            k_err(k::matmul_fused(
+                self.src(a)?,
+                m,
+                kk,
+                self.src(b)?,
+                nn,
+                Some(self.src(bias)?),
+                e.unwrap_or(k::Epilogue::None),
+                dst,
+            ))?;
+        }
+        Ok(Some(Step::Ran(if e.is_some() { 3 } else { 2 })))
+    }
+
+    /// A softmax over rows at `j` whose only reader is an argmax over the same rows: labels
+    /// only.
+    ///
+    /// # Safety
+    /// See [`Run`].
+    unsafe fn softmax_argmax(&self, j: usize) -> Result<Option<Step>, ExecError> {
+        let p = self.p;
+        let (
             Ins::Softmax {
                 t,
                 dim: 1,
@@ -768,88 +865,91 @@ unsafe fn execute(
                 finite_only: argmax_finite,
                 ..
             }),
-        ) = (*i, p.ins.get(j + 1))
-        {
-            if usize::from(pt) == v && dead_after(v, j + 1) && shape(t).rank == 2 {
-                if (finite_only || argmax_finite) && !all_finite(src(t)?) {
-                    return Ok(false);
-                }
-                let Buf::I64(d) = bufs[v + 1] else {
-                    return Err(internal("argmax has no int64 destination"));
-                };
-                let (m, c) = shape(t).matrix();
-                // SAFETY: see the function's contract.
-                let dst = unsafe { std::slice::from_raw_parts_mut(d, m) };
-                k_err(k::softmax_argmax_rows(src(t)?, m, c, dst))?;
-                skip = 1;
-                continue;
-            }
+        ) = (p.ins[j], p.ins.get(j + 1))
+        else {
+            return Ok(None);
+        };
+        let v = p.inputs.len() + j;
+        if usize::from(pt) != v || !self.dead_after(v, j + 1) || self.shape(t).rank != 2 {
+            return Ok(None);
         }
+        // SAFETY: see the contract.
+        let x = unsafe { self.src(t)? };
+        if (finite_only || argmax_finite) && !all_finite(x) {
+            return Ok(Some(Step::Declined));
+        }
+        let (m, c) = self.shape(t).matrix();
+        // SAFETY: see the contract.
+        let dst = unsafe { self.dst_i64(v + 1, m)? };
+        k_err(k::softmax_argmax_rows(x, m, c, dst))?;
+        Ok(Some(Step::Ran(2)))
+    }
+
+    /// Instruction `j` alone, or with the activation a linear stores as its epilogue.
+    ///
+    /// # Safety
+    /// See [`Run`].
+    unsafe fn single(&self, j: usize) -> Result<Step, ExecError> {
+        let (p, plan) = (self.p, self.plan);
+        let i = p.ins[j];
+        let v = p.inputs.len() + j;
+        let out_shape = plan.shapes[v].0;
+        let n = out_shape.numel();
+        let in_place = plan.in_place.get(j).copied().unwrap_or(false);
         if let Ins::Argmax {
             t,
             dim,
             finite_only,
             ..
-        } = *i
+        } = i
         {
-            if finite_only && !all_finite(src(t)?) {
-                return Ok(false);
+            // SAFETY: see the contract.
+            let x = unsafe { self.src(t)? };
+            if finite_only && !all_finite(x) {
+                return Ok(Step::Declined);
             }
-            let Buf::I64(d) = bufs[v] else {
-                return Err(internal("argmax has no int64 destination"));
-            };
-            // SAFETY: see the function's contract.
-            let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
-            let (m, c) = shape(t).matrix();
+            // SAFETY: see the contract; an argmax's destination is none of its operands.
+            let dst = unsafe { self.dst_i64(v, n)? };
+            let (m, c) = self.shape(t).matrix();
             k_err(if dim == 1 {
-                k::argmax_rows(src(t)?, m, c, dst)
+                k::argmax_rows(x, m, c, dst)
             } else {
-                k::argmax_cols(src(t)?, m, c, dst)
+                k::argmax_cols(x, m, c, dst)
             })?;
-            continue;
+            return Ok(Step::Ran(1));
         }
-        let Buf::F32(d) = bufs[v] else {
-            return Err(internal("a result has no float32 destination"));
-        };
-        // SAFETY: see the function's contract.
-        let dst = unsafe { std::slice::from_raw_parts_mut(d, n) };
-        match *i {
+        // SAFETY: see the contract.
+        let src = |v: V| unsafe { self.src(v) };
+        // SAFETY: see the contract; an operand shares this buffer only when the instruction
+        // is planned in place, and then only its destination is written.
+        let dst = unsafe { self.dst(v, n)? };
+        match i {
             Ins::Linear { x, w, b } => {
-                let (m, kk) = shape(x).matrix();
-                let nn = shape(w).dims[0];
+                let (m, kk) = self.shape(x).matrix();
+                let nn = self.shape(w).dims[0];
                 let bias = match b {
                     Some(b) => Some(src(b)?),
                     None => None,
                 };
-                // An activation applied in place to this result right after: fuse it into the
+                // An activation applied in place to this result right after: fused into the
                 // store.
-                let epilogue = match p.ins.get(j + 1) {
-                    Some(&Ins::Unary { f, t })
-                        if usize::from(t) == v && plan.in_place.get(j + 1) == Some(&true) =>
-                    {
-                        f.epilogue(edges.gelu(n))
-                    }
-                    _ => None,
-                };
-                match epilogue {
-                    Some(e) => {
-                        k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
-                        skip = 1;
-                    }
-                    None => k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?,
+                if let Some(e) = self.epilogue_at(j + 1, v, n) {
+                    k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
+                    return Ok(Step::Ran(2));
                 }
+                k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?;
             }
             Ins::Matmul { a, b } => {
-                let (m, kk) = shape(a).matrix();
-                let nn = shape(b).dims[1];
+                let (m, kk) = self.shape(a).matrix();
+                let nn = self.shape(b).dims[1];
                 k_err(k::matmul(src(a)?, m, kk, src(b)?, nn, dst))?;
             }
             Ins::Transpose { t } => {
-                let (m, c) = shape(t).matrix();
+                let (m, c) = self.shape(t).matrix();
                 k_err(k::transpose(src(t)?, m, c, dst))?;
             }
             Ins::Unary { f, t } => {
-                let f = f.kernel(edges.gelu(n));
+                let f = f.kernel(self.edges.gelu(n));
                 if in_place {
                     k::unary_inplace(f, dst);
                 } else {
@@ -857,7 +957,7 @@ unsafe fn execute(
                 }
             }
             Ins::Binary { f, a, b } => {
-                let Some((_, ra, rb)) = broadcast(shape(a), shape(b)) else {
+                let Some((_, ra, rb)) = broadcast(self.shape(a), self.shape(b)) else {
                     return Err(internal("an elementwise operand no longer broadcasts"));
                 };
                 let (m, c) = out_shape.matrix();
@@ -871,7 +971,7 @@ unsafe fn execute(
             }
             Ins::Scalar { f, t, s, rev } => {
                 // The scalar is cast to the tensor's dtype before the operation, as eager does.
-                let sv = k::Operand::Scalar(scalar_of(p, scalars, s)? as f32);
+                let sv = k::Operand::Scalar(scalar_of(p, self.scalars, s)? as f32);
                 let (m, c) = out_shape.matrix();
                 match (in_place, rev) {
                     (true, false) => k_err(k::binary_inplace(f, m, c, dst, sv))?,
@@ -890,27 +990,28 @@ unsafe fn execute(
                 log,
                 finite_only,
             } => {
-                if finite_only && !all_finite(src(t)?) {
-                    return Ok(false);
+                let x = src(t)?;
+                if finite_only && !all_finite(x) {
+                    return Ok(Step::Declined);
                 }
-                let s = shape(t);
+                let s = self.shape(t);
                 let (m, c) = s.matrix();
                 let by_rows = s.rank == 1 || dim == 1;
                 k_err(match (by_rows, log) {
-                    (true, false) => k::softmax_rows(src(t)?, m, c, dst),
-                    (true, true) => k::log_softmax_rows(src(t)?, m, c, dst),
-                    (false, false) => k::softmax_cols(src(t)?, m, c, dst),
-                    (false, true) => k::log_softmax_cols(src(t)?, m, c, dst),
+                    (true, false) => k::softmax_rows(x, m, c, dst),
+                    (true, true) => k::log_softmax_rows(x, m, c, dst),
+                    (false, false) => k::softmax_cols(x, m, c, dst),
+                    (false, true) => k::log_softmax_cols(x, m, c, dst),
                 })?;
             }
             Ins::Reduce { f, t, dim, .. } => {
-                let (m, c) = shape(t).matrix();
+                let (m, c) = self.shape(t).matrix();
                 k_err(reduce(f, dim == 1, src(t)?, m, c, dst))?;
             }
             Ins::LayerNorm { x, w, b, eps, .. } => {
-                let (m, c) = shape(x).matrix();
+                let (m, c) = self.shape(x).matrix();
                 let eps = match eps {
-                    Some(e) => scalar_of(p, scalars, e)?,
+                    Some(e) => scalar_of(p, self.scalars, e)?,
                     None => 1e-5,
                 };
                 let w = match w {
@@ -921,17 +1022,18 @@ unsafe fn execute(
                     Some(b) => Some(src(b)?),
                     None => None,
                 };
+                let xs = src(x)?;
                 // A layer norm of a program input was checked before the run.
-                if usize::from(x) >= n_in && !layer_norm_domain(src(x)?) {
-                    return Ok(false);
+                if usize::from(x) >= p.inputs.len() && !layer_norm_domain(xs) {
+                    return Ok(Step::Declined);
                 }
                 // eps in the input's accumulation type (float for float32), as ATen casts it.
-                k_err(k::layer_norm_rows(src(x)?, m, c, w, b, eps as f32, dst))?;
+                k_err(k::layer_norm_rows(xs, m, c, w, b, eps as f32, dst))?;
             }
             Ins::Argmax { .. } => {}
         }
+        Ok(Step::Ran(1))
     }
-    Ok(true)
 }
 
 fn operand(role: Role, x: &[f32]) -> Result<k::Operand<'_>, ExecError> {
