@@ -333,6 +333,10 @@ fn edges_for<H: Host>(host: &H, one: bool, many: bool) -> Option<Edges> {
     }
 }
 
+/// One call on the general path, in steps: which owned inputs it may not write
+/// ([`demotions`]), the inputs' views ([`view_inputs`]), the plan (cached per thread), whether
+/// the plan may run on them ([`admits`]), the outputs ([`outputs`]), every value's buffer
+/// ([`bind_values`]), then the kernels.
 fn run_with<H: Host, const N: usize>(
     host: &H,
     scratch: &mut Scratch,
@@ -342,25 +346,9 @@ fn run_with<H: Host, const N: usize>(
     tensors: &[&H::Tensor],
     scalars: &[f64],
 ) -> Result<Option<[H::Tensor; N]>, H::Error> {
-    let n_in = p.inputs.len();
-    // Owned inputs this call must not write: those the host does not let it overwrite, and
-    // all of them in a call that may decline after its run (an operand outside a `finite_only`
-    // op's domain), which must leave nothing behind.
-    let finite = needs_finite(p);
-    let mut demoted = 0u64;
-    for (i, input) in p.inputs.iter().enumerate() {
-        if let Input::Tensor { slot, owned: true } = *input {
-            let Some(t) = tensors.get(usize::from(slot)) else {
-                return Ok(None);
-            };
-            if finite || !host.may_overwrite(t) {
-                if i >= 64 {
-                    return Ok(None);
-                }
-                demoted |= 1 << i;
-            }
-        }
-    }
+    let Some(demoted) = demotions(host, p, tensors) else {
+        return Ok(None);
+    };
     let Scratch {
         inputs,
         shapes,
@@ -384,29 +372,8 @@ fn run_with<H: Host, const N: usize>(
             outputs: p.outputs,
         }
     };
-    shapes.clear();
-    bufs.clear();
-    bufs.resize(n_in + p.ins.len(), Buf::None);
-    for (i, input) in p.inputs.iter().enumerate() {
-        match *input {
-            Input::Tensor { slot, owned } => {
-                let Some(t) = tensors.get(usize::from(slot)) else {
-                    return Ok(None);
-                };
-                let Some((shape, ptr)) = host.view(t, owned)? else {
-                    return Ok(None);
-                };
-                shapes.push(Some(shape));
-                bufs[i] = Buf::F32(ptr);
-            }
-            Input::Scalar { slot } => {
-                if usize::from(slot) >= scalars.len() {
-                    return Ok(None);
-                }
-                shapes.push(None);
-            }
-            Input::Unused => shapes.push(None),
-        }
+    if !view_inputs(host, p, tensors, scalars, shapes, bufs)? {
+        return Ok(None);
     }
     let key = std::ptr::from_ref(prog) as usize;
     let Some(plan) = PLANS.with(|c| {
@@ -417,74 +384,16 @@ fn run_with<H: Host, const N: usize>(
         return Ok(None);
     };
     let plan: &Plan = &plan;
-    let sizes_ok = layer_norm_sizes_match(p, plan, scalars).map_err(|e| host.internal(&e.0))?;
-    if plan.any_empty || !sizes_ok {
-        return Ok(None);
-    }
-    if let Some(l) = limits {
-        if plan.largest_product > l.max_macs || plan.max_numel > l.max_numel {
-            return Ok(None);
-        }
-    }
     // SAFETY: `bufs` holds each tensor input's buffer, viewed above with the plan's shape.
-    if !unsafe { input_layer_norms_fuse(p, plan, bufs) } {
+    if !unsafe { admits(p, plan, scalars, limits, bufs) }.map_err(|e| host.internal(&e.0))? {
         return Ok(None);
     }
     let (one, many) = gelus(p, plan);
     let Some(edges) = edges_for(host, one, many) else {
         return Ok(None);
     };
-    // Outputs: fresh tensors, or the owned input they overwrite in place.
-    let mut outs: [Option<H::Tensor>; N] = std::array::from_fn(|_| None);
-    out_bufs.clear();
-    for ((o, &v), out) in p.outputs.iter().enumerate().zip(outs.iter_mut()) {
-        match plan.output_alias.get(o).copied().flatten() {
-            Some(iv) => {
-                let Some(Input::Tensor { slot, .. }) = p.inputs.get(usize::from(iv)) else {
-                    return Err(host.internal("an output aliases a non-tensor input"));
-                };
-                let Some(t) = tensors.get(usize::from(*slot)) else {
-                    return Err(host.internal("an output aliases a missing input"));
-                };
-                *out = Some(host.share(t));
-                out_bufs.push(bufs[usize::from(iv)]);
-            }
-            None => {
-                let (shape, dt) = plan.shapes[usize::from(v)];
-                let (t, ptr) = host.alloc(shape, dt)?;
-                if ptr.is_null() {
-                    return Err(host.internal("an output tensor has no storage"));
-                }
-                out_bufs.push(match dt {
-                    Dt::F32 => Buf::F32(ptr.cast()),
-                    Dt::I64 => Buf::I64(ptr.cast()),
-                });
-                *out = Some(t);
-            }
-        }
-    }
-    if temps.len() < plan.temps.len() {
-        temps.resize_with(plan.temps.len(), Vec::new);
-    }
-    for (t, &n) in temps.iter_mut().zip(&plan.temps) {
-        if t.len() < n {
-            t.resize(n, 0.0);
-        }
-    }
-    for (v, st) in plan.store.iter().enumerate().skip(n_in) {
-        bufs[v] = match *st {
-            Store::Temp(t) => match temps.get_mut(t) {
-                Some(b) => Buf::F32(b.as_mut_ptr()),
-                None => return Err(host.internal("a temporary is missing")),
-            },
-            Store::Output(o) => match out_bufs.get(o) {
-                Some(&b) => b,
-                None => return Err(host.internal("an output buffer is missing")),
-            },
-            Store::Input(iv) => bufs[usize::from(iv)],
-            Store::Scalar => Buf::None,
-        };
-    }
+    let outs: [Option<H::Tensor>; N] = outputs(host, p, plan, tensors, bufs, out_bufs)?;
+    bind_values(plan, p.inputs.len(), bufs, out_bufs, temps).map_err(|e| host.internal(&e.0))?;
     // SAFETY: every buffer pointer above is valid for its value's element count for the rest
     // of this call: inputs are live borrowed tensors (contiguous, float32, checked by `view`),
     // outputs are tensors owned by `outs`, temporaries are this thread's scratch buffers (at
@@ -517,6 +426,165 @@ fn run_with<H: Host, const N: usize>(
         Ok(outs) => Ok(Some(outs)),
         Err(_) => Err(host.internal("the outputs do not match the program")),
     }
+}
+
+/// The owned inputs this call must not write, as a bit per input (`None` declines: a missing
+/// tensor, or a demoted input past the 64th): those the host does not let it overwrite, and
+/// all of them in a call that may decline after its run (an operand outside a `finite_only`
+/// op's domain), which must leave nothing behind.
+fn demotions<H: Host>(host: &H, p: ProgramView<'_>, tensors: &[&H::Tensor]) -> Option<u64> {
+    let finite = needs_finite(p);
+    let mut demoted = 0u64;
+    for (i, input) in p.inputs.iter().enumerate() {
+        if let Input::Tensor { slot, owned: true } = *input {
+            let t = tensors.get(usize::from(slot))?;
+            if finite || !host.may_overwrite(t) {
+                if i >= 64 {
+                    return None;
+                }
+                demoted |= 1 << i;
+            }
+        }
+    }
+    Some(demoted)
+}
+
+/// Each input's shape (`None` for scalars and unused inputs) into `shapes`, and each tensor
+/// input's buffer into `bufs` (sized for every value); `false` when an input is missing or the
+/// host cannot view it.
+fn view_inputs<H: Host>(
+    host: &H,
+    p: ProgramView<'_>,
+    tensors: &[&H::Tensor],
+    scalars: &[f64],
+    shapes: &mut Vec<Option<Shape>>,
+    bufs: &mut Vec<Buf>,
+) -> Result<bool, H::Error> {
+    shapes.clear();
+    bufs.clear();
+    bufs.resize(p.inputs.len() + p.ins.len(), Buf::None);
+    for (i, input) in p.inputs.iter().enumerate() {
+        match *input {
+            Input::Tensor { slot, owned } => {
+                let Some(t) = tensors.get(usize::from(slot)) else {
+                    return Ok(false);
+                };
+                let Some((shape, ptr)) = host.view(t, owned)? else {
+                    return Ok(false);
+                };
+                shapes.push(Some(shape));
+                bufs[i] = Buf::F32(ptr);
+            }
+            Input::Scalar { slot } => {
+                if usize::from(slot) >= scalars.len() {
+                    return Ok(false);
+                }
+                shapes.push(None);
+            }
+            Input::Unused => shapes.push(None),
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `plan` may run on these inputs: no empty value, layer norms over their inputs' last
+/// dim, within `limits`, and layer norms of program inputs within their domain (checked before
+/// anything runs, so a declined call has written nothing).
+///
+/// # Safety
+/// `bufs[v]` points at `plan.shapes[v].numel()` floats for every tensor input `v`.
+unsafe fn admits(
+    p: ProgramView<'_>,
+    plan: &Plan,
+    scalars: &[f64],
+    limits: Option<Limits>,
+    bufs: &[Buf],
+) -> Result<bool, ExecError> {
+    if plan.any_empty || !layer_norm_sizes_match(p, plan, scalars)? {
+        return Ok(false);
+    }
+    if let Some(l) = limits {
+        if plan.largest_product > l.max_macs || plan.max_numel > l.max_numel {
+            return Ok(false);
+        }
+    }
+    // SAFETY: the function's contract.
+    Ok(unsafe { input_layer_norms_fuse(p, plan, bufs) })
+}
+
+/// The call's outputs: fresh tensors, or the owned input an output overwrites in place; each
+/// output's buffer goes to `out_bufs`.
+fn outputs<H: Host, const N: usize>(
+    host: &H,
+    p: ProgramView<'_>,
+    plan: &Plan,
+    tensors: &[&H::Tensor],
+    bufs: &[Buf],
+    out_bufs: &mut Vec<Buf>,
+) -> Result<[Option<H::Tensor>; N], H::Error> {
+    let mut outs: [Option<H::Tensor>; N] = std::array::from_fn(|_| None);
+    out_bufs.clear();
+    for ((o, &v), out) in p.outputs.iter().enumerate().zip(outs.iter_mut()) {
+        match plan.output_alias.get(o).copied().flatten() {
+            Some(iv) => {
+                let Some(Input::Tensor { slot, .. }) = p.inputs.get(usize::from(iv)) else {
+                    return Err(host.internal("an output aliases a non-tensor input"));
+                };
+                let Some(t) = tensors.get(usize::from(*slot)) else {
+                    return Err(host.internal("an output aliases a missing input"));
+                };
+                *out = Some(host.share(t));
+                out_bufs.push(bufs[usize::from(iv)]);
+            }
+            None => {
+                let (shape, dt) = plan.shapes[usize::from(v)];
+                let (t, ptr) = host.alloc(shape, dt)?;
+                if ptr.is_null() {
+                    return Err(host.internal("an output tensor has no storage"));
+                }
+                out_bufs.push(match dt {
+                    Dt::F32 => Buf::F32(ptr.cast()),
+                    Dt::I64 => Buf::I64(ptr.cast()),
+                });
+                *out = Some(t);
+            }
+        }
+    }
+    Ok(outs)
+}
+
+/// Every computed value's buffer into `bufs`, as the plan stores it: a temporary of this
+/// thread's scratch (grown to the plan's sizes), an output, an input it overwrites, or none.
+fn bind_values(
+    plan: &Plan,
+    n_in: usize,
+    bufs: &mut [Buf],
+    out_bufs: &[Buf],
+    temps: &mut Vec<Vec<f32>>,
+) -> Result<(), ExecError> {
+    if temps.len() < plan.temps.len() {
+        temps.resize_with(plan.temps.len(), Vec::new);
+    }
+    for (t, &n) in temps.iter_mut().zip(&plan.temps) {
+        if t.len() < n {
+            t.resize(n, 0.0);
+        }
+    }
+    for (v, st) in plan.store.iter().enumerate().skip(n_in) {
+        bufs[v] = match *st {
+            Store::Temp(t) => match temps.get_mut(t) {
+                Some(b) => Buf::F32(b.as_mut_ptr()),
+                None => return Err(internal("a temporary is missing")),
+            },
+            Store::Output(o) => match out_bufs.get(o) {
+                Some(&b) => b,
+                None => return Err(internal("an output buffer is missing")),
+            },
+            Store::Input(iv) => bufs[usize::from(iv)],
+            Store::Scalar => Buf::None,
+        };
+    }
+    Ok(())
 }
 
 /// One planned call, runnable without the GIL.
