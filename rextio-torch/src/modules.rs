@@ -91,22 +91,21 @@ fn float_option(
     i: usize,
     name: &str,
     default: f64,
-    conditions: &mut Vec<(String, Literal)>,
-    attrs: &mut Vec<(String, ValueType)>,
+    parts: &mut Parts,
 ) -> Result<CallPart, Refused> {
     match ctor.arg(i, name) {
         None => {
-            conditions.push((name.into(), Literal::Float(default)));
+            parts.condition(name, Literal::Float(default));
             Ok(CallPart::Lit(Literal::Float(default)))
         }
         Some(a) => match lit(Some(a)) {
             Some(Literal::Float(v)) => {
-                conditions.push((name.into(), Literal::Float(*v)));
+                parts.condition(name, Literal::Float(*v));
                 Ok(CallPart::Lit(Literal::Float(*v)))
             }
             Some(Literal::Int(v)) => {
                 // `nn.ELU(alpha=1)`: torch keeps the int; the condition compares the live value.
-                conditions.push((name.into(), Literal::Int(*v)));
+                parts.condition(name, Literal::Int(*v));
                 Ok(CallPart::Lit(Literal::Float(*v as f64)))
             }
             Some(_) => Err(refuse(
@@ -114,7 +113,7 @@ fn float_option(
                 format!("needs `{name}` as a number"),
             )),
             None => {
-                attrs.push((name.into(), ValueType::Float));
+                parts.attr(name, ValueType::Float);
                 Ok(CallPart::Attr(name.into()))
             }
         },
@@ -167,239 +166,268 @@ pub fn kind_of(ctor: &ModuleCtor) -> ModuleAnswer {
 }
 
 fn answer(ctor: &ModuleCtor) -> Result<ModuleAnswer, Refused> {
-    let f = |t: &str| format!("torch.nn.functional.{t}");
     let t = ctor.target.as_str();
+    if !t.starts_with("torch.nn.") {
+        return Ok(tensor_value(ctor));
+    }
     let name = t
         .strip_prefix("torch.nn.modules.")
         .and_then(|s| s.rsplit('.').next())
         .or_else(|| t.strip_prefix("torch.nn."))
         .unwrap_or("");
-    if !t.starts_with("torch.nn.") {
-        return Ok(tensor_value(ctor));
+    if name == "Parameter" || name == "parameter.Parameter" {
+        let Some(CtorArg::Call(inner)) = ctor.arg(0, "data") else {
+            return Err(refuse(
+                "nn.Parameter",
+                "needs its data as a tensor constructor call (`torch.zeros(d)`, `torch.randn(a, b)`) so its rank is known",
+            ));
+        };
+        return Ok(tensor_value(inner));
     }
-    let class = format!("torch.nn.{name}");
-    let mut conditions = Vec::new();
-    let mut attrs = Vec::new();
-    Ok(match name {
-        "Linear" => {
-            let bias = flag(ctor, 2, "bias", true)?;
-            if ctor.arg(3, "device").is_some() || ctor.arg(4, "dtype").is_some() {
-                return Err(refuse(
-                    "nn.Linear",
-                    "with a device or dtype is not float32 CPU",
-                ));
-            }
-            attrs.push(("weight".into(), f32_2()));
-            attrs.push((
-                "bias".into(),
-                if bias { f32_1() } else { ValueType::NoneType },
+    let Some((_, read)) = KINDS.iter().find(|(n, _)| *n == name) else {
+        return Ok(ModuleAnswer::NotCovered);
+    };
+    let mut parts = Parts::default();
+    let call = read(ctor, &mut parts)?;
+    Ok(kind(
+        &format!("torch.nn.{name}"),
+        parts.attrs,
+        parts.conditions,
+        call,
+    ))
+}
+
+/// What a kind's reader states besides its call: the live attributes the call reads (with
+/// their types) and the conditions on live attributes the constructor's literals became.
+#[derive(Default)]
+struct Parts {
+    attrs: Vec<(String, ValueType)>,
+    conditions: Vec<(String, Literal)>,
+}
+
+impl Parts {
+    fn condition(&mut self, name: &str, value: Literal) {
+        self.conditions.push((name.into(), value));
+    }
+
+    fn attr(&mut self, name: &str, ty: ValueType) {
+        self.attrs.push((name.into(), ty));
+    }
+}
+
+/// How a kind's constructor is read: its call, as a site of the functional surface.
+type Reader = fn(&ModuleCtor, &mut Parts) -> Result<SubmoduleCall, Refused>;
+
+/// The `torch.nn` module kinds a compiled method may call, one row each: the class name (after
+/// `torch.nn.`) and its reader.
+const KINDS: &[(&str, Reader)] = &[
+    ("Linear", linear),
+    ("LayerNorm", layer_norm),
+    ("ReLU", |c, p| pointwise(c, p, "torch.relu", true)),
+    ("SiLU", |c, p| {
+        pointwise(c, p, "torch.nn.functional.silu", true)
+    }),
+    ("Tanh", |c, p| pointwise(c, p, "torch.tanh", false)),
+    ("Sigmoid", |c, p| pointwise(c, p, "torch.sigmoid", false)),
+    ("GELU", gelu),
+    ("LeakyReLU", leaky_relu),
+    ("ELU", elu),
+    ("Softplus", softplus),
+    ("Identity", |_, _| Ok(SubmoduleCall::Identity)),
+    ("Flatten", flatten),
+    ("Dropout", dropout),
+    ("Softmax", |c, p| softmax(c, p, "torch.softmax")),
+    ("LogSoftmax", |c, p| softmax(c, p, "torch.log_softmax")),
+];
+
+fn functional(name: &str) -> String {
+    format!("torch.nn.functional.{name}")
+}
+
+/// `nn.Linear(in, out, bias=True)`: `F.linear(x, weight[, bias])`.
+fn linear(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    let bias = flag(ctor, 2, "bias", true)?;
+    if ctor.arg(3, "device").is_some() || ctor.arg(4, "dtype").is_some() {
+        return Err(refuse(
+            "nn.Linear",
+            "with a device or dtype is not float32 CPU",
+        ));
+    }
+    parts.attr("weight", f32_2());
+    parts.attr("bias", if bias { f32_1() } else { ValueType::NoneType });
+    let args = if bias {
+        vec![
+            CallPart::Input,
+            CallPart::Attr("weight".into()),
+            CallPart::Attr("bias".into()),
+        ]
+    } else {
+        vec![CallPart::Input, CallPart::Attr("weight".into())]
+    };
+    Ok(site(&functional("linear"), args, vec![]))
+}
+
+/// `nn.LayerNorm(d, eps, elementwise_affine, bias)` over the last dim:
+/// `F.layer_norm(x, normalized_shape, weight, bias, eps)`.
+fn layer_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    if let Some(CtorArg::Value(o)) = ctor.arg(0, "normalized_shape") {
+        if matches!(&o.ty, Some(ValueType::Tuple(items)) if items.len() != 1) {
+            return Err(refuse(
+                "nn.LayerNorm",
+                "normalises several dims; only the last dim is compiled",
             ));
-            let args = if bias {
-                vec![
-                    CallPart::Input,
-                    CallPart::Attr("weight".into()),
-                    CallPart::Attr("bias".into()),
-                ]
-            } else {
-                vec![CallPart::Input, CallPart::Attr("weight".into())]
-            };
-            kind(&class, attrs, conditions, site(&f("linear"), args, vec![]))
         }
-        "LayerNorm" => {
-            if let Some(CtorArg::Value(o)) = ctor.arg(0, "normalized_shape") {
-                if matches!(&o.ty, Some(ValueType::Tuple(items)) if items.len() != 1) {
-                    return Err(refuse(
-                        "nn.LayerNorm",
-                        "normalises several dims; only the last dim is compiled",
-                    ));
-                }
-            }
-            let affine = flag(ctor, 2, "elementwise_affine", true)?;
-            let bias = flag(ctor, 3, "bias", true)?;
-            if ctor.arg(4, "device").is_some() || ctor.arg(5, "dtype").is_some() {
-                return Err(refuse(
-                    "nn.LayerNorm",
-                    "with a device or dtype is not float32 CPU",
-                ));
-            }
-            attrs.push((
-                "normalized_shape".into(),
-                ValueType::Tuple(vec![ValueType::Int]),
-            ));
-            attrs.push(("eps".into(), ValueType::Float));
-            let mut part = |n: &str, present: bool| {
-                if present {
-                    attrs.push((n.into(), f32_1()));
-                    CallPart::Attr(n.into())
-                } else {
-                    attrs.push((n.into(), ValueType::NoneType));
-                    CallPart::Lit(Literal::None)
-                }
-            };
-            let w = part("weight", affine);
-            let b = part("bias", affine && bias);
-            let args = vec![
-                CallPart::Input,
-                CallPart::Attr("normalized_shape".into()),
-                w,
-                b,
-                CallPart::Attr("eps".into()),
-            ];
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(&f("layer_norm"), args, vec![]),
-            )
+    }
+    let affine = flag(ctor, 2, "elementwise_affine", true)?;
+    let bias = flag(ctor, 3, "bias", true)?;
+    if ctor.arg(4, "device").is_some() || ctor.arg(5, "dtype").is_some() {
+        return Err(refuse(
+            "nn.LayerNorm",
+            "with a device or dtype is not float32 CPU",
+        ));
+    }
+    parts.attr("normalized_shape", ValueType::Tuple(vec![ValueType::Int]));
+    parts.attr("eps", ValueType::Float);
+    let mut part = |n: &str, present: bool| {
+        if present {
+            parts.attr(n, f32_1());
+            CallPart::Attr(n.into())
+        } else {
+            parts.attr(n, ValueType::NoneType);
+            CallPart::Lit(Literal::None)
         }
-        "ReLU" | "Tanh" | "Sigmoid" | "SiLU" => {
-            if name == "ReLU" || name == "SiLU" {
-                not_in_place(ctor, 0)?;
-                conditions.push(("inplace".into(), Literal::Bool(false)));
-            } else if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
-                return Err(refuse(&short(t), "takes no arguments"));
-            }
-            let target = match name {
-                "ReLU" => "torch.relu".to_owned(),
-                "Tanh" => "torch.tanh".to_owned(),
-                "Sigmoid" => "torch.sigmoid".to_owned(),
-                _ => f("silu"),
-            };
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(&target, vec![CallPart::Input], vec![]),
-            )
+    };
+    let w = part("weight", affine);
+    let b = part("bias", affine && bias);
+    let args = vec![
+        CallPart::Input,
+        CallPart::Attr("normalized_shape".into()),
+        w,
+        b,
+        CallPart::Attr("eps".into()),
+    ];
+    Ok(site(&functional("layer_norm"), args, vec![]))
+}
+
+/// An activation without parameters (`nn.ReLU`, `nn.Tanh`, ...): `target(x)`. `inplace`:
+/// whether the class takes an `inplace` flag (which must be false); otherwise it takes no
+/// arguments.
+fn pointwise(
+    ctor: &ModuleCtor,
+    parts: &mut Parts,
+    target: &str,
+    inplace: bool,
+) -> Result<SubmoduleCall, Refused> {
+    if inplace {
+        not_in_place(ctor, 0)?;
+        parts.condition("inplace", Literal::Bool(false));
+    } else if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
+        return Err(refuse(&short(&ctor.target), "takes no arguments"));
+    }
+    Ok(site(target, vec![CallPart::Input], vec![]))
+}
+
+/// `nn.GELU()` exact: `F.gelu(x)`.
+fn gelu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    match lit(ctor.arg(0, "approximate")) {
+        None if ctor.arg(0, "approximate").is_none() => {}
+        Some(Literal::Str(s)) if s == "none" => {}
+        _ => {
+            return Err(refuse(
+                "nn.GELU",
+                "is compiled only exact (approximate omitted or \"none\")",
+            ))
         }
-        "GELU" => {
-            match lit(ctor.arg(0, "approximate")) {
-                None if ctor.arg(0, "approximate").is_none() => {}
-                Some(Literal::Str(s)) if s == "none" => {}
-                _ => {
-                    return Err(refuse(
-                        "nn.GELU",
-                        "is compiled only exact (approximate omitted or \"none\")",
-                    ))
-                }
-            }
-            conditions.push(("approximate".into(), Literal::Str("none".into())));
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(&f("gelu"), vec![CallPart::Input], vec![]),
-            )
+    }
+    parts.condition("approximate", Literal::Str("none".into()));
+    Ok(site(&functional("gelu"), vec![CallPart::Input], vec![]))
+}
+
+/// `nn.LeakyReLU(negative_slope)`: `F.leaky_relu(x, negative_slope)`.
+fn leaky_relu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    not_in_place(ctor, 1)?;
+    parts.condition("inplace", Literal::Bool(false));
+    let slope = float_option(ctor, 0, "negative_slope", 0.01, parts)?;
+    Ok(site(
+        &functional("leaky_relu"),
+        vec![CallPart::Input, slope],
+        vec![],
+    ))
+}
+
+/// `nn.ELU(alpha)`: `F.elu(x, alpha=alpha)`.
+fn elu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    not_in_place(ctor, 1)?;
+    parts.condition("inplace", Literal::Bool(false));
+    let alpha = float_option(ctor, 0, "alpha", 1.0, parts)?;
+    Ok(site(
+        &functional("elu"),
+        vec![CallPart::Input],
+        vec![("alpha", alpha)],
+    ))
+}
+
+/// `nn.Softplus(beta, threshold)`: `F.softplus(x, beta=beta, threshold=threshold)`.
+fn softplus(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    let beta = float_option(ctor, 0, "beta", 1.0, parts)?;
+    let threshold = float_option(ctor, 1, "threshold", 20.0, parts)?;
+    Ok(site(
+        &functional("softplus"),
+        vec![CallPart::Input],
+        vec![("beta", beta), ("threshold", threshold)],
+    ))
+}
+
+/// `nn.Flatten(start_dim=1, end_dim=-1)`: `torch.flatten(x, start_dim, end_dim)`; its claim
+/// decides the ranks it lowers (1 and 2) and refuses the rest with a diagnostic.
+fn flatten(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    let dim = |i: usize, name: &str, default: i64| match ctor.arg(i, name) {
+        None => Ok(default),
+        Some(a) => match lit(Some(a)) {
+            Some(Literal::Int(v)) => Ok(*v),
+            _ => Err(refuse(
+                "nn.Flatten",
+                format!("needs `{name}` as an int literal"),
+            )),
+        },
+    };
+    let (s, e) = (dim(0, "start_dim", 1)?, dim(1, "end_dim", -1)?);
+    parts.condition("start_dim", Literal::Int(s));
+    parts.condition("end_dim", Literal::Int(e));
+    let args = vec![
+        CallPart::Input,
+        CallPart::Lit(Literal::Int(s)),
+        CallPart::Lit(Literal::Int(e)),
+    ];
+    Ok(site("torch.flatten", args, vec![]))
+}
+
+/// `nn.Dropout(p)`: the identity in eval mode; in training mode the original runs.
+fn dropout(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    if flag(ctor, 1, "inplace", false)? {
+        return Err(refuse("nn.Dropout", "with inplace=True is not compiled"));
+    }
+    parts.condition("training", Literal::Bool(false));
+    Ok(SubmoduleCall::Identity)
+}
+
+/// `nn.Softmax(dim)` / `nn.LogSoftmax(dim)` with a literal dim: `target(x, dim)`.
+fn softmax(ctor: &ModuleCtor, parts: &mut Parts, target: &str) -> Result<SubmoduleCall, Refused> {
+    let dim = match lit(ctor.arg(0, "dim")) {
+        Some(Literal::Int(d)) => *d,
+        _ => {
+            return Err(refuse(
+                &short(&ctor.target),
+                "needs `dim` as an int literal (an implicit dim depends on the input's rank)",
+            ))
         }
-        "LeakyReLU" => {
-            not_in_place(ctor, 1)?;
-            conditions.push(("inplace".into(), Literal::Bool(false)));
-            let slope = float_option(ctor, 0, "negative_slope", 0.01, &mut conditions, &mut attrs)?;
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(&f("leaky_relu"), vec![CallPart::Input, slope], vec![]),
-            )
-        }
-        "ELU" => {
-            not_in_place(ctor, 1)?;
-            conditions.push(("inplace".into(), Literal::Bool(false)));
-            let alpha = float_option(ctor, 0, "alpha", 1.0, &mut conditions, &mut attrs)?;
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(&f("elu"), vec![CallPart::Input], vec![("alpha", alpha)]),
-            )
-        }
-        "Softplus" => {
-            let beta = float_option(ctor, 0, "beta", 1.0, &mut conditions, &mut attrs)?;
-            let threshold = float_option(ctor, 1, "threshold", 20.0, &mut conditions, &mut attrs)?;
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(
-                    &f("softplus"),
-                    vec![CallPart::Input],
-                    vec![("beta", beta), ("threshold", threshold)],
-                ),
-            )
-        }
-        "Identity" => kind(&class, attrs, conditions, SubmoduleCall::Identity),
-        "Flatten" => {
-            // `nn.Flatten(start_dim=1, end_dim=-1)` is `torch.flatten(x, start_dim, end_dim)`; its
-            // claim decides the ranks it lowers (1 and 2) and refuses the rest with a diagnostic.
-            let dim = |i: usize, name: &str, default: i64| match ctor.arg(i, name) {
-                None => Ok(default),
-                Some(a) => match lit(Some(a)) {
-                    Some(Literal::Int(v)) => Ok(*v),
-                    _ => Err(refuse(
-                        "nn.Flatten",
-                        format!("needs `{name}` as an int literal"),
-                    )),
-                },
-            };
-            let (s, e) = (dim(0, "start_dim", 1)?, dim(1, "end_dim", -1)?);
-            conditions.push(("start_dim".into(), Literal::Int(s)));
-            conditions.push(("end_dim".into(), Literal::Int(e)));
-            let args = vec![
-                CallPart::Input,
-                CallPart::Lit(Literal::Int(s)),
-                CallPart::Lit(Literal::Int(e)),
-            ];
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site("torch.flatten", args, vec![]),
-            )
-        }
-        "Dropout" => {
-            if flag(ctor, 1, "inplace", false)? {
-                return Err(refuse("nn.Dropout", "with inplace=True is not compiled"));
-            }
-            // In eval mode dropout is the identity; in training mode the original runs.
-            conditions.push(("training".into(), Literal::Bool(false)));
-            kind(&class, attrs, conditions, SubmoduleCall::Identity)
-        }
-        "Softmax" | "LogSoftmax" => {
-            let dim = match lit(ctor.arg(0, "dim")) {
-                Some(Literal::Int(d)) => *d,
-                _ => return Err(refuse(
-                    &short(t),
-                    "needs `dim` as an int literal (an implicit dim depends on the input's rank)",
-                )),
-            };
-            conditions.push(("dim".into(), Literal::Int(dim)));
-            let target = if name == "Softmax" {
-                "torch.softmax"
-            } else {
-                "torch.log_softmax"
-            };
-            kind(
-                &class,
-                attrs,
-                conditions,
-                site(
-                    target,
-                    vec![CallPart::Input, CallPart::Lit(Literal::Int(dim))],
-                    vec![],
-                ),
-            )
-        }
-        "Parameter" | "parameter.Parameter" => {
-            let Some(CtorArg::Call(inner)) = ctor.arg(0, "data") else {
-                return Err(refuse(
-                    "nn.Parameter",
-                    "needs its data as a tensor constructor call (`torch.zeros(d)`, `torch.randn(a, b)`) so its rank is known",
-                ));
-            };
-            tensor_value(inner)
-        }
-        _ => ModuleAnswer::NotCovered,
-    })
+    };
+    parts.condition("dim", Literal::Int(dim));
+    Ok(site(
+        target,
+        vec![CallPart::Input, CallPart::Lit(Literal::Int(dim))],
+        vec![],
+    ))
 }
 
 fn f32_1() -> ValueType {
@@ -492,6 +520,37 @@ mod tests {
         match a {
             ModuleAnswer::Submodule(k) => k,
             other => panic!("not a submodule: {other:?}"),
+        }
+    }
+
+    /// Every row of the kinds table answers its class, under both spellings of its path, and
+    /// calls a target of the functional surface (or is the identity).
+    #[test]
+    fn every_kind_answers_its_class_under_both_paths() {
+        for (name, _) in KINDS {
+            // The fewest arguments each kind needs.
+            let args = match *name {
+                "Linear" => vec![int(), int()],
+                "LayerNorm" => vec![int()],
+                "Softmax" | "LogSoftmax" => vec![lit(Literal::Int(-1))],
+                _ => vec![],
+            };
+            for path in [
+                format!("torch.nn.{name}"),
+                format!("torch.nn.modules.somefile.{name}"),
+            ] {
+                let k = sub(kind_of(&ctor(&path, args.clone(), vec![])));
+                assert_eq!(k.class_path, format!("torch.nn.{name}"), "{path}");
+                match &k.call {
+                    SubmoduleCall::Identity => {
+                        assert!(["Identity", "Dropout"].contains(name), "{name}")
+                    }
+                    SubmoduleCall::Site { target, args, .. } => {
+                        assert!(target.starts_with("torch."), "{name}: {target}");
+                        assert_eq!(args.first(), Some(&CallPart::Input), "{name}");
+                    }
+                }
+            }
         }
     }
 
