@@ -65,72 +65,126 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
     if n_in + region.nodes.len() > usize::from(V::MAX) {
         return Ok(None);
     }
-    let value = |r: RegionRef| -> V {
-        // In range: checked against V::MAX above.
-        match r {
-            RegionRef::Input(i) => i as V,
-            RegionRef::Node(j) => (n_in + j) as V,
-        }
+    let mut uses = Uses {
+        tensor: vec![false; n_in],
+        scalar: vec![false; n_in],
     };
     let mut ins = Vec::with_capacity(region.nodes.len());
-    let mut tensor_in = vec![false; n_in];
-    let mut scalar_in = vec![false; n_in];
     for (j, node) in region.nodes.iter().enumerate() {
         let c = &node.claimed;
-        let drift = |why: &str| LowerError::new(c.rule_id.clone(), why.to_owned());
+        let mut n = NodeReader {
+            region,
+            j,
+            node,
+            uses: &mut uses,
+        };
         let plan =
-            claim::plan(&c.site).map_err(|_| drift("the site no longer matches any rule"))?;
+            claim::plan(&c.site).map_err(|_| n.drift("the site no longer matches any rule"))?;
         if plan.rule_id != c.rule_id || plan.result != c.result_type {
-            return Err(drift(
-                "the site now plans to a different rule or result type",
-            ));
+            return Err(n.drift("the site now plans to a different rule or result type"));
         }
-        let pick = |s: Src| -> Result<RegionRef, LowerError> {
-            let r = match s {
-                Src::Recv => node.receiver,
-                Src::Arg(i) => node.args.get(i).copied(),
-                Src::Kw(i) => node.keywords.get(i).map(|(_, r)| *r),
-            };
-            let r = r.ok_or_else(|| drift("an operand of the plan is missing"))?;
-            if let RegionRef::Node(k) = r {
-                if k >= j {
-                    return Err(drift("an operand refers to a later node"));
-                }
-            }
-            if let RegionRef::Input(i) = r {
-                if i >= n_in {
-                    return Err(drift("an operand refers to a missing input"));
-                }
-            }
-            Ok(r)
+        if !is_f32_cpu(&c.result_type) && !matches!(plan.op, Op::Argmax { .. }) {
+            return Ok(None);
+        }
+        match n.instruction(&plan.op)? {
+            Some(i) => ins.push(i),
+            None => return Ok(None),
+        }
+    }
+    let inputs = rextio_fusion::region_inputs(n_in, &uses.tensor, &uses.scalar, |i| {
+        region.inputs[i].operand.owned_temp
+    });
+    Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
+}
+
+/// Which region inputs the program reads as tensors and as scalars.
+struct Uses {
+    tensor: Vec<bool>,
+    scalar: Vec<bool>,
+}
+
+/// Node `j` of a region, as [`build`] reads its operands into program values.
+struct NodeReader<'a, 'u> {
+    region: &'a Region,
+    j: usize,
+    node: &'a rextio_plugin_api::RegionNode,
+    uses: &'u mut Uses,
+}
+
+impl NodeReader<'_, '_> {
+    /// The node's claim no longer says what its site plans: a bug or a stale claim.
+    fn drift(&self, why: &str) -> LowerError {
+        LowerError::new(self.node.claimed.rule_id.clone(), why.to_owned())
+    }
+
+    /// The program value of a region operand (in range: `build` checked the count).
+    fn value(&self, r: RegionRef) -> V {
+        match r {
+            RegionRef::Input(i) => i as V,
+            RegionRef::Node(k) => (self.region.inputs.len() + k) as V,
+        }
+    }
+
+    /// The region operand a plan operand names: an input, or an earlier node.
+    fn pick(&self, s: Src) -> Result<RegionRef, LowerError> {
+        let node = self.node;
+        let r = match s {
+            Src::Recv => node.receiver,
+            Src::Arg(i) => node.args.get(i).copied(),
+            Src::Kw(i) => node.keywords.get(i).map(|(_, r)| *r),
         };
-        // Tensor operands must be float32 CPU values; scalar operands inputs of scalar type.
-        let mut tensor = |s: Src| -> Result<Option<V>, LowerError> {
-            let r = pick(s)?;
-            let ty = match r {
-                RegionRef::Input(i) => &region.inputs[i].ty,
-                RegionRef::Node(k) => &region.nodes[k].claimed.result_type,
-            };
-            if !is_f32_cpu(ty) {
-                return Ok(None);
+        let r = r.ok_or_else(|| self.drift("an operand of the plan is missing"))?;
+        match r {
+            RegionRef::Node(k) if k >= self.j => {
+                Err(self.drift("an operand refers to a later node"))
             }
-            if let RegionRef::Input(i) = r {
-                tensor_in[i] = true;
+            RegionRef::Input(i) if i >= self.region.inputs.len() => {
+                Err(self.drift("an operand refers to a missing input"))
             }
-            Ok(Some(value(r)))
+            _ => Ok(r),
+        }
+    }
+
+    /// A tensor operand's value; `None` unless it is a float32 CPU value.
+    fn tensor(&mut self, s: Src) -> Result<Option<V>, LowerError> {
+        let r = self.pick(s)?;
+        let ty = match r {
+            RegionRef::Input(i) => &self.region.inputs[i].ty,
+            RegionRef::Node(k) => &self.region.nodes[k].claimed.result_type,
         };
+        if !is_f32_cpu(ty) {
+            return Ok(None);
+        }
+        if let RegionRef::Input(i) = r {
+            self.uses.tensor[i] = true;
+        }
+        Ok(Some(self.value(r)))
+    }
+
+    /// A scalar operand's value: an input whose type `ok` accepts, else `None`.
+    fn scalar(&mut self, s: Src, ok: impl Fn(&ValueType) -> bool) -> Result<Option<V>, LowerError> {
+        let RegionRef::Input(si) = self.pick(s)? else {
+            return Ok(None);
+        };
+        if !ok(&self.region.inputs[si].ty) {
+            return Ok(None);
+        }
+        self.uses.scalar[si] = true;
+        Ok(Some(si as V))
+    }
+
+    /// The instruction of the node's plan; `None` when it has no fused form.
+    fn instruction(&mut self, op: &Op) -> Result<Option<Ins>, LowerError> {
         macro_rules! t {
             ($s:expr) => {
-                match tensor($s)? {
+                match self.tensor($s)? {
                     Some(v) => v,
                     None => return Ok(None),
                 }
             };
         }
-        if !is_f32_cpu(&c.result_type) && !matches!(plan.op, Op::Argmax { .. }) {
-            return Ok(None);
-        }
-        let i = match plan.op {
+        let dim = |d: i64| u8::try_from(d).ok();
+        Ok(Some(match *op {
             Op::Linear { x, w, b } => Ins::Linear {
                 x: t!(x),
                 w: t!(w),
@@ -161,46 +215,44 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
                     return Ok(None);
                 };
                 let t = t!(t);
-                let RegionRef::Input(si) = pick(s)? else {
+                let Some(s) =
+                    self.scalar(s, |ty| matches!(ty, ValueType::Int | ValueType::Float))?
+                else {
                     return Ok(None);
                 };
-                if !matches!(region.inputs[si].ty, ValueType::Int | ValueType::Float) {
-                    return Ok(None);
-                }
-                scalar_in[si] = true;
-                Ins::Scalar {
-                    f,
-                    t,
-                    s: si as V,
-                    rev,
-                }
+                Ins::Scalar { f, t, s, rev }
             }
-            Op::Softmax { t, dim } => match u8::try_from(dim) {
-                Ok(dim) => Ins::Softmax {
+            Op::Softmax { t, dim: d } => match dim(d) {
+                Some(dim) => Ins::Softmax {
                     t: t!(t),
                     dim,
                     log: false,
                     finite_only: false,
                 },
-                Err(_) => return Ok(None),
+                None => return Ok(None),
             },
             Op::Call {
                 f: Rt::LogSoftmax,
                 ref args,
             } => match args.as_slice() {
-                [Arg::Tensor(t), Arg::Int(d)] => match u8::try_from(*d) {
-                    Ok(dim) => Ins::Softmax {
+                [Arg::Tensor(t), Arg::Int(d)] => match dim(*d) {
+                    Some(dim) => Ins::Softmax {
                         t: t!(*t),
                         dim,
                         log: true,
                         finite_only: false,
                     },
-                    Err(_) => return Ok(None),
+                    None => return Ok(None),
                 },
                 _ => return Ok(None),
             },
-            Op::Reduce { f, t, dim, keepdim } => match (reduce(f), u8::try_from(dim)) {
-                (Some(f), Ok(dim)) => Ins::Reduce {
+            Op::Reduce {
+                f,
+                t,
+                dim: d,
+                keepdim,
+            } => match (reduce(f), dim(d)) {
+                (Some(f), Some(dim)) => Ins::Reduce {
                     f,
                     t: t!(t),
                     dim,
@@ -208,62 +260,19 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
                 },
                 _ => return Ok(None),
             },
-            Op::Argmax { t, dim, keepdim } => match u8::try_from(dim) {
-                Ok(dim) => Ins::Argmax {
+            Op::Argmax { t, dim: d, keepdim } => match dim(d) {
+                Some(dim) => Ins::Argmax {
                     t: t!(t),
                     dim,
                     keepdim,
                     finite_only: false,
                 },
-                Err(_) => return Ok(None),
+                None => return Ok(None),
             },
             Op::Call {
                 f: Rt::LayerNorm,
                 ref args,
-            } => {
-                let [Arg::Tensor(x), Arg::TupleFirst(ns), Arg::OptTensor(w), Arg::OptTensor(b), eps] =
-                    args.as_slice()
-                else {
-                    return Ok(None);
-                };
-                let x = t!(*x);
-                // The normalised size and eps reach the program as scalar inputs.
-                let mut scalar_input =
-                    |s: Src, ok: &dyn Fn(&ValueType) -> bool| -> Result<Option<V>, LowerError> {
-                        let RegionRef::Input(si) = pick(s)? else {
-                            return Ok(None);
-                        };
-                        if !ok(&region.inputs[si].ty) {
-                            return Ok(None);
-                        }
-                        scalar_in[si] = true;
-                        Ok(Some(si as V))
-                    };
-                let Some(n) = scalar_input(*ns, &|t| t == &ValueType::Tuple(vec![ValueType::Int]))?
-                else {
-                    return Ok(None);
-                };
-                let eps = match eps {
-                    Arg::Float(e) if *e == 1e-5 => None,
-                    Arg::Scalar(s) => {
-                        match scalar_input(*s, &|t| matches!(t, ValueType::Float | ValueType::Int))?
-                        {
-                            Some(v) => Some(v),
-                            None => return Ok(None),
-                        }
-                    }
-                    _ => return Ok(None),
-                };
-                let w = match w {
-                    Some(w) => Some(t!(*w)),
-                    None => None,
-                };
-                let b = match b {
-                    Some(b) => Some(t!(*b)),
-                    None => None,
-                };
-                Ins::LayerNorm { x, n, w, b, eps }
-            }
+            } => return self.layer_norm(args),
             // `torch.maximum` / `torch.minimum` stay per-op: on a tie of zeros eager answers the
             // second operand in its vectorised body and the first in its scalar tail, so which
             // zero comes back depends on the element's position and the host's vector width.
@@ -277,13 +286,43 @@ pub fn build(region: &Region) -> Result<Option<ProgramBuf>, LowerError> {
                 _ => return Ok(None),
             },
             Op::Call { .. } => return Ok(None),
-        };
-        ins.push(i);
+        }))
     }
-    let inputs = rextio_fusion::region_inputs(n_in, &tensor_in, &scalar_in, |i| {
-        region.inputs[i].operand.owned_temp
-    });
-    Ok(ProgramBuf::assemble(inputs, ins, &region.outputs))
+
+    /// `F.layer_norm(x, (n,), w, b, eps)`: the normalised size and eps reach the program as
+    /// scalar inputs (eps omitted when it is the default literal).
+    fn layer_norm(&mut self, args: &[Arg]) -> Result<Option<Ins>, LowerError> {
+        let [Arg::Tensor(x), Arg::TupleFirst(ns), Arg::OptTensor(w), Arg::OptTensor(b), eps] = args
+        else {
+            return Ok(None);
+        };
+        let Some(x) = self.tensor(*x)? else {
+            return Ok(None);
+        };
+        let Some(n) = self.scalar(*ns, |t| t == &ValueType::Tuple(vec![ValueType::Int]))? else {
+            return Ok(None);
+        };
+        let eps = match eps {
+            Arg::Float(e) if *e == 1e-5 => None,
+            Arg::Scalar(s) => {
+                match self.scalar(*s, |t| matches!(t, ValueType::Float | ValueType::Int))? {
+                    Some(v) => Some(v),
+                    None => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        let mut optional = |o: &Option<Src>| -> Result<Result<Option<V>, ()>, LowerError> {
+            Ok(match o {
+                Some(s) => self.tensor(*s)?.map(Some).ok_or(()),
+                None => Ok(None),
+            })
+        };
+        let (Ok(w), Ok(b)) = (optional(w)?, optional(b)?) else {
+            return Ok(None);
+        };
+        Ok(Some(Ins::LayerNorm { x, n, w, b, eps }))
+    }
 }
 
 /// The plugin's fused lowering of a region (see [`rextio_plugin_api::Plugin::lower_region`]).
