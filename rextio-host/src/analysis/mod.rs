@@ -692,6 +692,54 @@ impl Fx<'_> {
 
     fn function(&mut self, f: &ast::StmtFunctionDef, qualname: &str, name: &str) -> Option<FnIr> {
         let at = self.span(f);
+        self.function_kind(f, at, name)?;
+        self.decorators(f, name)?;
+        let mut params = self.parameters(f, at, name)?;
+        let ret = self.return_type(f, at, name);
+        collect_targets(&f.body, &mut self.local_names);
+        self.local_names.extend(self.params.iter().cloned());
+        let mut body = self.block(&f.body);
+        let mut method_ir = None;
+        if self.method.is_some() {
+            let (state, prologue, ir) = self.finish_method(at)?;
+            params.insert(0, state);
+            body.splice(0..0, prologue);
+            method_ir = Some(ir);
+        }
+        let ret = ret?;
+        if self.diags.iter().any(|d| d.severity == Severity::Error) {
+            return None;
+        }
+        // Definite assignment and return paths, on the typed body.
+        let mut assigned: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
+        let diverges = self.flow(&body, &mut assigned, &ret);
+        if !diverges {
+            self.error(
+                codes::RETURN_PATH,
+                at,
+                format!("`{name}` may reach its end without returning (Python would return None)"),
+                Some("end every path with `return <value>`"),
+            );
+        }
+        let locals = self
+            .order
+            .iter()
+            .filter(|(n, _)| !self.params.contains(n))
+            .cloned()
+            .collect();
+        Some(FnIr {
+            qualname: qualname.to_owned(),
+            name: name.to_owned(),
+            params,
+            ret,
+            locals,
+            body,
+            method: method_ir,
+        })
+    }
+
+    /// Async and generic functions stay on Python.
+    fn function_kind(&mut self, f: &ast::StmtFunctionDef, at: Span, name: &str) -> Option<()> {
         if f.is_async || f.type_params.is_some() {
             let what = if f.is_async { "async" } else { "generic" };
             self.error(
@@ -702,6 +750,12 @@ impl Fx<'_> {
             );
             return None;
         }
+        Some(())
+    }
+
+    /// Every decorator must be one an enabled plugin takes (recorded as its claim); any other
+    /// may replace the function, which then stays on Python.
+    fn decorators(&mut self, f: &ast::StmtFunctionDef, name: &str) -> Option<()> {
         for d in &f.decorator_list {
             let dat = self.span(&d.expression);
             let (target, called) = match &d.expression {
@@ -745,6 +799,13 @@ impl Fx<'_> {
                 }
             }
         }
+        Some(())
+    }
+
+    /// The typed parameters (a method's instance taken out first: its state is read at the
+    /// boundary). Each problem is reported, and the rest still read, so one check reports them
+    /// all; `None` only for a method without an instance parameter.
+    fn parameters(&mut self, f: &ast::StmtFunctionDef, at: Span, name: &str) -> Option<Vec<Param>> {
         let p = &f.parameters;
         if p.vararg.is_some() || p.kwarg.is_some() || !p.kwonlyargs.is_empty() {
             self.error(
@@ -754,11 +815,9 @@ impl Fx<'_> {
                 Some("use plain positional parameters"),
             );
         }
-        let mut params = Vec::new();
         let mut positional: Vec<&ast::ParameterWithDefault> =
             p.posonlyargs.iter().chain(p.args.iter()).collect();
         if self.method.is_some() {
-            // A method's first parameter is the instance: its state, read at the boundary.
             if positional.is_empty() {
                 self.error(
                     codes::PARAMETER_KIND,
@@ -773,60 +832,75 @@ impl Fx<'_> {
             self.method_self(&self_name);
             self.params.insert(self_name);
         }
-        for pd in positional {
-            let pname = pd.parameter.name.as_str().to_owned();
-            let pspan = self.span(&pd.parameter);
-            if pd.default.is_some() {
+        Some(
+            positional
+                .into_iter()
+                .filter_map(|pd| self.parameter(pd))
+                .collect(),
+        )
+    }
+
+    /// One positional parameter: no default, a usable name, an annotation this analysis reads.
+    /// `None` (reported) when its type is unknown: the parameter is then poisoned, so what
+    /// reads it is not analysed further.
+    fn parameter(&mut self, pd: &ast::ParameterWithDefault) -> Option<Param> {
+        let pname = pd.parameter.name.as_str().to_owned();
+        let pspan = self.span(&pd.parameter);
+        if pd.default.is_some() {
+            self.error(
+                codes::PARAMETER_KIND,
+                pspan,
+                format!("parameter `{pname}` has a default value"),
+                Some("remove the default, or keep the function in Python"),
+            );
+        }
+        if RESERVED_PARAM_NAMES.contains(&pname.as_str()) || !pname.is_ascii() {
+            self.error(
+                codes::PARAMETER_KIND,
+                pspan,
+                format!("parameter name `{pname}` cannot be used by a native function"),
+                Some("rename the parameter"),
+            );
+        }
+        let ty = match pd.parameter.annotation.as_deref() {
+            None => {
                 self.error(
-                    codes::PARAMETER_KIND,
+                    codes::PARAM_ANNOTATION,
                     pspan,
-                    format!("parameter `{pname}` has a default value"),
-                    Some("remove the default, or keep the function in Python"),
+                    format!("parameter `{pname}` has no annotation"),
+                    Some("annotate it with int, float, bool or a plugin marker type"),
                 );
+                None
             }
-            if RESERVED_PARAM_NAMES.contains(&pname.as_str()) || !pname.is_ascii() {
-                self.error(
-                    codes::PARAMETER_KIND,
-                    pspan,
-                    format!("parameter name `{pname}` cannot be used by a native function"),
-                    Some("rename the parameter"),
-                );
-            }
-            let ty = match pd.parameter.annotation.as_deref() {
-                None => {
+            Some(a) => {
+                let t = self.annotation(a);
+                if t.is_none() {
                     self.error(
                         codes::PARAM_ANNOTATION,
                         pspan,
-                        format!("parameter `{pname}` has no annotation"),
-                        Some("annotate it with int, float, bool or a plugin marker type"),
+                        format!("annotation of parameter `{pname}` is not int, float, bool or a marker type of an enabled plugin"),
+                        Some("import the marker type at module level, e.g. `from rextio_torch.types import TensorF32Cpu2D`"),
                     );
-                    None
                 }
-                Some(a) => {
-                    let t = self.annotation(a);
-                    if t.is_none() {
-                        self.error(
-                            codes::PARAM_ANNOTATION,
-                            pspan,
-                            format!("annotation of parameter `{pname}` is not int, float, bool or a marker type of an enabled plugin"),
-                            Some("import the marker type at module level, e.g. `from rextio_torch.types import TensorF32Cpu2D`"),
-                        );
-                    }
-                    t
-                }
-            };
-            self.params.insert(pname.clone());
-            match ty {
-                Some(ty) => {
-                    self.types.insert(pname.clone(), ty.clone());
-                    params.push(Param { name: pname, ty });
-                }
-                None => {
-                    self.poisoned.insert(pname);
-                }
+                t
+            }
+        };
+        self.params.insert(pname.clone());
+        match ty {
+            Some(ty) => {
+                self.types.insert(pname.clone(), ty.clone());
+                Some(Param { name: pname, ty })
+            }
+            None => {
+                self.poisoned.insert(pname);
+                None
             }
         }
-        let ret = match f.returns.as_deref() {
+    }
+
+    /// The return type, or `None` (reported) when the annotation is missing or not readable.
+    fn return_type(&mut self, f: &ast::StmtFunctionDef, at: Span, name: &str) -> Option<ValueType> {
+        match f.returns.as_deref() {
             None => {
                 self.error(
                     codes::RETURN_ANNOTATION,
@@ -844,47 +918,7 @@ impl Fx<'_> {
                 }
                 t
             }
-        };
-        collect_targets(&f.body, &mut self.local_names);
-        self.local_names.extend(self.params.iter().cloned());
-        let mut body = self.block(&f.body);
-        let mut method_ir = None;
-        if self.method.is_some() {
-            let (state, prologue, ir) = self.finish_method(at)?;
-            params.insert(0, state);
-            body.splice(0..0, prologue);
-            method_ir = Some(ir);
         }
-        let ret = ret?;
-        if self.diags.iter().any(|d| d.severity == Severity::Error) {
-            return None;
-        }
-        // Definite assignment and return paths, on the typed body.
-        let mut assigned: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
-        let diverges = self.flow(&body, &mut assigned, &ret);
-        if !diverges {
-            self.error(
-                codes::RETURN_PATH,
-                at,
-                format!("`{name}` may reach its end without returning (Python would return None)"),
-                Some("end every path with `return <value>`"),
-            );
-        }
-        let locals = self
-            .order
-            .iter()
-            .filter(|(n, _)| !self.params.contains(n))
-            .cloned()
-            .collect();
-        Some(FnIr {
-            qualname: qualname.to_owned(),
-            name: name.to_owned(),
-            params,
-            ret,
-            locals,
-            body,
-            method: method_ir,
-        })
     }
 
     /// Resolve an annotation expression.
