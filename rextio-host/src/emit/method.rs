@@ -215,187 +215,222 @@ impl Reader<'_, '_> {
     }
 
     fn ops(&mut self, ops: &[ReadOp]) -> LResult<Vec<TokenStream>> {
-        let mut out = Vec::new();
-        for op in ops {
-            out.push(match op {
-                ReadOp::Child {
-                    src,
-                    dst,
-                    attr,
-                    class,
-                    called,
-                    path,
-                } => {
-                    let d = obj(*dst);
-                    let get = self.attr(*src, attr, path, self.mask(&self.support.module_stores));
-                    let class = self.class_check(&d, class, path);
-                    let make = self.make_view(*dst, path);
-                    let call = if *called {
-                        self.call_check(*dst, path)
-                    } else {
-                        TokenStream::new()
-                    };
-                    quote! {
-                        let #d = #get;
-                        #class
-                        #make
-                        #call
+        ops.iter().map(|op| self.op(op)).collect()
+    }
+
+    /// The code of one read step.
+    fn op(&mut self, op: &ReadOp) -> LResult<TokenStream> {
+        Ok(match op {
+            ReadOp::Child {
+                src,
+                dst,
+                attr,
+                class,
+                called,
+                path,
+            } => self.child(*src, *dst, attr, class, *called, path),
+            ReadOp::Class {
+                obj: o,
+                class,
+                path,
+            } => {
+                let v = view(*o);
+                let check = self.class_check(&format_ident!("__rx_class_obj"), class, path);
+                quote! {
+                    {
+                        let __rx_class_obj = #v.obj();
+                        #check
                     }
                 }
-                ReadOp::Class {
-                    obj: o,
-                    class,
-                    path,
-                } => {
-                    let v = view(*o);
-                    let check = self.class_check(&format_ident!("__rx_class_obj"), class, path);
-                    quote! {
-                        {
-                            let __rx_class_obj = #v.obj();
-                            #check
-                        }
-                    }
+            }
+            ReadOp::Cond {
+                src,
+                attr,
+                lit,
+                path,
+            } => self.condition(*src, attr, lit, path),
+            ReadOp::Value {
+                src,
+                attr,
+                ty,
+                slot: i,
+                path,
+            } => self.value(*src, attr, ty, *i, path)?,
+            ReadOp::State {
+                src,
+                callee,
+                slot: i,
+            } => {
+                let Some(index) = self.lx.callees.get(callee) else {
+                    return Err(fail(format!(
+                        "`{callee}` is not a native method of this build"
+                    )));
+                };
+                let read = format_ident!("__rx_read_{}", index);
+                let (s, id) = (view(*src), slot(*i));
+                let no = refuse(quote!(__rx_why));
+                quote! {
+                    let #id = match #read(&#s, __rx_keep)? {
+                        ::std::result::Result::Ok(__rx_state) => __rx_state,
+                        ::std::result::Result::Err(__rx_why) => { #no; }
+                    };
                 }
-                ReadOp::Cond {
-                    src,
-                    attr,
-                    lit,
-                    path,
-                } => {
-                    let get = self.attr(*src, attr, path, u8::MAX);
-                    let test = self.cond(lit);
-                    let shown = match lit {
-                        Literal::Bool(b) => {
-                            if *b {
-                                "True".to_owned()
-                            } else {
-                                "False".to_owned()
-                            }
-                        }
-                        Literal::Int(i) => i.to_string(),
-                        Literal::Float(x) => format!("{x:?}"),
-                        Literal::Str(s) => format!("{s:?}"),
-                        Literal::None => "None".to_owned(),
-                    };
-                    let msg = str_lit(&format!("{attr}: `{path}` is not {shown}"));
-                    let no = refuse(quote!(::std::string::String::from(#msg)));
-                    quote! {
-                        {
-                            let __rx_v = #get;
-                            if !(#test) {
-                                #no;
-                            }
-                        }
-                    }
-                }
-                ReadOp::Value {
-                    src,
-                    attr,
-                    ty,
-                    slot: i,
-                    path,
-                } => {
-                    let mask = match ty {
-                        ValueType::Plugin(_) => self.mask(&self.support.tensor_stores),
-                        _ => u8::MAX,
-                    };
-                    let get = self.attr(*src, attr, path, mask);
-                    let conv = self.convert(ty, path)?;
-                    let record = if self.support.traced_checks {
-                        let f = memo_rt("record_value");
-                        quote!(#f(&__rx_v);)
-                    } else {
-                        TokenStream::new()
-                    };
-                    let id = slot(*i);
-                    quote! {
-                        let #id = {
-                            let __rx_v = #get;
-                            #record
-                            #conv
-                        };
-                    }
-                }
-                ReadOp::State {
-                    src,
-                    callee,
-                    slot: i,
-                } => {
-                    let Some(index) = self.lx.callees.get(callee) else {
-                        return Err(fail(format!(
-                            "`{callee}` is not a native method of this build"
-                        )));
-                    };
-                    let read = format_ident!("__rx_read_{}", index);
-                    let (s, id) = (view(*src), slot(*i));
-                    let no = refuse(quote!(__rx_why));
-                    quote! {
-                        let #id = match #read(&#s, __rx_keep)? {
-                            ::std::result::Result::Ok(__rx_state) => __rx_state,
-                            ::std::result::Result::Err(__rx_why) => { #no; }
-                        };
-                    }
-                }
-                ReadOp::List {
-                    src,
-                    class,
-                    called,
-                    ops,
-                    elem_slots,
-                    slot: i,
-                    path,
-                } => {
-                    let s = view(*src);
-                    let Some(store) = self
-                        .support
-                        .stores
-                        .iter()
-                        .position(|x| *x == self.support.children_store)
-                    else {
-                        return Err(fail("the plugin's children store is not one of its stores"));
-                    };
-                    let missing = str_lit(&format!("state: `{path}` holds no elements store"));
-                    let no = refuse(quote!(::std::string::String::from(#missing)));
-                    let o0 = obj(0);
-                    let elem = format!("{path}[i]");
-                    let class = self.class_check(&o0, class, &elem);
-                    let make = self.make_view(0, &elem);
-                    let call = if *called {
-                        self.call_check(0, &elem)
-                    } else {
-                        TokenStream::new()
-                    };
-                    let inner = self.ops(ops)?;
-                    let elems: Vec<Ident> = (0..elem_slots.len()).map(slot).collect();
-                    let id = slot(*i);
-                    let record = if self.support.traced_checks {
-                        let f = memo_rt("record_count");
-                        quote!(#f(__rx_items.len());)
-                    } else {
-                        TokenStream::new()
-                    };
-                    quote! {
-                        let #id = {
-                            let __rx_items = match #s.elements(#store)? {
-                                ::std::option::Option::Some(x) => x,
-                                ::std::option::Option::None => { #no; }
-                            };
-                            #record
-                            let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
-                            for #o0 in __rx_items {
-                                #class
-                                #make
-                                #call
-                                #(#inner)*
-                                __rx_list.push((#(#elems,)*));
-                            }
-                            __rx_list
-                        };
-                    }
-                }
-            });
+            }
+            ReadOp::List {
+                src,
+                class,
+                called,
+                ops,
+                elem_slots,
+                slot: i,
+                path,
+            } => self.list(*src, class, *called, ops, elem_slots.len(), *i, path)?,
+        })
+    }
+
+    /// A submodule read from `src` into object `dst`, its class checked and its view made
+    /// (and its call checked when the method calls it).
+    fn child(
+        &mut self,
+        src: usize,
+        dst: usize,
+        attr: &str,
+        class: &str,
+        called: bool,
+        path: &str,
+    ) -> TokenStream {
+        let d = obj(dst);
+        let get = self.attr(src, attr, path, self.mask(&self.support.module_stores));
+        let class = self.class_check(&d, class, path);
+        let make = self.make_view(dst, path);
+        let call = if called {
+            self.call_check(dst, path)
+        } else {
+            TokenStream::new()
+        };
+        quote! {
+            let #d = #get;
+            #class
+            #make
+            #call
         }
-        Ok(out)
+    }
+
+    /// A condition on a live attribute: the literal `__init__` gave it, or the original runs.
+    fn condition(&mut self, src: usize, attr: &str, lit: &Literal, path: &str) -> TokenStream {
+        let get = self.attr(src, attr, path, u8::MAX);
+        let test = self.cond(lit);
+        let shown = match lit {
+            Literal::Bool(true) => "True".to_owned(),
+            Literal::Bool(false) => "False".to_owned(),
+            Literal::Int(i) => i.to_string(),
+            Literal::Float(x) => format!("{x:?}"),
+            Literal::Str(s) => format!("{s:?}"),
+            Literal::None => "None".to_owned(),
+        };
+        let msg = str_lit(&format!("{attr}: `{path}` is not {shown}"));
+        let no = refuse(quote!(::std::string::String::from(#msg)));
+        quote! {
+            {
+                let __rx_v = #get;
+                if !(#test) {
+                    #no;
+                }
+            }
+        }
+    }
+
+    /// A value (tensor, number) read into state slot `i` and converted to its type.
+    fn value(
+        &mut self,
+        src: usize,
+        attr: &str,
+        ty: &ValueType,
+        i: usize,
+        path: &str,
+    ) -> LResult<TokenStream> {
+        let mask = match ty {
+            ValueType::Plugin(_) => self.mask(&self.support.tensor_stores),
+            _ => u8::MAX,
+        };
+        let get = self.attr(src, attr, path, mask);
+        let conv = self.convert(ty, path)?;
+        let record = if self.support.traced_checks {
+            let f = memo_rt("record_value");
+            quote!(#f(&__rx_v);)
+        } else {
+            TokenStream::new()
+        };
+        let id = slot(i);
+        Ok(quote! {
+            let #id = {
+                let __rx_v = #get;
+                #record
+                #conv
+            };
+        })
+    }
+
+    /// A module list read into state slot `i`: each element's class checked, its view made,
+    /// its own reads (`ops`, into `elems` slots) run, and their values collected per element.
+    #[allow(clippy::too_many_arguments)]
+    fn list(
+        &mut self,
+        src: usize,
+        class: &str,
+        called: bool,
+        ops: &[ReadOp],
+        elems: usize,
+        i: usize,
+        path: &str,
+    ) -> LResult<TokenStream> {
+        let s = view(src);
+        let Some(store) = self
+            .support
+            .stores
+            .iter()
+            .position(|x| *x == self.support.children_store)
+        else {
+            return Err(fail("the plugin's children store is not one of its stores"));
+        };
+        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
+        let no = refuse(quote!(::std::string::String::from(#missing)));
+        let o0 = obj(0);
+        let elem = format!("{path}[i]");
+        let class = self.class_check(&o0, class, &elem);
+        let make = self.make_view(0, &elem);
+        let call = if called {
+            self.call_check(0, &elem)
+        } else {
+            TokenStream::new()
+        };
+        let inner = self.ops(ops)?;
+        let elems: Vec<Ident> = (0..elems).map(slot).collect();
+        let id = slot(i);
+        let record = if self.support.traced_checks {
+            let f = memo_rt("record_count");
+            quote!(#f(__rx_items.len());)
+        } else {
+            TokenStream::new()
+        };
+        Ok(quote! {
+            let #id = {
+                let __rx_items = match #s.elements(#store)? {
+                    ::std::option::Option::Some(x) => x,
+                    ::std::option::Option::None => { #no; }
+                };
+                #record
+                let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
+                for #o0 in __rx_items {
+                    #class
+                    #make
+                    #call
+                    #(#inner)*
+                    __rx_list.push((#(#elems,)*));
+                }
+                __rx_list
+            };
+        })
     }
 }
 
