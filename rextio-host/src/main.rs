@@ -207,31 +207,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dir,
             backend,
             template,
-        } => {
-            let dir = root_or_cwd(dir);
-            let backend = match backend {
-                BackendArg::Torch => rextio_host::init::Backend::Torch,
-                BackendArg::Tensorflow => rextio_host::init::Backend::Tensorflow,
-            };
-            let template = match template {
-                TemplateArg::Function => rextio_host::init::Template::Function,
-                TemplateArg::Module => rextio_host::init::Template::Module,
-            };
-            let done = rextio_host::init::init_with(&dir, backend, template, &registry)?;
-            eprintln!(
-                "created package `{}` for {}:",
-                done.package,
-                backend.plugin_id()
-            );
-            for f in &done.files {
-                eprintln!("  {}", f.display());
-            }
-            eprintln!(
-                "next: rextio check {0} --deny-fallback, then rextio develop {0}",
-                dir.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        } => init(&registry, root_or_cwd(dir), backend, template),
         Cmd::Develop {
             root,
             python,
@@ -243,56 +219,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             root,
             format,
             deny_fallback,
-        } => {
-            let project = Project::open(root_or_cwd(root))?;
-            let out = project.check(&registry)?;
-            match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
-                Format::Text => print!("{}", render_text(&out.report, &out.modules)),
-            }
-            let fallback = out
-                .report
-                .routes()
-                .iter()
-                .any(|(_, r)| r == "fallback-python");
-            Ok(if deny_fallback && fallback {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+        } => check(&registry, root, format, deny_fallback),
         Cmd::Build {
             root,
             format,
             python,
             timeout,
             strict,
-        } => {
-            let project = Project::open(root_or_cwd(root))?;
-            eprintln!("rextio: building {}", project.root().display());
-            let options = BuildOptions {
-                python,
-                timeout: Duration::from_secs(timeout),
-                target_dir: None,
-                strict,
-                events: Some(progress()),
-            };
-            let out = project.build(&registry, &options)?;
-            match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
-                Format::Text => {
-                    print!("{}", render_text(&out.check.report, &out.check.modules));
-                    println!("python: {}", out.python_dir.display());
-                    if let Some(ext) = &out.extension {
-                        println!("extension: {}", ext.display());
-                    }
-                    if let Some(whl) = &out.wheel {
-                        println!("wheel: {}", whl.display());
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => build(&registry, root, format, python, timeout, strict),
         Cmd::Capabilities { format } => {
             let caps = capabilities(&registry);
             match format {
@@ -320,6 +254,97 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `rextio init`: write a starter project and say what to run next.
+fn init(
+    registry: &Registry,
+    dir: PathBuf,
+    backend: BackendArg,
+    template: TemplateArg,
+) -> Result<ExitCode> {
+    let backend = match backend {
+        BackendArg::Torch => rextio_host::init::Backend::Torch,
+        BackendArg::Tensorflow => rextio_host::init::Backend::Tensorflow,
+    };
+    let template = match template {
+        TemplateArg::Function => rextio_host::init::Template::Function,
+        TemplateArg::Module => rextio_host::init::Template::Module,
+    };
+    let done = rextio_host::init::init_with(&dir, backend, template, registry)?;
+    eprintln!(
+        "created package `{}` for {}:",
+        done.package,
+        backend.plugin_id()
+    );
+    for f in &done.files {
+        eprintln!("  {}", f.display());
+    }
+    eprintln!(
+        "next: rextio check {0} --deny-fallback, then rextio develop {0}",
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rextio check`: the report; with `--deny-fallback`, failure when a function stays Python.
+fn check(
+    registry: &Registry,
+    root: Option<PathBuf>,
+    format: Format,
+    deny_fallback: bool,
+) -> Result<ExitCode> {
+    let project = Project::open(root_or_cwd(root))?;
+    let out = project.check(registry)?;
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+        Format::Text => print!("{}", render_text(&out.report, &out.modules)),
+    }
+    let fallback = out
+        .report
+        .routes()
+        .iter()
+        .any(|(_, r)| r == "fallback-python");
+    Ok(if deny_fallback && fallback {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `rextio build`: check, generate and build; the report and where the package landed.
+fn build(
+    registry: &Registry,
+    root: Option<PathBuf>,
+    format: Format,
+    python: Option<PathBuf>,
+    timeout: u64,
+    strict: bool,
+) -> Result<ExitCode> {
+    let project = Project::open(root_or_cwd(root))?;
+    eprintln!("rextio: building {}", project.root().display());
+    let options = BuildOptions {
+        python,
+        timeout: Duration::from_secs(timeout),
+        target_dir: None,
+        strict,
+        events: Some(progress()),
+    };
+    let out = project.build(registry, &options)?;
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+        Format::Text => {
+            print!("{}", render_text(&out.check.report, &out.check.modules));
+            println!("python: {}", out.python_dir.display());
+            if let Some(ext) = &out.extension {
+                println!("extension: {}", ext.display());
+            }
+            if let Some(whl) = &out.wheel {
+                println!("wheel: {}", whl.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `rextio develop`: build, then install the wheel into the interpreter it was built for.
