@@ -245,130 +245,156 @@ fn result_shape(
     ins: &Ins,
     shapes: &[(Shape, Dt)],
 ) -> Option<((Shape, Dt), usize)> {
-    let n_in = p.inputs.len();
-    let tensor = |v: V| -> Option<Shape> {
-        match shapes.get(usize::from(v)) {
+    let k = Known { p, shapes };
+    let f32 = |s: Shape| (s, Dt::F32);
+    Some(match *ins {
+        Ins::Linear { x, w, b } => linear_shape(&k, x, w, b)?,
+        Ins::Matmul { a, b } => {
+            let (as_, bs) = (k.tensor(a)?, k.tensor(b)?);
+            if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
+                return None;
+            }
+            let macs = as_.dims[0]
+                .saturating_mul(as_.dims[1])
+                .saturating_mul(bs.dims[1]);
+            (f32(Shape::of(&[as_.dims[0], bs.dims[1]])?), macs)
+        }
+        Ins::Transpose { t } => {
+            let s = k.tensor(t)?;
+            if s.rank != 2 {
+                return None;
+            }
+            (f32(Shape::of(&[s.dims[1], s.dims[0]])?), 0)
+        }
+        Ins::Unary { t, .. } => (f32(k.tensor(t)?), 0),
+        Ins::Binary { a, b, .. } => (f32(broadcast(k.tensor(a)?, k.tensor(b)?)?.0), 0),
+        Ins::Scalar { t, s, .. } => {
+            if !k.scalar_input(s) {
+                return None;
+            }
+            (f32(k.tensor(t)?), 0)
+        }
+        Ins::Softmax { t, dim, .. } => {
+            let s = k.tensor(t)?;
+            if s.rank == 0 || dim >= s.rank {
+                return None;
+            }
+            (f32(s), 0)
+        }
+        Ins::LayerNorm { x, n, w, b, eps } => (f32(layer_norm_shape(&k, x, n, w, b, eps)?), 0),
+        Ins::Reduce {
+            t, dim, keepdim, ..
+        } => (f32(reduced_shape(&k, t, dim, keepdim)?), 0),
+        Ins::Argmax {
+            t, dim, keepdim, ..
+        } => ((reduced_shape(&k, t, dim, keepdim)?, Dt::I64), 0),
+    })
+}
+
+/// The values before an instruction, as its shape rule reads them.
+struct Known<'a> {
+    p: ProgramView<'a>,
+    shapes: &'a [(Shape, Dt)],
+}
+
+impl Known<'_> {
+    /// The shape of `v` when it is a float32 tensor (a computed value or a tensor input).
+    fn tensor(&self, v: V) -> Option<Shape> {
+        match self.shapes.get(usize::from(v)) {
             Some((s, Dt::F32))
-                if usize::from(v) >= n_in
-                    || matches!(p.inputs[usize::from(v)], Input::Tensor { .. }) =>
+                if usize::from(v) >= self.p.inputs.len()
+                    || matches!(self.p.inputs[usize::from(v)], Input::Tensor { .. }) =>
             {
                 Some(*s)
             }
             _ => None,
         }
+    }
+
+    /// Whether `v` is a scalar input.
+    fn scalar_input(&self, v: V) -> bool {
+        matches!(
+            self.p.inputs.get(usize::from(v)),
+            Some(Input::Scalar { .. })
+        )
+    }
+}
+
+/// `x · wᵀ (+ b)`: `x` of rank 1 or 2 whose last dim is `w`'s second, a bias as long as `w`'s
+/// rows; the result and its multiply-adds.
+fn linear_shape(k: &Known<'_>, x: V, w: V, b: Option<V>) -> Option<((Shape, Dt), usize)> {
+    let (xs, ws) = (k.tensor(x)?, k.tensor(w)?);
+    if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
+        return None;
+    }
+    let (m, kk) = xs.matrix();
+    let (nn, wk) = (ws.dims[0], ws.dims[1]);
+    if wk != kk {
+        return None;
+    }
+    if let Some(b) = b {
+        let bs = k.tensor(b)?;
+        if bs.rank != 1 || bs.dims[0] != nn {
+            return None;
+        }
+    }
+    let macs = m.saturating_mul(kk).saturating_mul(nn);
+    let shape = if xs.rank == 2 {
+        Shape::of(&[m, nn])?
+    } else {
+        Shape::of(&[nn])?
     };
-    let mut macs = 0usize;
-    let out = match *ins {
-        Ins::Linear { x, w, b } => {
-            let (xs, ws) = (tensor(x)?, tensor(w)?);
-            if ws.rank != 2 || !(1..=2).contains(&xs.rank) {
-                return None;
-            }
-            let (m, k) = xs.matrix();
-            let (nn, wk) = (ws.dims[0], ws.dims[1]);
-            if wk != k {
-                return None;
-            }
-            if let Some(b) = b {
-                let bs = tensor(b)?;
-                if bs.rank != 1 || bs.dims[0] != nn {
-                    return None;
-                }
-            }
-            macs = macs.saturating_add(m.saturating_mul(k).saturating_mul(nn));
-            if xs.rank == 2 {
-                (Shape::of(&[m, nn])?, Dt::F32)
-            } else {
-                (Shape::of(&[nn])?, Dt::F32)
-            }
+    Some(((shape, Dt::F32), macs))
+}
+
+/// A layer norm over the last dim of a rank-1 or rank-2 `x`: its size and eps are scalar
+/// inputs, its weight and bias as long as that dim.
+fn layer_norm_shape(
+    k: &Known<'_>,
+    x: V,
+    n: V,
+    w: Option<V>,
+    b: Option<V>,
+    eps: Option<V>,
+) -> Option<Shape> {
+    let s = k.tensor(x)?;
+    if !(1..=2).contains(&s.rank) {
+        return None;
+    }
+    let last = s.matrix().1;
+    if ![Some(n), eps]
+        .into_iter()
+        .flatten()
+        .all(|v| k.scalar_input(v))
+    {
+        return None;
+    }
+    for v in [w, b].into_iter().flatten() {
+        let ws = k.tensor(v)?;
+        if ws.rank != 1 || ws.dims[0] != last {
+            return None;
         }
-        Ins::Matmul { a, b } => {
-            let (as_, bs) = (tensor(a)?, tensor(b)?);
-            if as_.rank != 2 || bs.rank != 2 || as_.dims[1] != bs.dims[0] {
-                return None;
-            }
-            macs = macs.saturating_add(
-                as_.dims[0]
-                    .saturating_mul(as_.dims[1])
-                    .saturating_mul(bs.dims[1]),
-            );
-            (Shape::of(&[as_.dims[0], bs.dims[1]])?, Dt::F32)
-        }
-        Ins::Transpose { t } => {
-            let s = tensor(t)?;
-            if s.rank != 2 {
-                return None;
-            }
-            (Shape::of(&[s.dims[1], s.dims[0]])?, Dt::F32)
-        }
-        Ins::Unary { t, .. } => (tensor(t)?, Dt::F32),
-        Ins::Binary { a, b, .. } => {
-            let (as_, bs) = (tensor(a)?, tensor(b)?);
-            (broadcast(as_, bs)?.0, Dt::F32)
-        }
-        Ins::Scalar { t, s, .. } => {
-            if !matches!(p.inputs.get(usize::from(s)), Some(Input::Scalar { .. })) {
-                return None;
-            }
-            (tensor(t)?, Dt::F32)
-        }
-        Ins::Softmax { t, dim, .. } => {
-            let s = tensor(t)?;
-            if s.rank == 0 || dim >= s.rank {
-                return None;
-            }
-            (s, Dt::F32)
-        }
-        Ins::LayerNorm { x, n, w, b, eps } => {
-            let s = tensor(x)?;
-            if !(1..=2).contains(&s.rank) {
-                return None;
-            }
-            let last = s.matrix().1;
-            for v in [Some(n), eps].into_iter().flatten() {
-                if !matches!(p.inputs.get(usize::from(v)), Some(Input::Scalar { .. })) {
-                    return None;
-                }
-            }
-            for v in [w, b].into_iter().flatten() {
-                let ws = tensor(v)?;
-                if ws.rank != 1 || ws.dims[0] != last {
-                    return None;
-                }
-            }
-            (s, Dt::F32)
-        }
-        Ins::Reduce {
-            t, dim, keepdim, ..
-        }
-        | Ins::Argmax {
-            t, dim, keepdim, ..
-        } => {
-            let s = tensor(t)?;
-            // Reductions to a 0-dim tensor stay on libtorch.
-            if s.rank != 2 || dim >= 2 {
-                return None;
-            }
-            let (m, nn) = (s.dims[0], s.dims[1]);
-            let kept = if dim == 1 { m } else { nn };
-            let shape = match (keepdim, dim) {
-                (true, 1) => Shape::of(&[m, 1]),
-                (true, _) => Shape::of(&[1, nn]),
-                (false, _) => Shape::of(&[kept]),
-            }?;
-            let dt = if matches!(ins, Ins::Argmax { .. }) {
-                Dt::I64
-            } else {
-                Dt::F32
-            };
-            // Empty reductions raise (argmax, amax) or need libtorch's conventions.
-            if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
-                return None;
-            }
-            (shape, dt)
-        }
-    };
-    Some((out, macs))
+    }
+    Some(s)
+}
+
+/// A reduction (or argmax) of a rank-2 `t` over `dim`; reductions to a 0-dim tensor and empty
+/// reductions (which raise, or follow libtorch's conventions) stay on libtorch.
+fn reduced_shape(k: &Known<'_>, t: V, dim: u8, keepdim: bool) -> Option<Shape> {
+    let s = k.tensor(t)?;
+    if s.rank != 2 || dim >= 2 {
+        return None;
+    }
+    let (m, nn) = (s.dims[0], s.dims[1]);
+    if (dim == 1 && nn == 0) || (dim == 0 && m == 0) {
+        return None;
+    }
+    match (keepdim, dim) {
+        (true, 1) => Shape::of(&[m, 1]),
+        (true, _) => Shape::of(&[1, nn]),
+        (false, 1) => Shape::of(&[m]),
+        (false, _) => Shape::of(&[nn]),
+    }
 }
 
 /// Where each value lives, which instructions run in place, and which outputs alias an owned
