@@ -188,96 +188,21 @@ fn function_boundary(
     let mut converts = Vec::new();
     let mut originals = Vec::new();
     let mut admits = Vec::new();
-    let qualname = str_lit(&ir.qualname);
     for (position, p) in ir.params.iter().enumerate() {
-        let raw = param_ident(&p.name).map_err(fail)?;
-        let id = local_ident(&p.name);
-        let pname = str_lit(&p.name);
-        // A refused argument's error names the function, the parameter, its position and what
-        // was given; the message is built only on this failure path.
-        let refused = quote!(::rextio_plugin_api::runtime::boundary::argument_error(
-            __rx_e, #raw, #qualname, #pname, #position
-        ));
-        // Every argument arrives as a Python object and is converted below.
-        params.push(quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>));
-        originals.push(quote!(#raw.clone()));
-        match &p.ty {
-            ValueType::Plugin(k) => {
-                let Some(t) = lx.registry.plugin_type(k) else {
-                    return Err(fail(format!("type `{k}` has no boundary")));
-                };
-                let extract: syn::Path =
-                    parse("boundary extractor", &t.extract_fn).map_err(fail)?;
-                if let Some(admit) = admit_fn(lx.registry, k.namespace())? {
-                    admits.push(quote!(#admit(&#id).is_some()));
-                    // Inside an original module method, an input the native contract refuses
-                    // (another dtype after `.double()`) runs the original, as eager would.
-                    converts.push(quote! {
-                        let #id = match #extract(#raw, #pname) {
-                            ::std::result::Result::Ok(__rx_v) => __rx_v,
-                            ::std::result::Result::Err(__rx_e) => {
-                                if __rx_in_original {
-                                    if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                                        return ::std::result::Result::Ok(__rx_r);
-                                    }
-                                }
-                                return ::std::result::Result::Err(#refused);
-                            }
-                        };
-                    });
-                } else {
-                    converts.push(quote! {
-                        let #id = match #extract(#raw, #pname) {
-                            ::std::result::Result::Ok(__rx_v) => __rx_v,
-                            ::std::result::Result::Err(__rx_e) => {
-                                return ::std::result::Result::Err(#refused);
-                            }
-                        };
-                    });
-                }
-            }
-            other => {
-                // Scalars are converted here rather than by PyO3's signature, so that their
-                // errors say where and what as tensors' do.
-                let ty = lx.rust_type(other)?;
-                converts.push(quote! {
-                    let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
-                        ::std::result::Result::Ok(__rx_v) => __rx_v,
-                        ::std::result::Result::Err(__rx_e) => {
-                            return ::std::result::Result::Err(#refused);
-                        }
-                    };
-                });
-            }
-        }
+        let a = argument(lx, &ir.qualname, p, position)?;
+        params.push(a.param);
+        converts.push(a.convert);
+        originals.push(a.original);
+        admits.extend(a.admit);
     }
     // Inside an original module method (which runs instead of its native body so that eager
     // semantics hold, autograd included), a native function whose plugin would not admit an
     // input runs its original too.
     let has_original = !admits.is_empty();
     if has_original {
-        converts.insert(
-            0,
-            quote! {
-                let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();
-                let __rx_run_original = || -> ::pyo3::PyResult<::std::option::Option<::pyo3::Py<::pyo3::PyAny>>> {
-                    match #original.get(__rx_py) {
-                        ::std::option::Option::Some(__rx_f) => {
-                            let __rx_args = ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])?;
-                            ::rextio_plugin_api::runtime::modules::run_original(&__rx_f, __rx_args).map(::std::option::Option::Some)
-                        }
-                        ::std::option::Option::None => ::pyo3::PyResult::Ok(::std::option::Option::None),
-                    }
-                };
-            },
-        );
-        converts.push(quote! {
-            if __rx_in_original && (#(#admits)||*) {
-                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                    return ::std::result::Result::Ok(__rx_r);
-                }
-            }
-        });
+        let (before, after) = original_fallback(original, &originals, &admits);
+        converts.insert(0, before);
+        converts.push(after);
     }
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
@@ -303,6 +228,120 @@ fn function_boundary(
         }
     };
     Ok((wrapper_item, has_original))
+}
+
+/// One argument of a free function's boundary.
+struct Argument {
+    /// Its parameter (every argument arrives as a Python object).
+    param: TokenStream,
+    /// Its conversion to the native value.
+    convert: TokenStream,
+    /// The Python object again, for a call of the original.
+    original: TokenStream,
+    /// Whether its plugin would not admit the converted value, when the plugin can say.
+    admit: Option<TokenStream>,
+}
+
+/// Parameter `p` (at `position`) of the function `qualname`: a refused argument's error names
+/// the function, the parameter, its position and what was given (built only on that path).
+fn argument(
+    lx: &mut Lx<'_>,
+    qualname: &str,
+    p: &crate::ir::Param,
+    position: usize,
+) -> LResult<Argument> {
+    let raw = param_ident(&p.name).map_err(fail)?;
+    let id = local_ident(&p.name);
+    let pname = str_lit(&p.name);
+    let qualname = str_lit(qualname);
+    let refused = quote!(::rextio_plugin_api::runtime::boundary::argument_error(
+        __rx_e, #raw, #qualname, #pname, #position
+    ));
+    let mut admit = None;
+    let convert = match &p.ty {
+        ValueType::Plugin(k) => {
+            let Some(t) = lx.registry.plugin_type(k) else {
+                return Err(fail(format!("type `{k}` has no boundary")));
+            };
+            let extract: syn::Path = parse("boundary extractor", &t.extract_fn).map_err(fail)?;
+            if let Some(admit_fn) = admit_fn(lx.registry, k.namespace())? {
+                admit = Some(quote!(#admit_fn(&#id).is_some()));
+                // Inside an original module method, an input the native contract refuses
+                // (another dtype after `.double()`) runs the original, as eager would.
+                quote! {
+                    let #id = match #extract(#raw, #pname) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => {
+                            if __rx_in_original {
+                                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                                    return ::std::result::Result::Ok(__rx_r);
+                                }
+                            }
+                            return ::std::result::Result::Err(#refused);
+                        }
+                    };
+                }
+            } else {
+                quote! {
+                    let #id = match #extract(#raw, #pname) {
+                        ::std::result::Result::Ok(__rx_v) => __rx_v,
+                        ::std::result::Result::Err(__rx_e) => {
+                            return ::std::result::Result::Err(#refused);
+                        }
+                    };
+                }
+            }
+        }
+        other => {
+            // Scalars are converted here rather than by PyO3's signature, so that their
+            // errors say where and what as tensors' do.
+            let ty = lx.rust_type(other)?;
+            quote! {
+                let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
+                    ::std::result::Result::Ok(__rx_v) => __rx_v,
+                    ::std::result::Result::Err(__rx_e) => {
+                        return ::std::result::Result::Err(#refused);
+                    }
+                };
+            }
+        }
+    };
+    Ok(Argument {
+        param: quote!(#raw: &::pyo3::Bound<'py, ::pyo3::PyAny>),
+        convert,
+        original: quote!(#raw.clone()),
+        admit,
+    })
+}
+
+/// What a boundary with admission checks runs before its conversions (whether it is inside an
+/// original module method, and how to call the function's original with the arguments) and
+/// after them (the original when a plugin would not admit an input).
+fn original_fallback(
+    original: &Ident,
+    originals: &[TokenStream],
+    admits: &[TokenStream],
+) -> (TokenStream, TokenStream) {
+    let before = quote! {
+        let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();
+        let __rx_run_original = || -> ::pyo3::PyResult<::std::option::Option<::pyo3::Py<::pyo3::PyAny>>> {
+            match #original.get(__rx_py) {
+                ::std::option::Option::Some(__rx_f) => {
+                    let __rx_args = ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])?;
+                    ::rextio_plugin_api::runtime::modules::run_original(&__rx_f, __rx_args).map(::std::option::Option::Some)
+                }
+                ::std::option::Option::None => ::pyo3::PyResult::Ok(::std::option::Option::None),
+            }
+        };
+    };
+    let after = quote! {
+        if __rx_in_original && (#(#admits)||*) {
+            if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                return ::std::result::Result::Ok(__rx_r);
+            }
+        }
+    };
+    (before, after)
 }
 
 /// The enter expressions of the function-scope guards the function's plugins hold around its
