@@ -431,14 +431,22 @@ impl Fx<'_> {
 /// all has nothing to run natively on its own (RXT016) and keeps its Python entry point, but its
 /// body stays available to native callers (a scalar helper).
 pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
-    fn demote(f: &mut FunctionAnalysis, d: Diagnostic) {
-        f.diagnostics.push(d.at(f.span));
-        f.route = Route::Fallback;
-        f.claims.clear();
-        f.ir = None;
-        f.callees.clear();
-    }
-    // Recursion: a candidate that can reach itself through calls.
+    demote_recursion(analyses);
+    while routes_step(analyses) {}
+    demote_pluginless(analyses);
+}
+
+/// A function demoted to Python with diagnostic `d`.
+fn demote(f: &mut FunctionAnalysis, d: Diagnostic) {
+    f.diagnostics.push(d.at(f.span));
+    f.route = Route::Fallback;
+    f.claims.clear();
+    f.ir = None;
+    f.callees.clear();
+}
+
+/// Recursion: every candidate that can reach itself through calls stays on Python (RXT022).
+fn demote_recursion(analyses: &mut [ModuleAnalysis]) {
     let graph: BTreeMap<String, BTreeSet<String>> = analyses
         .iter()
         .flat_map(|m| &m.functions)
@@ -480,76 +488,81 @@ pub fn propagate_routes(analyses: &mut [ModuleAnalysis]) {
             demote(f, d);
         }
     }
-    loop {
-        // qualname -> (plugins when it is a candidate, why it is not).
-        let state: BTreeMap<String, (Option<Vec<String>>, Option<String>)> = analyses
-            .iter()
-            .flat_map(|m| &m.functions)
-            .map(|f| {
-                let ids = match (&f.ir, &f.route) {
-                    (Some(_), Route::Native(ids)) => Some(ids.clone()),
-                    (Some(_), Route::Fallback) => Some(Vec::new()),
-                    (None, _) => None,
-                };
-                let why = f
-                    .diagnostics
-                    .iter()
-                    .find(|d| d.severity == Severity::Error)
-                    .map(|d| format!("{}: {}", d.code, d.message));
-                (f.qualname.clone(), (ids, why))
-            })
-            .collect();
-        let mut changed = false;
-        for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
-            if f.ir.is_none() {
-                continue;
-            }
-            let mut ids: BTreeSet<String> = match &f.route {
-                Route::Native(ids) => ids.iter().cloned().collect(),
-                Route::Fallback => BTreeSet::new(),
+}
+
+/// One round of making routes agree across calls: a candidate takes its callees' plugins, or is
+/// demoted (RXT021) when a callee stays on Python. Whether anything changed.
+fn routes_step(analyses: &mut [ModuleAnalysis]) -> bool {
+    // qualname -> (plugins when it is a candidate, why it is not).
+    let state: BTreeMap<String, (Option<Vec<String>>, Option<String>)> = analyses
+        .iter()
+        .flat_map(|m| &m.functions)
+        .map(|f| {
+            let ids = match (&f.ir, &f.route) {
+                (Some(_), Route::Native(ids)) => Some(ids.clone()),
+                (Some(_), Route::Fallback) => Some(Vec::new()),
+                (None, _) => None,
             };
-            let mut blocked = None;
-            for c in &f.callees {
-                match state.get(c) {
-                    Some((Some(cids), _)) => ids.extend(cids.iter().cloned()),
-                    Some((None, why)) => {
-                        blocked = Some((c.clone(), why.clone().unwrap_or_default()));
-                        break;
-                    }
-                    None => {
-                        blocked = Some((c.clone(), "it is not a function of this project".into()));
-                        break;
-                    }
+            let why = f
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == Severity::Error)
+                .map(|d| format!("{}: {}", d.code, d.message));
+            (f.qualname.clone(), (ids, why))
+        })
+        .collect();
+    let mut changed = false;
+    for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+        if f.ir.is_none() {
+            continue;
+        }
+        let mut ids: BTreeSet<String> = match &f.route {
+            Route::Native(ids) => ids.iter().cloned().collect(),
+            Route::Fallback => BTreeSet::new(),
+        };
+        let mut blocked = None;
+        for c in &f.callees {
+            match state.get(c) {
+                Some((Some(cids), _)) => ids.extend(cids.iter().cloned()),
+                Some((None, why)) => {
+                    blocked = Some((c.clone(), why.clone().unwrap_or_default()));
+                    break;
+                }
+                None => {
+                    blocked = Some((c.clone(), "it is not a function of this project".into()));
+                    break;
                 }
             }
-            if let Some((callee, why)) = blocked {
-                let d = Diagnostic::error(
-                    codes::CALLEE_NOT_NATIVE,
-                    format!(
-                        "`{}` calls `{callee}`, which stays on Python ({why})",
-                        f.name
-                    ),
-                )
-                .with_suggestion("make the callee native, or keep the caller in Python");
-                demote(f, d);
-                changed = true;
-                continue;
-            }
-            let route = Route::Native(ids.into_iter().collect());
-            if matches!(&f.route, Route::Native(old) if Route::Native(old.clone()) == route) {
-                continue;
-            }
-            if matches!(f.route, Route::Fallback) && route == Route::Native(Vec::new()) {
-                continue;
-            }
-            f.route = route;
+        }
+        if let Some((callee, why)) = blocked {
+            let d = Diagnostic::error(
+                codes::CALLEE_NOT_NATIVE,
+                format!(
+                    "`{}` calls `{callee}`, which stays on Python ({why})",
+                    f.name
+                ),
+            )
+            .with_suggestion("make the callee native, or keep the caller in Python");
+            demote(f, d);
             changed = true;
+            continue;
         }
-        if !changed {
-            break;
+        let route = Route::Native(ids.into_iter().collect());
+        if matches!(&f.route, Route::Native(old) if Route::Native(old.clone()) == route) {
+            continue;
         }
+        if matches!(f.route, Route::Fallback) && route == Route::Native(Vec::new()) {
+            continue;
+        }
+        f.route = route;
+        changed = true;
     }
-    // Candidates without any plugin have nothing to run natively on their own.
+    changed
+}
+
+/// Candidates without any plugin have nothing to run natively on their own (RXT016): they keep
+/// their Python entry point, their bodies stay available to native callers.
+fn demote_pluginless(analyses: &mut [ModuleAnalysis]) {
     for f in analyses.iter_mut().flat_map(|m| m.functions.iter_mut()) {
         if f.ir.is_some() && f.route == Route::Native(Vec::new()) {
             f.route = Route::Fallback;
