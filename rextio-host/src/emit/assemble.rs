@@ -85,76 +85,36 @@ pub fn generate_crate(
         let end = lib.lines().count() as u32;
         function_lines.push((p.function.qualname.clone(), start, end));
     }
-    let module = Ident::new(&lib_name, PmSpan::call_site());
+    lib.push_str(&render(module_init(&lib_name, placed, inits))?);
+    Ok(GeneratedCrate {
+        cargo_toml: cargo_toml(&package, &lib_name, deps),
+        package,
+        lib_name,
+        cargo_lock: WORKSPACE_LOCK.to_owned(),
+        lib_rs: lib,
+        function_lines,
+    })
+}
+
+/// The `#[pymodule]`: the plugins' init steps, every native function, and the helpers the
+/// Python wrapper calls (method counters, originals).
+fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenStream {
+    let module = Ident::new(lib_name, PmSpan::call_site());
     let adds = placed.iter().filter_map(|p| {
         let key = str_lit(&p.key);
         let f = Ident::new(p.function.rust_fn.as_deref()?, PmSpan::call_site());
         Some(quote!(m.add(#key, ::pyo3::wrap_pyfunction!(#f, m)?)?;))
     });
-    // Every compiled method's counters, for `__rextio_method_stats__()`.
-    let stats: Vec<Ident> = placed
-        .iter()
-        .filter_map(|p| p.function.method.as_ref())
-        .map(|m| Ident::new(&m.stats, PmSpan::call_site()))
-        .collect();
-    let stats_fn = (!stats.is_empty()).then(|| {
-        quote! {
-            #[::pyo3::pyfunction]
-            #[pyo3(name = "__rx_method_stats")]
-            fn __rx_method_stats(py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
-                ::rextio_plugin_api::runtime::modules::stats_dict(py, &[#(&#stats),*])
-            }
-        }
-    });
-    let originals: Vec<TokenStream> = placed
-        .iter()
-        .filter_map(|p| {
-            let o = Ident::new(p.function.original.as_deref()?, PmSpan::call_site());
-            let key = str_lit(&p.key);
-            Some(quote!(#key => #o.set(py, f),))
-        })
-        .collect();
-    let originals_fn = (!originals.is_empty()).then(|| {
-        quote! {
-            #[::pyo3::pyfunction]
-            #[pyo3(name = "__rx_set_original")]
-            fn __rx_set_original(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
-                match key {
-                    #(#originals)*
-                    _ => {}
-                }
-            }
-        }
-    });
+    let stats_fn = stats_item(placed);
+    let originals_fn = originals_item(placed);
     let originals_add = originals_fn.is_some().then(
         || quote!(m.add("__rx_set_original", ::pyo3::wrap_pyfunction!(__rx_set_original, m)?)?;),
     );
     let stats_add = stats_fn.is_some().then(
         || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
     );
-    let mut steps = Vec::new();
-    for (plugin, e) in inits {
-        let what = str_lit(&format!(
-            "rextio: plugin `{plugin}` could not initialise: {{}}"
-        ));
-        steps.push(quote! {
-            {
-                let py = m.py();
-                let step: ::pyo3::PyResult<()> = #e;
-                if let Err(err) = step {
-                    // Python sees an ImportError whatever the plugin raised, so the wrapper's
-                    // REXTIO_NATIVE_MODE handling applies.
-                    let msg = if err.is_instance_of::<::pyo3::exceptions::PyImportError>(py) {
-                        err.to_string()
-                    } else {
-                        format!(#what, err)
-                    };
-                    return Err(::pyo3::exceptions::PyImportError::new_err(msg));
-                }
-            }
-        });
-    }
-    lib.push_str(&render(quote! {
+    let steps = inits.iter().map(|(plugin, e)| guarded_init(plugin, e));
+    quote! {
         #stats_fn
 
         #originals_fn
@@ -168,13 +128,73 @@ pub fn generate_crate(
             #originals_add
             Ok(())
         }
-    })?);
-    Ok(GeneratedCrate {
-        cargo_toml: cargo_toml(&package, &lib_name, deps),
-        package,
-        lib_name,
-        cargo_lock: WORKSPACE_LOCK.to_owned(),
-        lib_rs: lib,
-        function_lines,
+    }
+}
+
+/// `__rx_method_stats()`: every compiled method's counters, for `__rextio_method_stats__()`;
+/// none without methods.
+fn stats_item(placed: &[Placed]) -> Option<TokenStream> {
+    let stats: Vec<Ident> = placed
+        .iter()
+        .filter_map(|p| p.function.method.as_ref())
+        .map(|m| Ident::new(&m.stats, PmSpan::call_site()))
+        .collect();
+    (!stats.is_empty()).then(|| {
+        quote! {
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_method_stats")]
+            fn __rx_method_stats(py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+                ::rextio_plugin_api::runtime::modules::stats_dict(py, &[#(&#stats),*])
+            }
+        }
     })
+}
+
+/// `__rx_set_original(key, f)`: hands each function that keeps its original Python function
+/// that function; none when no function keeps one.
+fn originals_item(placed: &[Placed]) -> Option<TokenStream> {
+    let originals: Vec<TokenStream> = placed
+        .iter()
+        .filter_map(|p| {
+            let o = Ident::new(p.function.original.as_deref()?, PmSpan::call_site());
+            let key = str_lit(&p.key);
+            Some(quote!(#key => #o.set(py, f),))
+        })
+        .collect();
+    (!originals.is_empty()).then(|| {
+        quote! {
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_set_original")]
+            fn __rx_set_original(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
+                match key {
+                    #(#originals)*
+                    _ => {}
+                }
+            }
+        }
+    })
+}
+
+/// One plugin's init step: Python sees an ImportError whatever the plugin raised, so the
+/// wrapper's REXTIO_NATIVE_MODE handling applies.
+fn guarded_init(plugin: &str, e: &syn::Expr) -> TokenStream {
+    let what = str_lit(&format!(
+        "rextio: plugin `{plugin}` could not initialise: {{}}"
+    ));
+    quote! {
+        {
+            let py = m.py();
+            let step: ::pyo3::PyResult<()> = #e;
+            if let Err(err) = step {
+                // Python sees an ImportError whatever the plugin raised, so the wrapper's
+                // REXTIO_NATIVE_MODE handling applies.
+                let msg = if err.is_instance_of::<::pyo3::exceptions::PyImportError>(py) {
+                    err.to_string()
+                } else {
+                    format!(#what, err)
+                };
+                return Err(::pyo3::exceptions::PyImportError::new_err(msg));
+            }
+        }
+    }
 }
