@@ -123,6 +123,56 @@ pub fn validate_options(
     capability: CudaCapability,
     options: &BTreeMap<String, String>,
 ) -> Result<CudaOptions, Refusal> {
+    check_names(capability, options)?;
+    let get = |name: &str| options.get(name).map(String::as_str).unwrap_or_default();
+
+    if !Path::new(get(OPT_PROBE_EXECUTABLE)).is_absolute() {
+        return Err(Refusal::new(
+            ReasonCode::ProbeNotAbsolute,
+            "probe_executable is not an absolute path; give the probe's absolute path (PATH is never searched)",
+        ));
+    }
+
+    let ordinal_text = get(OPT_DEVICE_ORDINAL);
+    let device_ordinal = parse_decimal(ordinal_text)
+        .filter(|&v| i32::try_from(v).is_ok())
+        .ok_or_else(|| {
+            Refusal::new(
+                ReasonCode::InvalidDeviceOrdinal,
+                format!(
+                    "device_ordinal = \"{}\" is not a decimal device ordinal; expected e.g. \"0\"",
+                    ordinal_text.escape_debug()
+                ),
+            )
+        })?;
+
+    let sm_text = get(OPT_SM);
+    let sm = Sm::parse(sm_text).ok_or_else(|| {
+        Refusal::new(
+            ReasonCode::InvalidSm,
+            format!(
+                "sm = \"{}\" is not an architecture; expected sm_NN with compute capability 5.0 or newer, e.g. \"sm_80\"",
+                sm_text.escape_debug()
+            ),
+        )
+    })?;
+
+    Ok(CudaOptions {
+        probe_executable: PathBuf::from(get(OPT_PROBE_EXECUTABLE)),
+        device_ordinal,
+        sm,
+        min_driver_version: driver_floor(options)?,
+        min_toolkit_version: toolkit_floor(capability, options)?,
+        toolkit_root: toolkit_root(options)?,
+    })
+}
+
+/// The option names: none unknown, no toolkit option on a lane that reuses the framework's
+/// runtime, every required one present and not blank.
+fn check_names(
+    capability: CudaCapability,
+    options: &BTreeMap<String, String>,
+) -> Result<(), Refusal> {
     let unknown: Vec<&str> = options
         .keys()
         .map(String::as_str)
@@ -164,113 +214,80 @@ pub fn validate_options(
             ));
         }
     }
-    let get = |name: &str| options.get(name).map(String::as_str).unwrap_or_default();
+    Ok(())
+}
 
-    if !Path::new(get(OPT_PROBE_EXECUTABLE)).is_absolute() {
-        return Err(Refusal::new(
-            ReasonCode::ProbeNotAbsolute,
-            "probe_executable is not an absolute path; give the probe's absolute path (PATH is never searched)",
-        ));
-    }
-
-    let ordinal_text = get(OPT_DEVICE_ORDINAL);
-    let device_ordinal = parse_decimal(ordinal_text)
-        .filter(|&v| i32::try_from(v).is_ok())
-        .ok_or_else(|| {
-            Refusal::new(
-                ReasonCode::InvalidDeviceOrdinal,
-                format!(
-                    "device_ordinal = \"{}\" is not a decimal device ordinal; expected e.g. \"0\"",
-                    ordinal_text.escape_debug()
-                ),
-            )
-        })?;
-
-    let sm_text = get(OPT_SM);
-    let sm = Sm::parse(sm_text).ok_or_else(|| {
+/// `min_driver_version`: the manifest's floor when omitted; configuration may raise it, never
+/// lower it.
+fn driver_floor(options: &BTreeMap<String, String>) -> Result<u32, Refusal> {
+    let Some(text) = options.get(OPT_MIN_DRIVER_VERSION) else {
+        return Ok(MANIFEST_MIN_DRIVER_VERSION);
+    };
+    let value = parse_decimal(text).ok_or_else(|| {
         Refusal::new(
-            ReasonCode::InvalidSm,
+            ReasonCode::InvalidDriverFloor,
             format!(
-                "sm = \"{}\" is not an architecture; expected sm_NN with compute capability 5.0 or newer, e.g. \"sm_80\"",
-                sm_text.escape_debug()
+                "min_driver_version = \"{}\" is not a CUDA driver version; expected a decimal such as \"12040\" (CUDA 12.4)",
+                text.escape_debug()
             ),
         )
     })?;
+    if value < MANIFEST_MIN_DRIVER_VERSION {
+        return Err(Refusal::new(
+            ReasonCode::DriverFloorBelowManifest,
+            format!(
+                "min_driver_version = {value} is below the manifest floor {MANIFEST_MIN_DRIVER_VERSION}; configuration may raise the floor but never lower it"
+            ),
+        ));
+    }
+    Ok(value)
+}
 
-    let min_driver_version = match options.get(OPT_MIN_DRIVER_VERSION) {
-        None => MANIFEST_MIN_DRIVER_VERSION,
-        Some(text) => {
-            let value = parse_decimal(text).ok_or_else(|| {
-                Refusal::new(
-                    ReasonCode::InvalidDriverFloor,
-                    format!(
-                        "min_driver_version = \"{}\" is not a CUDA driver version; expected a decimal such as \"12040\" (CUDA 12.4)",
-                        text.escape_debug()
-                    ),
-                )
-            })?;
-            if value < MANIFEST_MIN_DRIVER_VERSION {
-                return Err(Refusal::new(
-                    ReasonCode::DriverFloorBelowManifest,
-                    format!(
-                        "min_driver_version = {value} is below the manifest floor {MANIFEST_MIN_DRIVER_VERSION}; configuration may raise the floor but never lower it"
-                    ),
-                ));
-            }
-            value
-        }
+/// `min_toolkit_version` of the raw-driver lane (none on the reuse lanes): the manifest's floor
+/// when omitted; configuration may raise it, never lower it.
+fn toolkit_floor(
+    capability: CudaCapability,
+    options: &BTreeMap<String, String>,
+) -> Result<Option<ToolkitVersion>, Refusal> {
+    if capability.lane() != Lane::RawDriver {
+        return Ok(None);
+    }
+    let Some(text) = options.get(OPT_MIN_TOOLKIT_VERSION) else {
+        return Ok(Some(MANIFEST_MIN_TOOLKIT_VERSION));
     };
+    let value = ToolkitVersion::parse_major_minor(text).ok_or_else(|| {
+        Refusal::new(
+            ReasonCode::InvalidToolkitFloor,
+            format!(
+                "min_toolkit_version = \"{}\" is not MAJOR.MINOR; expected e.g. \"12.4\"",
+                text.escape_debug()
+            ),
+        )
+    })?;
+    if value < MANIFEST_MIN_TOOLKIT_VERSION {
+        return Err(Refusal::new(
+            ReasonCode::ToolkitFloorBelowManifest,
+            format!(
+                "min_toolkit_version = {value} is below the manifest floor {MANIFEST_MIN_TOOLKIT_VERSION}; configuration may raise the floor but never lower it"
+            ),
+        ));
+    }
+    Ok(Some(value))
+}
 
-    let min_toolkit_version = if capability.lane() == Lane::RawDriver {
-        Some(match options.get(OPT_MIN_TOOLKIT_VERSION) {
-            None => MANIFEST_MIN_TOOLKIT_VERSION,
-            Some(text) => {
-                let value = ToolkitVersion::parse_major_minor(text).ok_or_else(|| {
-                    Refusal::new(
-                        ReasonCode::InvalidToolkitFloor,
-                        format!(
-                            "min_toolkit_version = \"{}\" is not MAJOR.MINOR; expected e.g. \"12.4\"",
-                            text.escape_debug()
-                        ),
-                    )
-                })?;
-                if value < MANIFEST_MIN_TOOLKIT_VERSION {
-                    return Err(Refusal::new(
-                        ReasonCode::ToolkitFloorBelowManifest,
-                        format!(
-                            "min_toolkit_version = {value} is below the manifest floor {MANIFEST_MIN_TOOLKIT_VERSION}; configuration may raise the floor but never lower it"
-                        ),
-                    ));
-                }
-                value
-            }
-        })
-    } else {
-        None
+/// `toolkit_root`, when given: an absolute directory (nothing is searched).
+fn toolkit_root(options: &BTreeMap<String, String>) -> Result<Option<PathBuf>, Refusal> {
+    let Some(text) = options.get(OPT_TOOLKIT_ROOT) else {
+        return Ok(None);
     };
-
-    let toolkit_root = match options.get(OPT_TOOLKIT_ROOT) {
-        None => None,
-        Some(text) => {
-            let path = Path::new(text);
-            if !path.is_absolute() {
-                return Err(Refusal::new(
-                    ReasonCode::ToolkitRootNotAbsolute,
-                    "toolkit_root is not an absolute path; give the toolkit's absolute directory (nothing is searched)",
-                ));
-            }
-            Some(path.to_path_buf())
-        }
-    };
-
-    Ok(CudaOptions {
-        probe_executable: PathBuf::from(get(OPT_PROBE_EXECUTABLE)),
-        device_ordinal,
-        sm,
-        min_driver_version,
-        min_toolkit_version,
-        toolkit_root,
-    })
+    let path = Path::new(text);
+    if !path.is_absolute() {
+        return Err(Refusal::new(
+            ReasonCode::ToolkitRootNotAbsolute,
+            "toolkit_root is not an absolute path; give the toolkit's absolute directory (nothing is searched)",
+        ));
+    }
+    Ok(Some(path.to_path_buf()))
 }
 
 fn quote_list(names: &[&str]) -> String {
