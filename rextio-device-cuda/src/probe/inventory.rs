@@ -93,79 +93,88 @@ pub unsafe fn collect_inventory(fns: &InventoryFns) -> ProbeReport {
     };
     let mut devices = Vec::new();
     for ordinal in 0..count {
-        // `count <= MAX_DEVICES` fits in c_int.
-        let index = c_int::try_from(ordinal).unwrap_or(c_int::MAX);
-        let mut device: CuDevice = 0;
-        // SAFETY: as above.
-        let rc = unsafe { (fns.device_get)(&mut device, index) };
-        if rc != CUDA_SUCCESS {
-            return failed(
-                ProbeStatus::DriverQueryFailed,
-                "cuDeviceGet",
-                rc,
-                Some(driver_version),
-            );
+        // SAFETY: the function's contract.
+        match unsafe { device_at(fns, ordinal, driver_version) } {
+            Ok(d) => devices.push(d),
+            Err(report) => return report,
         }
-        let mut name = [0 as c_char; 257];
-        // SAFETY: as above; the driver writes at most 256 bytes including the NUL, and the
-        // extra byte keeps the buffer terminated whatever it does.
-        let rc = unsafe { (fns.device_get_name)(name.as_mut_ptr(), 256, device) };
-        if rc != CUDA_SUCCESS {
-            return failed(
-                ProbeStatus::DriverQueryFailed,
-                "cuDeviceGetName",
-                rc,
-                Some(driver_version),
-            );
-        }
-        let bytes: Vec<u8> = name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c.to_ne_bytes()[0])
-            .collect();
-        let mut name: String = String::from_utf8_lossy(&bytes)
-            .chars()
-            .filter(|c| !c.is_control())
-            .collect();
-        name = name.trim().to_owned();
-        if name.is_empty() {
-            name = "unnamed CUDA device".to_owned();
-        }
-        let mut cc = [0 as c_int; 2];
-        for (slot, attribute) in cc.iter_mut().zip([
-            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-        ]) {
-            // SAFETY: as above.
-            let rc = unsafe { (fns.device_get_attribute)(slot, attribute, device) };
-            if rc != CUDA_SUCCESS {
-                return failed(
-                    ProbeStatus::DriverQueryFailed,
-                    "cuDeviceGetAttribute",
-                    rc,
-                    Some(driver_version),
-                );
-            }
-        }
-        let (Ok(major), Ok(minor)) = (u32::try_from(cc[0]), u32::try_from(cc[1])) else {
-            return failed(
-                ProbeStatus::DriverQueryFailed,
-                "cuDeviceGetAttribute",
-                CUDA_ERROR_UNKNOWN,
-                Some(driver_version),
-            );
-        };
-        devices.push(ProbeDevice {
-            ordinal,
-            name,
-            compute_capability: ComputeCapability { major, minor },
-        });
     }
     ProbeReport {
         device_count: count,
         devices,
         driver_version: Some(driver_version),
         ..ProbeReport::with_status(ProbeStatus::Ok)
+    }
+}
+
+/// Device `ordinal`'s name and compute capability, or the failed report.
+///
+/// # Safety
+/// As [`collect_inventory`].
+unsafe fn device_at(
+    fns: &InventoryFns,
+    ordinal: u32,
+    driver_version: u32,
+) -> Result<ProbeDevice, ProbeReport> {
+    let query_failed = |call: &str, rc| {
+        failed(
+            ProbeStatus::DriverQueryFailed,
+            call,
+            rc,
+            Some(driver_version),
+        )
+    };
+    // `ordinal < count <= MAX_DEVICES` fits in c_int.
+    let index = c_int::try_from(ordinal).unwrap_or(c_int::MAX);
+    let mut device: CuDevice = 0;
+    // SAFETY: the caller guarantees the signatures; `device` is a valid out-pointer.
+    let rc = unsafe { (fns.device_get)(&mut device, index) };
+    if rc != CUDA_SUCCESS {
+        return Err(query_failed("cuDeviceGet", rc));
+    }
+    let mut name = [0 as c_char; 257];
+    // SAFETY: as above; the driver writes at most 256 bytes including the NUL, and the extra
+    // byte keeps the buffer terminated whatever it does.
+    let rc = unsafe { (fns.device_get_name)(name.as_mut_ptr(), 256, device) };
+    if rc != CUDA_SUCCESS {
+        return Err(query_failed("cuDeviceGetName", rc));
+    }
+    let mut cc = [0 as c_int; 2];
+    for (slot, attribute) in cc.iter_mut().zip([
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+    ]) {
+        // SAFETY: as above.
+        let rc = unsafe { (fns.device_get_attribute)(slot, attribute, device) };
+        if rc != CUDA_SUCCESS {
+            return Err(query_failed("cuDeviceGetAttribute", rc));
+        }
+    }
+    let (Ok(major), Ok(minor)) = (u32::try_from(cc[0]), u32::try_from(cc[1])) else {
+        return Err(query_failed("cuDeviceGetAttribute", CUDA_ERROR_UNKNOWN));
+    };
+    Ok(ProbeDevice {
+        ordinal,
+        name: device_name(&name),
+        compute_capability: ComputeCapability { major, minor },
+    })
+}
+
+/// A device name as the driver wrote it (NUL-terminated), without control characters and
+/// surrounding blanks; `unnamed CUDA device` when nothing is left.
+fn device_name(raw: &[c_char]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c.to_ne_bytes()[0])
+        .collect();
+    let name: String = String::from_utf8_lossy(&bytes)
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    match name.trim() {
+        "" => "unnamed CUDA device".to_owned(),
+        trimmed => trimmed.to_owned(),
     }
 }
 
@@ -308,6 +317,27 @@ mod tests {
         // SAFETY: the fakes honour the declared signatures.
         let report = unsafe { collect_inventory(&FNS) };
         (report, CALLS.with(|c| c.borrow().clone()))
+    }
+
+    #[test]
+    fn device_names_lose_control_characters_and_blanks_and_are_never_empty() {
+        let raw = |s: &str| -> Vec<c_char> {
+            s.bytes()
+                .map(|b| c_char::from_ne_bytes([b]))
+                .chain([0, b'x' as c_char])
+                .collect()
+        };
+        assert_eq!(
+            super::device_name(&raw(" NVIDIA A100\u{7} ")),
+            "NVIDIA A100"
+        );
+        assert_eq!(super::device_name(&raw("")), "unnamed CUDA device");
+        assert_eq!(
+            super::device_name(&raw(" \t\u{1b} ")),
+            "unnamed CUDA device"
+        );
+        // Nothing past the terminator is read.
+        assert_eq!(super::device_name(&raw("H200")), "H200");
     }
 
     #[test]
