@@ -165,6 +165,21 @@ impl<T> Routes<T> {
 /// `NotCovered`).
 pub type Planned<P> = Result<P, ClaimOutcome>;
 
+/// An operator site (a binary operation or a comparison) as `plan` answers it when one of its
+/// operands is the backend's (`ours`); otherwise `NotCovered`: operators belong to no backend,
+/// and a site of another backend's values is that backend's to take.
+pub fn operator<P>(
+    site: &ClaimSite,
+    ours: impl Fn(&crate::Operand) -> bool,
+    plan: impl FnOnce(&ClaimSite) -> Planned<P>,
+) -> Planned<P> {
+    if site.args.iter().any(ours) {
+        plan(site)
+    } else {
+        Err(ClaimOutcome::NotCovered)
+    }
+}
+
 /// A backend's claim table as a `static`: its rows are checked and indexed on first use. A table
 /// with an overlap claims nothing: every site one of its rows would answer is refused with the
 /// backend's `code`, naming both rows (the backend's unit test of [`ClaimTable::routes`] fails
@@ -236,6 +251,26 @@ mod tests {
             args: (0..args).map(|_| Operand::typed(ValueType::Int)).collect(),
             keywords: vec![],
         }
+    }
+
+    #[test]
+    fn an_operator_site_is_planned_only_when_an_operand_is_ours() {
+        let mut ours = site(SiteKind::BinOp, "+", 0);
+        ours.args = vec![Operand::typed(ValueType::Int), Operand::plugin("me/T")];
+        let is_mine = |o: &Operand| o.key().is_some_and(|k| k.namespace() == "me");
+        let planned = |s: &ClaimSite| -> Planned<String> { Ok(s.target.clone()) };
+        assert_eq!(operator(&ours, is_mine, planned), Ok("+".to_owned()));
+        let mut theirs = ours.clone();
+        theirs.args[1] = Operand::plugin("other/T");
+        let never = |_: &ClaimSite| -> Planned<String> { panic!("planned another's site") };
+        assert_eq!(
+            operator(&theirs, is_mine, never),
+            Err(ClaimOutcome::NotCovered)
+        );
+        assert_eq!(
+            operator(&site(SiteKind::Compare, "<", 2), is_mine, never),
+            Err(ClaimOutcome::NotCovered)
+        );
     }
 
     fn general(_: &ClaimSite) -> &'static str {

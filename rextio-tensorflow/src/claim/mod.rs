@@ -21,7 +21,7 @@ mod unary;
 use crate::codes;
 use crate::entry::Rt;
 use crate::types::{F32_CPU, I64_CPU_1D};
-use rextio_plugin_api::routes::{ClaimTable, Route};
+use rextio_plugin_api::routes::{self, ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 
 /// Resolved prefix of every covered call target.
@@ -164,16 +164,8 @@ pub fn plan(site: &ClaimSite) -> Planned {
         // Method-style receivers (`x.numpy()`, `x.__add__(y)`) and attribute reads (`x.shape`)
         // are outside the functional surface.
         SiteKind::MethodCall | SiteKind::Attribute => Err(ClaimOutcome::NotCovered),
-        SiteKind::BinOp => {
-            if !site.args.iter().any(is_ours) {
-                return Err(ClaimOutcome::NotCovered);
-            }
-            arith::plan_binop(site)
-        }
-        SiteKind::Compare => {
-            if !site.args.iter().any(is_ours) {
-                return Err(ClaimOutcome::NotCovered);
-            }
+        SiteKind::BinOp => routes::operator(site, is_ours, arith::plan_binop),
+        SiteKind::Compare => routes::operator(site, is_ours, |site| {
             Err(reject(
                 codes::UNSUPPORTED,
                 format!(
@@ -182,7 +174,7 @@ pub fn plan(site: &ClaimSite) -> Planned {
                 ),
                 "keep this function in Python",
             ))
-        }
+        }),
     }
 }
 

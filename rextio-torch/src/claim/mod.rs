@@ -17,7 +17,7 @@ mod shape;
 
 use crate::codes;
 use crate::types::{F32_CPU, I64_CPU_1D};
-use rextio_plugin_api::routes::{ClaimTable, Route};
+use rextio_plugin_api::routes::{self, ClaimTable, Route};
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 
 /// `torch.nn.functional.linear`.
@@ -411,18 +411,8 @@ pub fn plan(site: &ClaimSite) -> Planned {
                 )),
             }
         }
-        SiteKind::BinOp => {
-            if !site.args.iter().any(is_ours) {
-                return Err(ClaimOutcome::NotCovered);
-            }
-            binops::plan_binop(site)
-        }
-        SiteKind::Compare => {
-            if !site.args.iter().any(is_ours) {
-                return Err(ClaimOutcome::NotCovered);
-            }
-            compare::plan_compare(site)
-        }
+        SiteKind::BinOp => routes::operator(site, is_ours, binops::plan_binop),
+        SiteKind::Compare => routes::operator(site, is_ours, compare::plan_compare),
     }
 }
 
