@@ -400,7 +400,7 @@ fn run_with<H: Host, const N: usize>(
     // least as long as the plan asks, not resized while the job runs), and none of them is
     // resized. The plan gives an instruction a destination distinct from its operands unless it
     // is marked in place, and in-place instructions only touch their destination slice.
-    let job = Job {
+    let job = Run {
         p,
         plan,
         bufs,
@@ -408,7 +408,8 @@ fn run_with<H: Host, const N: usize>(
         edges,
     };
     let ran = host
-        .run_kernels(plan.work, move || job.run())
+        // SAFETY: see above.
+        .run_kernels(plan.work, move || unsafe { job.execute() })
         .map_err(|e| host.internal(&e.0))?;
     if !ran {
         // An operand outside a `finite_only` op's domain: the outputs are dropped unseen and
@@ -587,28 +588,6 @@ fn bind_values(
     Ok(())
 }
 
-/// One planned call, runnable without the GIL.
-struct Job<'a> {
-    p: ProgramView<'a>,
-    plan: &'a Plan,
-    bufs: &'a [Buf],
-    scalars: &'a [f64],
-    edges: Edges,
-}
-
-// SAFETY: the buffers a job points into belong to this call (borrowed input tensors, the output
-// tensors and temporaries it owns) and are only touched by the job while it runs; it reads no
-// Python object.
-unsafe impl Send for Job<'_> {}
-
-impl Job<'_> {
-    fn run(self) -> Result<bool, ExecError> {
-        // SAFETY: see the call site in `run_with`: every buffer is valid for its value's shape
-        // and the plan only shares buffers along in-place chains.
-        unsafe { execute(self.p, self.plan, self.bufs, self.scalars, self.edges) }
-    }
-}
-
 /// Whether some instruction of `p` holds only on finite operands.
 fn needs_finite(p: ProgramView<'_>) -> bool {
     p.ins.iter().any(|i| {
@@ -726,52 +705,7 @@ fn layer_norm_sizes_match(
     Ok(true)
 }
 
-/// Runs the plan; `Ok(false)` when an operand of a `finite_only` instruction is not finite, or
-/// a layer norm's input is outside [`layer_norm_domain`] (the call then declines; nothing it
-/// wrote is seen).
-///
-/// Each step runs one instruction, or a pair or triple a kernel does at once (a product with
-/// its bias and activation, a softmax read only by an argmax), and says how many it ran.
-///
-/// # Safety
-/// See the call site: `bufs[v]` points at `plan.shapes[v].numel()` elements of the value's type,
-/// distinct buffers do not overlap, and buffers are only shared along the plan's in-place
-/// chains.
-unsafe fn execute(
-    p: ProgramView<'_>,
-    plan: &Plan,
-    bufs: &[Buf],
-    scalars: &[f64],
-    edges: Edges,
-) -> Result<bool, ExecError> {
-    let run = Run {
-        p,
-        plan,
-        bufs,
-        scalars,
-        edges,
-    };
-    let mut j = 0;
-    while j < p.ins.len() {
-        // SAFETY: the function's contract is `Run`'s.
-        let step = unsafe {
-            match run.product_bias(j)? {
-                Some(step) => step,
-                None => match run.softmax_argmax(j)? {
-                    Some(step) => step,
-                    None => run.single(j)?,
-                },
-            }
-        };
-        match step {
-            Step::Ran(n) => j += n,
-            Step::Declined => return Ok(false),
-        }
-    }
-    Ok(true)
-}
-
-/// What a step of [`execute`] did.
+/// What a step of [`Run::execute`] did.
 enum Step {
     /// Ran this many instructions.
     Ran(usize),
@@ -779,11 +713,11 @@ enum Step {
     Declined,
 }
 
-/// One planned call's program, plan and buffers, as [`execute`]'s steps read them.
+/// One planned call: its program, plan and buffers, runnable without the GIL.
 ///
-/// Every method is `unsafe` with [`execute`]'s contract: `bufs[v]` points at
-/// `plan.shapes[v].numel()` elements of value `v`'s type, distinct buffers do not overlap, and
-/// buffers are only shared along the plan's in-place chains.
+/// Its running methods are `unsafe` with this contract: `bufs[v]` points at `plan.shapes[v].numel()` elements of value `v`'s type for as
+/// long as the run lasts, distinct buffers do not overlap, and buffers are only shared along the
+/// plan's in-place chains.
 struct Run<'a> {
     p: ProgramView<'a>,
     plan: &'a Plan,
@@ -792,7 +726,43 @@ struct Run<'a> {
     edges: Edges,
 }
 
+// SAFETY: the buffers a run points into belong to this call (borrowed input tensors, the output
+// tensors and temporaries it owns) and are only touched by the run while it runs; it reads no
+// Python object.
+unsafe impl Send for Run<'_> {}
+
 impl Run<'_> {
+    /// Runs the plan; `Ok(false)` when an operand of a `finite_only` instruction is not finite,
+    /// or a layer norm's input is outside [`layer_norm_domain`] (the call then declines; nothing
+    /// it wrote is seen).
+    ///
+    /// Each step runs one instruction, or a pair or triple a kernel does at once (a product
+    /// with its bias and activation, a softmax read only by an argmax), and says how many it
+    /// ran.
+    ///
+    /// # Safety
+    /// The contract of [`Run`].
+    unsafe fn execute(&self) -> Result<bool, ExecError> {
+        let mut j = 0;
+        while j < self.p.ins.len() {
+            // SAFETY: the function's contract is the steps'.
+            let step = unsafe {
+                match self.product_bias(j)? {
+                    Some(step) => step,
+                    None => match self.softmax_argmax(j)? {
+                        Some(step) => step,
+                        None => self.single(j)?,
+                    },
+                }
+            };
+            match step {
+                Step::Ran(n) => j += n,
+                Step::Declined => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
     fn shape(&self, v: V) -> Shape {
         self.plan.shapes[usize::from(v)].0
     }
