@@ -321,16 +321,7 @@ fn build(
     timeout: u64,
     strict: bool,
 ) -> Result<ExitCode> {
-    let project = Project::open(root_or_cwd(root))?;
-    eprintln!("rextio: building {}", project.root().display());
-    let options = BuildOptions {
-        python,
-        timeout: Duration::from_secs(timeout),
-        target_dir: None,
-        strict,
-        events: Some(progress()),
-    };
-    let out = project.build(registry, &options)?;
+    let (_, out) = build_project(registry, root, python, timeout, strict)?;
     match format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
         Format::Text => {
@@ -347,6 +338,27 @@ fn build(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The project at `root` (default: the current directory), built with progress on stderr.
+fn build_project(
+    registry: &Registry,
+    root: Option<PathBuf>,
+    python: Option<PathBuf>,
+    timeout: u64,
+    strict: bool,
+) -> Result<(Project, rextio_host::project::BuildOutput)> {
+    let project = Project::open(root_or_cwd(root))?;
+    eprintln!("rextio: building {}", project.root().display());
+    let options = BuildOptions {
+        python,
+        timeout: Duration::from_secs(timeout),
+        target_dir: None,
+        strict,
+        events: Some(progress()),
+    };
+    let out = project.build(registry, &options)?;
+    Ok((project, out))
+}
+
 /// `rextio develop`: build, then install the wheel into the interpreter it was built for.
 fn develop(
     registry: &Registry,
@@ -355,16 +367,7 @@ fn develop(
     timeout: u64,
     strict: bool,
 ) -> Result<ExitCode> {
-    let project = Project::open(root_or_cwd(root))?;
-    eprintln!("rextio: building {}", project.root().display());
-    let options = BuildOptions {
-        python: python.clone(),
-        timeout: Duration::from_secs(timeout),
-        target_dir: None,
-        strict,
-        events: Some(progress()),
-    };
-    let out = project.build(registry, &options)?;
+    let (project, out) = build_project(registry, root, python.clone(), timeout, strict)?;
     print!("{}", render_text(&out.check.report, &out.check.modules));
     let Some(wheel) = &out.wheel else {
         bail!("the build produced no wheel");
