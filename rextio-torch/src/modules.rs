@@ -145,15 +145,16 @@ fn kind(
     })
 }
 
-/// `inplace` must be omitted or a literal False: an in-place activation writes into a tensor
-/// another name may still read.
-fn not_in_place(ctor: &ModuleCtor, i: usize) -> Result<(), Refused> {
+/// `inplace` must be omitted or a literal False (an in-place activation writes into a tensor
+/// another name may still read), and stays False on the live module (a condition).
+fn not_in_place(ctor: &ModuleCtor, i: usize, parts: &mut Parts) -> Result<(), Refused> {
     if flag(ctor, i, "inplace", false)? {
         return Err(refuse(
             &short(&ctor.target),
             "with inplace=True writes into its input; only inplace=False is compiled",
         ));
     }
+    parts.condition("inplace", Literal::Bool(false));
     Ok(())
 }
 
@@ -319,8 +320,7 @@ fn pointwise(
     inplace: bool,
 ) -> Result<SubmoduleCall, Refused> {
     if inplace {
-        not_in_place(ctor, 0)?;
-        parts.condition("inplace", Literal::Bool(false));
+        not_in_place(ctor, 0, parts)?;
     } else if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
         return Err(refuse(&short(&ctor.target), "takes no arguments"));
     }
@@ -345,8 +345,7 @@ fn gelu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> 
 
 /// `nn.LeakyReLU(negative_slope)`: `F.leaky_relu(x, negative_slope)`.
 fn leaky_relu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 1)?;
-    parts.condition("inplace", Literal::Bool(false));
+    not_in_place(ctor, 1, parts)?;
     let slope = float_option(ctor, 0, "negative_slope", 0.01, parts)?;
     Ok(site(
         &functional("leaky_relu"),
@@ -357,8 +356,7 @@ fn leaky_relu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Ref
 
 /// `nn.ELU(alpha)`: `F.elu(x, alpha=alpha)`.
 fn elu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 1)?;
-    parts.condition("inplace", Literal::Bool(false));
+    not_in_place(ctor, 1, parts)?;
     let alpha = float_option(ctor, 0, "alpha", 1.0, parts)?;
     Ok(site(
         &functional("elu"),
