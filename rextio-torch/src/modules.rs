@@ -539,6 +539,15 @@ mod tests {
             ] {
                 let k = sub(kind_of(&ctor(&path, args.clone(), vec![])));
                 assert_eq!(k.class_path, format!("torch.nn.{name}"), "{path}");
+                // Kinds taking `inplace` run natively only while it stays False.
+                let inplace = k
+                    .conditions
+                    .contains(&("inplace".to_owned(), Literal::Bool(false)));
+                assert_eq!(
+                    inplace,
+                    ["ReLU", "SiLU", "LeakyReLU", "ELU"].contains(name),
+                    "{name}"
+                );
                 match &k.call {
                     SubmoduleCall::Identity => {
                         assert!(["Identity", "Dropout"].contains(name), "{name}")
