@@ -312,16 +312,19 @@ impl NodeReader<'_, '_> {
             }
             _ => return Ok(None),
         };
-        let mut optional = |o: &Option<Src>| -> Result<Result<Option<V>, ()>, LowerError> {
-            Ok(match o {
-                Some(s) => self.tensor(*s)?.map(Some).ok_or(()),
-                None => Ok(None),
-            })
-        };
-        let (Ok(w), Ok(b)) = (optional(w)?, optional(b)?) else {
+        let (Some(w), Some(b)) = (self.optional_tensor(*w)?, self.optional_tensor(*b)?) else {
             return Ok(None);
         };
         Ok(Some(Ins::LayerNorm { x, n, w, b, eps }))
+    }
+
+    /// An optional tensor operand: `Some(None)` when absent, `Some(Some(v))` for a float32 CPU
+    /// value, `None` for anything else.
+    fn optional_tensor(&mut self, s: Option<Src>) -> Result<Option<Option<V>>, LowerError> {
+        match s {
+            None => Ok(Some(None)),
+            Some(s) => Ok(self.tensor(s)?.map(Some)),
+        }
     }
 }
 
