@@ -27,10 +27,6 @@ pub(crate) static LANE: DeviceForms = DeviceForms {
     mix_hint: "annotate every tensor of the native function with TensorF32Gpu0_* types, or keep it in Python",
 };
 
-fn outside(what: impl Into<String>) -> NoPlan {
-    LANE.outside(what)
-}
-
 fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoPlan> {
     Ok(Plan {
         rule_id: rule.to_owned(),
@@ -44,7 +40,7 @@ fn plan_gpu(rule: &str, rank: u8, f: Rt, operands: Vec<Src>) -> Result<Plan, NoP
 pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
     LANE.unmixed(site)?;
     if site.kind != SiteKind::Call || site.receiver.is_some() {
-        return Err(outside(format!(
+        return Err(LANE.outside(format!(
             "`{}` (only the four functional calls are in the lane)",
             site.target
         )));
@@ -77,7 +73,7 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 vec![Src::Arg(0)],
             )
         }
-        _ => Err(outside(format!(
+        _ => Err(LANE.outside(format!(
             "`{}` with {}{}",
             site.target,
             site.args

@@ -29,14 +29,6 @@ pub(crate) static LANE: DeviceForms = DeviceForms {
     mix_hint: "annotate every tensor of the native function with TensorF32Cuda0_* types, or keep it in Python",
 };
 
-fn outside(what: impl Into<String>) -> NoPlan {
-    LANE.outside(what)
-}
-
-fn rank(op: &rextio_plugin_api::Operand) -> Option<u8> {
-    LANE.rank(op)
-}
-
 fn plan_cuda(rule: &str, rank: u8, f: Rt, args: Vec<Arg>) -> Result<Plan, NoPlan> {
     Ok(Plan {
         rule_id: rule.to_owned(),
@@ -52,9 +44,9 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
         SiteKind::BinOp => {
             let (Some(a), Some(b), 2) = (site.args.first(), site.args.get(1), site.args.len())
             else {
-                return Err(outside("this operator form"));
+                return Err(LANE.outside("this operator form"));
             };
-            match (site.target.as_str(), rank(a), rank(b)) {
+            match (site.target.as_str(), LANE.rank(a), LANE.rank(b)) {
                 ("@", Some(2), Some(2)) => plan_cuda(
                     rules::CUDA_MATMUL,
                     2,
@@ -67,15 +59,15 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                     Rt::CudaAddBias,
                     vec![Arg::Tensor(Src::Arg(0)), Arg::Tensor(Src::Arg(1))],
                 ),
-                ("@", _, _) => Err(outside("matmul of ranks other than 2 x 2 on cuda:0")),
-                ("+", _, _) => Err(outside(
+                ("@", _, _) => Err(LANE.outside("matmul of ranks other than 2 x 2 on cuda:0")),
+                ("+", _, _) => Err(LANE.outside(
                     "addition other than rank-2 + rank-1 bias (reverse, same-rank or scalar) on cuda:0",
                 )),
-                (op, _, _) => Err(outside(format!("operator `{op}` on cuda:0 tensors"))),
+                (op, _, _) => Err(LANE.outside(format!("operator `{op}` on cuda:0 tensors"))),
             }
         }
         SiteKind::MethodCall => {
-            let recv = site.receiver.as_ref().and_then(rank);
+            let recv = site.receiver.as_ref().and_then(|r| LANE.rank(r));
             match (site.target.as_str(), recv) {
                 ("relu", Some(2)) if site.args.is_empty() && site.keywords.is_empty() => {
                     plan_cuda(
@@ -98,18 +90,18 @@ pub(crate) fn plan(site: &ClaimSite) -> Result<Plan, NoPlan> {
                         vec![Arg::Tensor(Src::Recv)],
                     )
                 }
-                ("relu", _) => Err(outside("`.relu()` other than on rank 2 without arguments")),
-                ("mean", _) => Err(outside(
+                ("relu", _) => Err(LANE.outside("`.relu()` other than on rank 2 without arguments")),
+                ("mean", _) => Err(LANE.outside(
                     "`.mean()` other than `.mean(dim=1)` on rank 2 (keyword dim, literal 1, no keepdim)",
                 )),
-                (m, _) => Err(outside(format!("tensor method `.{m}()` on cuda:0"))),
+                (m, _) => Err(LANE.outside(format!("tensor method `.{m}()` on cuda:0"))),
             }
         }
-        SiteKind::Call => Err(outside(format!(
+        SiteKind::Call => Err(LANE.outside(format!(
             "the call `{}` (functional spellings are not part of the slice)",
             site.target
         ))),
-        SiteKind::Attribute => Err(outside(format!("attribute `.{}`", site.target))),
-        SiteKind::Compare => Err(outside("a comparison")),
+        SiteKind::Attribute => Err(LANE.outside(format!("attribute `.{}`", site.target))),
+        SiteKind::Compare => Err(LANE.outside("a comparison")),
     }
 }
