@@ -174,8 +174,8 @@ fn version_of(program: &str, arg: &str) -> String {
 }
 
 /// The checkers' shared driver (`rextio_certify.py`: argument handling, the loop over the
-/// certification module's functions, the result file and the exit-status contract), which a
-/// kit's `check.py` imports.
+/// certification module's functions, the result file and the exit-status contract, and
+/// `CudaLane` for a CUDA lane's evidence run), which a kit's `check.py` imports.
 pub const CHECKER_LIBRARY: &str = include_str!("scripts/rextio_certify.py");
 
 /// Write [`CHECKER_LIBRARY`] as `dir/rextio_certify.py` and return `dir`, for the checker's

@@ -132,3 +132,96 @@ fn floats_agree_only_with_the_same_nans_infinities_and_zero_signs_and_close_fini
     assert!(out.status.success(), "{text}");
     assert!(text.contains("compared 12"), "{text}");
 }
+
+/// A CUDA lane's checker as the kits write one, on Python stand-ins for the native function
+/// (the lane library's own logic needs no GPU): `MODE` picks the outcome.
+const LANE_CHECKER: &str = r#"import math, os
+import rextio_certify
+
+
+def boundary(x):
+    if not isinstance(x, float):
+        raise TypeError(f"lib: expected a float (argument 'x' at position 0 of f, got a {type(x).__name__})")
+    return x
+
+
+def check(lane, args):
+    mode = os.environ.get("MODE", "")
+    native = lane.native(math.sqrt if mode != "not_native" else (lambda x: x), "lanes.head")
+    lane.parity("direct", abs(native(4.0) - 2.0))
+    if mode == "fail":
+        lane.fail("told to fail")
+    if mode == "assert":
+        assert native(4.0) == 3.0, "sqrt(4) is not 3"
+    if mode == "broken":
+        raise RuntimeError("the checker broke")
+    rejects = {"str": (("x",), "lib: expected a float")}
+    lane.rejections(boundary if mode != "accepts" else (lambda x: x), rejects)
+    return {"lib_version": "1.0", "kernel_activity_verified": False}
+
+
+if __name__ == "__main__":
+    rextio_certify.CudaLane("rextio-lib", "lib-cuda", "cuda-lib-linux-x86_64").run(check)
+"#;
+
+#[test]
+fn a_cuda_lane_writes_closed_evidence_and_exits_0_1_or_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("check.py"), LANE_CHECKER).unwrap();
+    let evidence = dir.path().join("lane.json");
+    let args = [
+        "--project",
+        "p",
+        "--evidence",
+        evidence.to_str().unwrap(),
+        "--plugin",
+        "rextio-lib",
+        "--device-name",
+        "Some GPU",
+        "--sm",
+        "sm_90",
+    ];
+
+    let (code, out) = run(dir.path(), &args, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("rextio-lib lib-cuda ok"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&evidence).unwrap()).unwrap();
+    assert_eq!(json["schema"], "rextio-cuda-evidence/1");
+    assert_eq!(json["lane"], "lib-cuda");
+    assert_eq!(json["capability"], "cuda-lib-linux-x86_64");
+    assert_eq!(json["plugin"], "rextio-lib");
+    assert_eq!(json["device_name"], "Some GPU");
+    assert_eq!(json["sm"], "sm_90");
+    assert_eq!(json["lib_version"], "1.0");
+    assert_eq!(json["kernel_activity_verified"], false);
+    assert_eq!(json["support_claim"], false);
+    assert_eq!(json["certification_ready"], false);
+    assert_eq!(json["checks"]["parity_direct"]["max_abs_diff"], 0.0);
+    assert_eq!(json["checks"]["boundary_rejections"]["cases"][0], "str");
+    std::fs::remove_file(&evidence).unwrap();
+
+    // A failed check, a framework's failed comparison, a function that is not the extension's
+    // or a boundary that accepts: 1, with why, and no evidence.
+    for (mode, why) in [
+        ("fail", "rextio-lib CUDA certification: told to fail"),
+        ("assert", "rextio-lib CUDA certification: sqrt(4) is not 3"),
+        (
+            "not_native",
+            "lanes.head is not the native extension function (function)",
+        ),
+        ("accepts", "boundary str: accepted"),
+    ] {
+        let (code, out) = run(dir.path(), &args, &[("MODE", mode)]);
+        assert_eq!(code, Some(1), "{mode}: {out}");
+        assert!(out.contains(why), "{mode}: {out}");
+        assert!(!evidence.exists(), "{mode}");
+    }
+    // The checker itself broken, or called without its arguments: 2.
+    let (code, out) = run(dir.path(), &args, &[("MODE", "broken")]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("the checker broke"), "{out}");
+    let (code, out) = run(dir.path(), &args[..4], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--plugin"), "{out}");
+}

@@ -133,6 +133,8 @@ pub fn certify_cuda(root: &Path) -> Result<()> {
     let out = root.join("target").join("certify").join("cuda");
     std::fs::create_dir_all(&out)?;
     let python = crate::env::venv_python(root);
+    // Every lane's checker imports the host's checker library (`rextio_certify.CudaLane`).
+    let library = rextio_host::certify::checker_library(&out.join("checker-lib"))?;
     let mut failures = Vec::new();
     for lane in &LANES {
         eprintln!("xtask: CUDA lane {} ({})", lane.name, lane.capability);
@@ -161,7 +163,10 @@ pub fn certify_cuda(root: &Path) -> Result<()> {
             .env("REXTIO_NATIVE_MODE", "native")
             .env(
                 "PYTHONPATH",
-                project.join(".rextio").join("build").join("python"),
+                std::env::join_paths([
+                    project.join(".rextio").join("build").join("python"),
+                    library.clone(),
+                ])?,
             );
         if let Err(e) = crate::env::run(&mut check, "") {
             failures.push(format!("{}: {e}", lane.name));

@@ -13,8 +13,13 @@ native one, checks every function defined there (except SKIP) with
 The exit status is the host's contract: 0 when every function passed, 1 when some failed (the
 result says which), 2 when the checker itself broke (an exception outside a function's check,
 a missing argument), so a broken checker is never read as failed rules.
+
+A build-only CUDA lane's `check.py` uses `CudaLane` instead: its arguments, the native-function
+check, boundary rejections and the evidence file, under the same exit-status contract.
 """
 
+import argparse
+import datetime
 import gc
 import importlib
 import importlib.util
@@ -208,3 +213,86 @@ def run(check_function, kind, runtime, default_module, native=None, argv=None):
         traceback.print_exc()
         sys.exit(2)
     sys.exit(code)
+
+
+class LaneFailure(Exception):
+    """A CUDA lane's check failed (exit status 1)."""
+
+
+class CudaLane:
+    """One build-only CUDA lane's evidence run, the same for every plugin.
+
+    `cargo xtask certify --cuda` runs the lane's `check.py` with --project, --evidence,
+    --plugin, --device-name and --sm. The checker calls `CudaLane(who, lane, capability).run(check)`;
+    `check(lane, args)` runs the lane's own checks (recording them with `lane.passed`,
+    `lane.parity` and `lane.rejections`, failing with `lane.fail`) and returns the framework's
+    version fields and any other evidence fields. The evidence (`rextio-cuda-evidence/1`) never
+    claims support. Exit status, as for `run`: 0 when the lane passed and its evidence is
+    written, 1 when a check failed (an `AssertionError` from a framework's comparison counts as
+    one), 2 when the checker itself broke.
+    """
+
+    def __init__(self, who, lane, capability):
+        self.who, self.lane, self.capability = who, lane, capability
+        self.checks = {}
+
+    def fail(self, message):
+        raise LaneFailure(message)
+
+    def native(self, fn, name):
+        """`fn`, after checking that it is the native extension's function."""
+        if type(fn).__name__ != "builtin_function_or_method":
+            self.fail(f"{name} is not the native extension function ({type(fn).__name__})")
+        return fn
+
+    def passed(self, check, **facts):
+        self.checks[check] = {"ok": True, **facts}
+
+    def parity(self, case, max_abs_diff):
+        self.passed(f"parity_{case}", max_abs_diff=float(max_abs_diff))
+
+    def rejections(self, native, rejects):
+        """Each `rejects[name] = (inputs, message)` makes `native(*inputs)` raise a ValueError or
+        TypeError whose text is the boundary's `message`, then where and what was given."""
+        for name, (inputs, message) in rejects.items():
+            try:
+                native(*inputs)
+            except (ValueError, TypeError) as e:
+                if not str(e).startswith(message + " (argument "):
+                    self.fail(f"boundary {name}: {e!r}, expected {message!r} then the argument")
+            else:
+                self.fail(f"boundary {name}: accepted")
+        self.passed("boundary_rejections", cases=sorted(rejects))
+
+    def evidence(self, args, fields):
+        return {
+            "schema": "rextio-cuda-evidence/1",
+            "lane": self.lane,
+            "plugin": args.plugin,
+            "capability": self.capability,
+            "device_name": args.device_name,
+            "sm": args.sm,
+            **fields,
+            "checks": self.checks,
+            "support_claim": False,
+            "certification_ready": False,
+            "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        }
+
+    def run(self, check, argv=None):
+        parser = argparse.ArgumentParser()
+        for a in ("--project", "--evidence", "--plugin", "--device-name", "--sm"):
+            parser.add_argument(a, required=True)
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        try:
+            fields = check(self, args)
+            with open(args.evidence, "w") as f:
+                json.dump(self.evidence(args, fields), f, indent=2)
+        except (LaneFailure, AssertionError) as e:
+            print(f"{self.who} CUDA certification: {e}", file=sys.stderr)
+            sys.exit(1)
+        except BaseException:  # noqa: BLE001 - the checker itself broke: neither 0 nor 1
+            traceback.print_exc()
+            sys.exit(2)
+        print(f"{self.who} {self.lane} ok: evidence in {args.evidence} (support_claim=false)")
+        sys.exit(0)

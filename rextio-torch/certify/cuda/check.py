@@ -1,76 +1,40 @@
-"""Run the CUDA E2 slice for real on cuda:0 and write evidence (support_claim=false).
+"""Run the torch CUDA lane for real on cuda:0 and write evidence (support_claim=false).
 
-Called by `cargo xtask certify --cuda` with the built project on PYTHONPATH. Checks, each
-recorded in the evidence: the function is the native extension; parity with eager PyTorch on
-contiguous and non-contiguous inputs; outputs float32 rank 1 on cuda:0 without grad; no
-host/device copies and CUDA kernel activity (torch.profiler); CUDA graph capture on a
-non-default stream and replay with new inputs; boundary rejections with the exact messages.
+Called by `cargo xtask certify --cuda` with the built project and the host's checker library
+(`rextio_certify`) on PYTHONPATH. Checks, each recorded in the evidence: the function is the
+native extension; parity with eager PyTorch on contiguous and non-contiguous inputs; outputs
+float32 rank 1 on cuda:0 without grad; no host/device copies and CUDA kernel activity
+(torch.profiler); CUDA graph capture on a non-default stream and replay with new inputs;
+boundary rejections with the exact messages. Exit status as `rextio_certify.CudaLane` says.
 """
 
-import argparse
-import datetime
-import json
-import sys
+import rextio_certify
 
 
-def fail(msg):
-    sys.exit(f"rextio-torch CUDA certification: {msg}")
+def eager(x, w, b):
+    return ((x @ w) + b).relu().mean(dim=1)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    for a in ("--project", "--evidence", "--plugin", "--device-name", "--sm"):
-        ap.add_argument(a, required=True)
-    args = ap.parse_args()
-
-    import torch
-
-    if not torch.cuda.is_available():
-        fail("no CUDA device: torch.cuda.is_available() is False (install the CUDA torch wheel)")
-    from rxcudatorch import lanes
-
-    native = lanes.head
-    if type(native).__name__ != "builtin_function_or_method":
-        fail(f"lanes.head is not the native extension function ({type(native).__name__})")
+def parity(lane, native, torch, cases):
     dev = torch.device("cuda:0")
-
-    def eager(x, w, b):
-        return ((x @ w) + b).relu().mean(dim=1)
-
-    torch.manual_seed(0)
-    cases = {
-        "contiguous": (
-            torch.randn(64, 32, device=dev),
-            torch.randn(32, 16, device=dev),
-            torch.randn(16, device=dev),
-        ),
-        "non_contiguous": (
-            torch.randn(32, 64, device=dev).t(),
-            torch.randn(16, 32, device=dev).t(),
-            torch.randn(32, device=dev)[::2],
-        ),
-    }
-    checks = {}
     for name, (x, w, b) in cases.items():
         if name == "non_contiguous" and (x.is_contiguous() or w.is_contiguous() or b.is_contiguous()):
-            fail("the non-contiguous case is contiguous")
+            lane.fail("the non-contiguous case is contiguous")
         snapshot = [t.clone() for t in (x, w, b)]
         with torch.no_grad():
             want = eager(x, w, b)
         got = native(x, w, b)
         if got.device != dev or got.dtype != torch.float32 or got.dim() != 1 or got.requires_grad:
-            fail(f"{name}: output is {got.dtype} rank {got.dim()} on {got.device}")
+            lane.fail(f"{name}: output is {got.dtype} rank {got.dim()} on {got.device}")
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
         for before, after in zip(snapshot, (x, w, b)):
             if not torch.equal(before, after):
-                fail(f"{name}: an input was mutated")
-        checks[f"parity_{name}"] = {
-            "ok": True,
-            "max_abs_diff": float((got - want).abs().max().item()),
-        }
+                lane.fail(f"{name}: an input was mutated")
+        lane.parity(name, (got - want).abs().max().item())
 
-    # No host/device transfers, and CUDA kernels ran.
-    x, w, b = cases["contiguous"]
+
+def profiled(lane, native, torch, x, w, b):
+    """No host/device transfers, and CUDA kernels ran."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -80,15 +44,17 @@ def main():
     names = [e.name for e in prof.events()]
     transfers = [n for n in names if "Memcpy HtoD" in n or "Memcpy DtoH" in n or n in ("aten::_to_copy", "aten::to")]
     if transfers:
-        fail(f"host/device transfers observed: {sorted(set(transfers))}")
+        lane.fail(f"host/device transfers observed: {sorted(set(transfers))}")
     cuda_kernels = [e.name for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
-    checks["no_transfers"] = {"ok": True, "profiled_events": len(names)}
-    checks["kernel_activity"] = {"ok": bool(cuda_kernels), "cuda_events": len(cuda_kernels)}
+    lane.passed("no_transfers", profiled_events=len(names))
     if not cuda_kernels:
-        fail("no CUDA kernel activity observed")
+        lane.fail("no CUDA kernel activity observed")
+    lane.passed("kernel_activity", cuda_events=len(cuda_kernels))
 
-    # CUDA graph: capture on a non-default stream, replay with new inputs.
-    sx, sw, sb = (t.clone() for t in cases["contiguous"])
+
+def graph_replay(lane, native, torch, inputs):
+    """Capture on a non-default stream, replay with new inputs."""
+    sx, sw, sb = (t.clone() for t in inputs)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -107,44 +73,46 @@ def main():
         torch.cuda.synchronize()
         with torch.no_grad():
             torch.testing.assert_close(static_out, eager(nx, nw, nb), rtol=1e-5, atol=1e-5)
-    checks["cuda_graph_replay"] = {"ok": True, "replays": 2, "stream": "non-default"}
+    lane.passed("cuda_graph_replay", replays=2, stream="non-default")
 
-    # Boundary rejections with the exact messages.
-    rejects = {
-        "cpu": ((x.cpu(), w, b), "rextio-torch: expected a cuda:0 tensor"),
-        "float64": ((x.double(), w, b), "rextio-torch: expected a float32 tensor"),
-        "rank": ((x[0], w, b), "rextio-torch: expected rank-2 tensor, got rank 1"),
-        "not_a_tensor": (([[1.0]], w, b), "rextio-torch: expected a torch.Tensor"),
-    }
-    for name, (inputs, message) in rejects.items():
-        try:
-            native(*inputs)
-        except (ValueError, TypeError) as e:
-            # The boundary's message, then where and what (argument, position, function, given).
-            if not str(e).startswith(message + " (argument "):
-                fail(f"boundary {name}: {e!r}, expected {message!r} then the argument")
-        else:
-            fail(f"boundary {name}: accepted")
-    checks["boundary_rejections"] = {"ok": True, "cases": sorted(rejects)}
 
-    evidence = {
-        "schema": "rextio-cuda-evidence/1",
-        "lane": "torch-cuda-e2",
-        "plugin": args.plugin,
-        "capability": "cuda-libtorch-linux-x86_64",
-        "device_name": args.device_name,
-        "sm": args.sm,
-        "torch_version": torch.__version__,
-        "torch_cuda_version": torch.version.cuda,
-        "checks": checks,
-        "support_claim": False,
-        "certification_ready": False,
-        "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+def check(lane, _args):
+    import torch
+
+    if not torch.cuda.is_available():
+        lane.fail("no CUDA device: torch.cuda.is_available() is False (install the CUDA torch wheel)")
+    from rxcudatorch import lanes
+
+    native = lane.native(lanes.head, "lanes.head")
+    dev = torch.device("cuda:0")
+    torch.manual_seed(0)
+    cases = {
+        "contiguous": (
+            torch.randn(64, 32, device=dev),
+            torch.randn(32, 16, device=dev),
+            torch.randn(16, device=dev),
+        ),
+        "non_contiguous": (
+            torch.randn(32, 64, device=dev).t(),
+            torch.randn(16, 32, device=dev).t(),
+            torch.randn(32, device=dev)[::2],
+        ),
     }
-    with open(args.evidence, "w") as f:
-        json.dump(evidence, f, indent=2)
-    print(f"torch CUDA E2 ok: evidence in {args.evidence} (support_claim=false)")
+    parity(lane, native, torch, cases)
+    x, w, b = cases["contiguous"]
+    profiled(lane, native, torch, x, w, b)
+    graph_replay(lane, native, torch, cases["contiguous"])
+    lane.rejections(
+        native,
+        {
+            "cpu": ((x.cpu(), w, b), "rextio-torch: expected a cuda:0 tensor"),
+            "float64": ((x.double(), w, b), "rextio-torch: expected a float32 tensor"),
+            "rank": ((x[0], w, b), "rextio-torch: expected rank-2 tensor, got rank 1"),
+            "not_a_tensor": (([[1.0]], w, b), "rextio-torch: expected a torch.Tensor"),
+        },
+    )
+    return {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda}
 
 
 if __name__ == "__main__":
-    main()
+    rextio_certify.CudaLane("rextio-torch", "torch-cuda-e2", "cuda-libtorch-linux-x86_64").run(check)
