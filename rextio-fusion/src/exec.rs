@@ -85,6 +85,20 @@ impl PathPolicy {
         }
     }
 
+    /// A policy whose mode is already read as `mode` (tests that must not touch the
+    /// environment).
+    #[cfg(test)]
+    pub(crate) fn read_as(mode: Result<PathMode, String>, auto: Limits) -> Self {
+        let policy = Self {
+            var: "",
+            who: "test",
+            auto,
+            mode: std::sync::OnceLock::new(),
+        };
+        let _ = policy.mode.set(mode);
+        policy
+    }
+
     /// The mode this process takes, or the message of the error to raise.
     pub fn mode(&self) -> Result<PathMode, String> {
         self.mode
@@ -95,6 +109,25 @@ impl PathPolicy {
     /// The [`run`] limits of this process's mode (see [`PathMode::limits`]).
     pub fn limits(&self) -> Result<Option<Option<Limits>>, String> {
         Ok(self.mode()?.limits(self.auto))
+    }
+
+    /// [`run`] under this policy: `Ok(None)` (the per-op path runs) in `per-op` mode, when
+    /// `host()` declines the call, or when the call's sizes exceed the mode's limits. `host` is
+    /// made only when the mode may fuse; an unreadable mode is [`Host::setting_error`].
+    pub fn run<H: Host, const N: usize>(
+        &self,
+        prog: &'static Program,
+        tensors: &[&H::Tensor],
+        scalars: &[f64],
+        host: impl FnOnce() -> Result<Option<H>, H::Error>,
+    ) -> Result<Option<[H::Tensor; N]>, H::Error> {
+        let Some(limits) = self.limits().map_err(|e| H::setting_error(&e))? else {
+            return Ok(None);
+        };
+        match host()? {
+            Some(host) => run::<H, N>(&host, prog, tensors, scalars, limits),
+            None => Ok(None),
+        }
     }
 }
 
@@ -166,6 +199,9 @@ pub trait Host {
 
     /// An internal error (a bug in the fused path), as the backend raises it.
     fn internal(&self, what: &str) -> Self::Error;
+
+    /// A setting the user got wrong (the path environment variable), as the backend raises it.
+    fn setting_error(what: &str) -> Self::Error;
 }
 
 /// An internal error of the executor.

@@ -425,6 +425,9 @@ mod vec_host {
         fn internal(&self, what: &str) -> String {
             what.to_owned()
         }
+        fn setting_error(what: &str) -> String {
+            format!("setting: {what}")
+        }
     }
 }
 
@@ -802,6 +805,57 @@ fn slots_number_tensors_and_scalars_each_in_order() {
             Input::Scalar { slot: 1 },
         ]
     );
+}
+
+#[test]
+fn a_path_policy_makes_its_host_only_when_the_mode_may_fuse() {
+    use crate::exec::{Limits, PathMode, PathPolicy};
+    use std::cell::Cell;
+    use vec_host::{VecHost, T};
+    static RELU: Program = Program {
+        inputs: &[Input::Tensor {
+            slot: 0,
+            owned: false,
+        }],
+        ins: &[Ins::Unary {
+            f: UnaryF::Relu,
+            t: 0,
+        }],
+        outputs: &[1],
+    };
+    let x = T::f32(&[3], vec![-1.0, 0.5, 2.0]);
+    let roomy = Limits {
+        max_macs: 8,
+        max_numel: 8,
+    };
+    let made = Cell::new(0);
+    let host = |give: bool| {
+        made.set(made.get() + 1);
+        Ok(give.then(|| VecHost {
+            allocs: Default::default(),
+            overwrite: false,
+        }))
+    };
+    let run = |mode: Result<PathMode, String>, auto: Limits, give: bool| {
+        PathPolicy::read_as(mode, auto).run::<VecHost, 1>(&RELU, &[&x], &[], || host(give))
+    };
+    let [y] = run(Ok(PathMode::Auto), roomy, true).unwrap().unwrap();
+    assert_eq!(y.data(), vec![0.0, 0.5, 2.0]);
+    assert_eq!(made.get(), 1);
+    // `per-op` and an unreadable mode never make the host.
+    assert!(run(Ok(PathMode::PerOp), roomy, true).unwrap().is_none());
+    let err = run(Err("bad mode".into()), roomy, true).err();
+    assert_eq!(err.as_deref(), Some("setting: bad mode"));
+    assert_eq!(made.get(), 1);
+    // A host that declines, and `auto` limits the call exceeds, run the per-op path; `fused`
+    // ignores the limits.
+    assert!(run(Ok(PathMode::Fused), roomy, false).unwrap().is_none());
+    let tight = Limits {
+        max_macs: 8,
+        max_numel: 2,
+    };
+    assert!(run(Ok(PathMode::Auto), tight, true).unwrap().is_none());
+    assert!(run(Ok(PathMode::Fused), tight, true).unwrap().is_some());
 }
 
 #[test]

@@ -44,6 +44,12 @@ impl RankFamily {
             .map(|k| ValueType::Plugin(TypeKey::new(*k)))
     }
 
+    /// The type of rank `rank` as a claim's result: [`ClaimOutcome::NotCovered`] when the
+    /// family has no such rank.
+    pub fn result(&self, rank: u8) -> Result<ValueType, ClaimOutcome> {
+        self.ty(rank).ok_or(ClaimOutcome::NotCovered)
+    }
+
     /// The rank of an operand that is a non-literal value of the family.
     pub fn operand_rank(&self, op: &Operand) -> Option<u8> {
         if op.literal.is_some() {

@@ -16,9 +16,7 @@ use tch::{Device, Kind, Scalar, TchError, Tensor};
 mod eager_host;
 mod fused;
 mod modules;
-pub use fused::{
-    fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, GIL_RELEASE_WORK, PATH_ENV,
-};
+pub use fused::{fused, GIL_RELEASE_WORK};
 pub use modules::{module_admit, module_call_check, module_global_check};
 
 mod shim;

@@ -263,15 +263,12 @@ pub(crate) fn plan_f32(
     f: Rt,
     operands: Vec<Src>,
 ) -> Result<Plan, NoPlan> {
-    match F32_CPU.ty(rank) {
-        Some(result) => Ok(Plan {
-            rule_id: rule_id.into(),
-            result,
-            f,
-            operands,
-        }),
-        None => Err(ClaimOutcome::NotCovered),
-    }
+    F32_CPU.result(rank).map(|result| Plan {
+        rule_id: rule_id.into(),
+        result,
+        f,
+        operands,
+    })
 }
 
 /// Names of the site's keywords, for messages.

@@ -26,32 +26,21 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::{PyResult, Python};
 use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
 
-pub use rextio_fusion::PathMode;
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-/// The environment variable that forces a path.
-pub const PATH_ENV: &str = "REXTIO_TF_PATH";
-
-/// Matrix products above this many multiply-adds stay on TFE in `auto` (where its threaded
-/// Eigen and oneDNN kernels may win). Measured with one TF thread on an AVX-512 host, the fused
-/// path still ran the bench's 256×256 · 256×128 layer (8.4 M multiply-adds, bias, relu) in 116 µs
-/// against TFE's 289 µs and TFLite's 142 µs, so the bound sits above it.
-pub const AUTO_MAX_MACS: usize = 1 << 24;
-/// Values above this many elements stay on TFE in `auto`.
-pub const AUTO_MAX_NUMEL: usize = 1 << 20;
+/// The path this process takes, read once: `REXTIO_TF_PATH` forces one; `auto` keeps a call on
+/// TFE when one of its matrix products exceeds 2^24 multiply-adds (where TFE's threaded Eigen
+/// and oneDNN kernels may win) or one of its values 2^20 elements. Measured with one TF thread
+/// on an AVX-512 host, the fused path still ran the bench's 256×256 · 256×128 layer (8.4 M
+/// multiply-adds, bias, relu) in 116 µs against TFE's 289 µs and TFLite's 142 µs, so the
+/// bound sits above it.
+static POLICY: PathPolicy =
+    PathPolicy::new("REXTIO_TF_PATH", "rextio-tensorflow", 1 << 24, 1 << 20);
 
 /// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
 /// kernels run (as rextio-torch's fused path does).
-pub const GIL_RELEASE_WORK: usize = 1 << 12;
-
-static POLICY: PathPolicy =
-    PathPolicy::new(PATH_ENV, "rextio-tensorflow", AUTO_MAX_MACS, AUTO_MAX_NUMEL);
-
-/// The path this process takes (`REXTIO_TF_PATH`), read once.
-pub fn path_mode() -> PyResult<PathMode> {
-    POLICY.mode().map_err(PyValueError::new_err)
-}
+const GIL_RELEASE_WORK: usize = 1 << 12;
 
 /// Run `prog` fused on `tensors` (and `scalars`), or `Ok(None)` when the per-op path must run
 /// instead.
@@ -60,28 +49,7 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTfTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTfTensor; N]>> {
-    let Some(limits) = POLICY.limits().map_err(PyValueError::new_err)? else {
-        return Ok(None);
-    };
-    // Every tensor of the call shares the first one's eager context and device.
-    let Some(first) = tensors.first() else {
-        return Ok(None);
-    };
-    // The one device the fused path reads and writes: this process's local CPU.
-    if !first
-        .inner
-        .context
-        .is_local(&first.facts.device, Local::Cpu0)
-    {
-        return Ok(None);
-    }
-    first.inner.context.check_sync()?;
-    let host = Tf {
-        context: Rc::clone(&first.inner.context),
-        device: Rc::clone(&first.facts.device),
-        status: OnceCell::new(),
-    };
-    rextio_fusion::run::<Tf, N>(&host, prog, tensors, scalars, limits)
+    POLICY.run::<Tf, N>(prog, tensors, scalars, || Tf::for_call(tensors))
 }
 
 /// TensorFlow's eager runtime as the fusion crate's host, for one call.
@@ -94,6 +62,28 @@ struct Tf {
 }
 
 impl Tf {
+    /// The host of a call on `tensors`, which share the first one's eager context and device;
+    /// `None` unless that device is this process's local CPU, the one device the fused path
+    /// reads and writes.
+    fn for_call(tensors: &[&RxtTfTensor]) -> PyResult<Option<Tf>> {
+        let Some(first) = tensors.first() else {
+            return Ok(None);
+        };
+        if !first
+            .inner
+            .context
+            .is_local(&first.facts.device, Local::Cpu0)
+        {
+            return Ok(None);
+        }
+        first.inner.context.check_sync()?;
+        Ok(Some(Tf {
+            context: Rc::clone(&first.inner.context),
+            device: Rc::clone(&first.facts.device),
+            status: OnceCell::new(),
+        }))
+    }
+
     fn status(&self) -> PyResult<&Status> {
         if let Some(s) = self.status.get() {
             return Ok(s);
@@ -203,6 +193,10 @@ impl rextio_fusion::Host for Tf {
 
     fn internal(&self, what: &str) -> pyo3::PyErr {
         internal(what)
+    }
+
+    fn setting_error(what: &str) -> pyo3::PyErr {
+        PyValueError::new_err(what.to_owned())
     }
 }
 

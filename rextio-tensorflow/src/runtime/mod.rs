@@ -42,7 +42,7 @@ mod fused;
 mod known;
 mod loader;
 
-pub use fused::{fused, path_mode, PathMode, AUTO_MAX_MACS, AUTO_MAX_NUMEL, PATH_ENV};
+pub use fused::fused;
 
 use eager::{runtime_error, value_error, Attr, Context, Facts, Handle, Local, Op, Status};
 use loader::{TF_FLOAT, TF_INT32, TF_INT64};

@@ -500,14 +500,11 @@ pub(crate) use rextio_plugin_api::kit::reject;
 
 /// A float32 CPU plan of result `rank`.
 pub(crate) fn plan_f32(rule_id: impl Into<String>, rank: u8, op: Op) -> Result<Plan, NoPlan> {
-    match F32_CPU.ty(rank) {
-        Some(result) => Ok(Plan {
-            rule_id: rule_id.into(),
-            result,
-            op,
-        }),
-        None => Err(ClaimOutcome::NotCovered),
-    }
+    F32_CPU.result(rank).map(|result| Plan {
+        rule_id: rule_id.into(),
+        result,
+        op,
+    })
 }
 
 /// Bind a call's operands to a Python signature: `params` may be given positionally (in

@@ -18,24 +18,10 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
 use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
 
-pub use rextio_fusion::PathMode;
-
-/// The environment variable that forces a path.
-pub const PATH_ENV: &str = "REXTIO_TORCH_PATH";
-
-/// Matrix products above this many multiply-adds stay on libtorch in `auto` (its BLAS and
-/// threads win there).
-pub const AUTO_MAX_MACS: usize = 1 << 21;
-/// Values above this many elements stay on libtorch in `auto` (it parallelises them).
-pub const AUTO_MAX_NUMEL: usize = 1 << 18;
-
-static POLICY: PathPolicy =
-    PathPolicy::new(PATH_ENV, "rextio-torch", AUTO_MAX_MACS, AUTO_MAX_NUMEL);
-
-/// The path this process takes (`REXTIO_TORCH_PATH`), read once.
-pub fn path_mode() -> PyResult<PathMode> {
-    POLICY.mode().map_err(PyValueError::new_err)
-}
+/// The path this process takes, read once: `REXTIO_TORCH_PATH` forces one; `auto` keeps a
+/// call on libtorch when one of its matrix products exceeds 2^21 multiply-adds or one of its
+/// values 2^18 elements (libtorch's BLAS and threads win there).
+static POLICY: PathPolicy = PathPolicy::new("REXTIO_TORCH_PATH", "rextio-torch", 1 << 21, 1 << 18);
 
 /// Run `prog` fused, or `Ok(None)` when the per-site path must run instead.
 pub fn fused<const N: usize>(
@@ -43,10 +29,7 @@ pub fn fused<const N: usize>(
     tensors: &[&RxtTorchTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTorchTensor; N]>> {
-    let Some(limits) = POLICY.limits().map_err(PyValueError::new_err)? else {
-        return Ok(None);
-    };
-    rextio_fusion::run::<Torch, N>(&Torch, prog, tensors, scalars, limits)
+    POLICY.run::<Torch, N>(prog, tensors, scalars, || Ok(Some(Torch)))
 }
 
 /// libtorch as the fusion crate's host.
@@ -115,6 +98,10 @@ impl rextio_fusion::Host for Torch {
 
     fn internal(&self, what: &str) -> pyo3::PyErr {
         internal(what)
+    }
+
+    fn setting_error(what: &str) -> pyo3::PyErr {
+        PyValueError::new_err(what.to_owned())
     }
 }
 
