@@ -49,7 +49,8 @@ pub const COMPARE_FORM: &str = "RXTP-TORCH-021";
 pub const WHERE_FORM: &str = "RXTP-TORCH-022";
 /// `zeros_like` / `ones_like` / `full_like` with options or a bad fill value.
 pub const LIKE_FORM: &str = "RXTP-TORCH-023";
-/// `F.silu` / `F.leaky_relu` / `F.elu` / `F.softplus` with parameters outside the lowered set.
+/// `F.silu` / `F.leaky_relu` / `F.elu` / `F.softplus` / `F.hardtanh` / `F.relu6` with parameters
+/// outside the lowered set.
 pub const ACTIVATION_PARAMS: &str = "RXTP-TORCH-024";
 /// `t.max(dim)` outside the (values, indices) contract.
 pub const MAX_DIM_FORM: &str = "RXTP-TORCH-025";
@@ -273,8 +274,10 @@ float fill value (literal or parameter). The result is a fresh float32 tensor of
         explanation: "`F.silu(t[, inplace=False])`, `F.leaky_relu(t[, negative_slope][, inplace=False])` with \
 `negative_slope` an int/float literal or parameter (default 0.01), `F.elu(t[, alpha=1.0][, \
 inplace=False])` with `alpha` omitted or the literal 1.0, and `F.softplus(t[, beta=1][, \
-threshold=20])` with both omitted or literally the defaults are lowered. Other `alpha`, `beta` or \
-`threshold` values, non-literal ones, and `inplace=True` stay on Python.",
+threshold=20])` with both omitted or literally the defaults, `F.hardtanh(t[, min_val=-1.0][, \
+max_val=1.0][, inplace=False])` with bounds that are int or float literals and `min_val <= \
+max_val` (eager raises otherwise), and `F.relu6(t[, inplace=False])` are lowered. Other `alpha`, \
+`beta` or `threshold` values, non-literal ones, and `inplace=True` stay on Python.",
     },
     CodeDoc {
         code: MAX_DIM_FORM,

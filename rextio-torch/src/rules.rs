@@ -69,6 +69,10 @@ pub const LEAKY_RELU_SLOPE: &str = "rextio-torch/functional-leaky-relu-slope-f32
 pub const ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
 /// `F.softplus` with the default beta and threshold.
 pub const SOFTPLUS: &str = "rextio-torch/functional-softplus-f32-cpu-rank1-2";
+/// `F.hardtanh` with literal bounds (eager's `clamp`).
+pub const HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
+/// `F.relu6` (eager's `hardtanh(t, 0, 6)`).
+pub const RELU6: &str = "rextio-torch/functional-relu6-f32-cpu-rank1-2";
 /// `F.layer_norm` over the last dim.
 pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
 /// `t.transpose(d0, d1)` / `torch.transpose(t, d0, d1)`.
@@ -940,6 +944,10 @@ pub enum Functional {
     Elu,
     /// `F.softplus(t[, beta=1][, threshold=20])`.
     Softplus,
+    /// `F.hardtanh(t[, min_val=-1.0][, max_val=1.0][, inplace=False])`.
+    Hardtanh,
+    /// `F.relu6(t[, inplace=False])`.
+    Relu6,
 }
 
 /// One activation claimed as `torch.nn.functional.<name>(t, ...)` on a float32 tensor of rank 1
@@ -1031,6 +1039,24 @@ pub const FUNCTIONAL: &[FunctionalOp] = {
                 SOFTPLUS,
                 "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
                 "beta and threshold omitted or the literal defaults; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Hardtanh,
+            name: "hardtanh",
+            docs: &[doc(
+                HARDTANH,
+                "torch.nn.functional.hardtanh(t[, min_val=-1.0][, max_val=1.0][, inplace=False])",
+                "min_val and max_val omitted or int/float literals with min_val <= max_val; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Relu6,
+            name: "relu6",
+            docs: &[doc(
+                RELU6,
+                "torch.nn.functional.relu6(t[, inplace=False])",
+                "one positional tensor; inplace omitted or literal False; rank 1 or 2",
             )],
         },
     ]

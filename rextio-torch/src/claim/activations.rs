@@ -1,8 +1,8 @@
 //! Activations (`relu`, `sigmoid`, `tanh`), unary math (`abs`, `neg`, `negative`, `square`,
 //! `exp`, `log`, `sqrt`), and the functional activations of [`rules::FUNCTIONAL`] (`F.relu`,
-//! exact `F.gelu`, `F.silu`, `F.leaky_relu`, `F.elu`, `F.softplus`).
+//! exact `F.gelu`, `F.silu`, `F.leaky_relu`, `F.elu`, `F.softplus`, `F.hardtanh`, `F.relu6`).
 
-use super::{bind, get, operand, plan_f32, reject, NoPlan, Op, Plan, Src};
+use super::{bind, get, operand, plan_f32, reject, Arg, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
 use crate::rules::{Functional, FunctionalOp, Unary};
 use crate::{codes, rules};
@@ -69,6 +69,8 @@ pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
         Functional::LeakyRelu => plan_leaky_relu(site),
         Functional::Elu => plan_elu(site),
         Functional::Softplus => plan_softplus(site),
+        Functional::Hardtanh => plan_hardtanh(site),
+        Functional::Relu6 => plan_relu6(site),
     }
 }
 
@@ -310,4 +312,54 @@ fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
             t: Src::Arg(0),
         },
     )
+}
+
+/// `F.hardtanh(t[, min_val=-1.0][, max_val=1.0][, inplace=False])` with bounds that are int or
+/// float literals, `min_val <= max_val` (eager raises a ValueError otherwise, so such a site
+/// stays Python). Eager computes it as `clamp(t, min_val, max_val)`, and so does the native
+/// path, bit for bit (signed zeros, NaN and infinities included).
+fn plan_hardtanh(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = "F.hardtanh";
+    let params = ["input", "min_val", "max_val", "inplace"];
+    let (bound, r) = bind_activation(site, shown, &params)?;
+    not_in_place(site, &bound, shown)?;
+    let mut bounds = [(-1.0, Arg::Float(-1.0)), (1.0, Arg::Float(1.0))];
+    for (p, slot) in ["min_val", "max_val"].into_iter().zip(&mut bounds) {
+        let Some(s) = get(&bound, p) else { continue };
+        let Some(v) = number_literal(site, s) else {
+            return Err(reject(
+                codes::ACTIVATION_PARAMS,
+                format!("{shown} with a {p} other than an int or float literal is not lowered"),
+                "write min_val and max_val as number literals",
+            ));
+        };
+        *slot = (v, Arg::Scalar(s));
+    }
+    let [(lo, lo_arg), (hi, hi_arg)] = bounds;
+    if lo > hi {
+        return Err(reject(
+            codes::ACTIVATION_PARAMS,
+            format!("{shown} with min_val {lo} above max_val {hi} raises in eager"),
+            "pass min_val <= max_val",
+        ));
+    }
+    let args = vec![Arg::Tensor(Src::Arg(0)), lo_arg, hi_arg];
+    plan_f32(rules::HARDTANH, r, Op::Call { f: Rt::Clamp, args })
+}
+
+/// `F.relu6(t[, inplace=False])`: eager's `hardtanh(t, 0, 6)`, so `clamp(t, 0, 6)`.
+fn plan_relu6(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let (bound, r) = bind_activation(site, "F.relu6", &["input", "inplace"])?;
+    not_in_place(site, &bound, "F.relu6")?;
+    let args = vec![Arg::Tensor(Src::Arg(0)), Arg::Int(0), Arg::Int(6)];
+    plan_f32(rules::RELU6, r, Op::Call { f: Rt::Clamp, args })
+}
+
+/// A number literal whose value as a float is exact (an int within 32 bits, or a float).
+fn number_literal(site: &ClaimSite, s: Src) -> Option<f64> {
+    match operand(site, s).and_then(|o| o.literal.as_ref()) {
+        Some(Literal::Float(x)) => Some(*x),
+        Some(Literal::Int(x)) => i32::try_from(*x).ok().map(f64::from),
+        _ => None,
+    }
 }

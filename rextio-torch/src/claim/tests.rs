@@ -580,6 +580,30 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             ),
             "functional-softplus-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
+        (
+            call(&f("hardtanh"), vec![t2()], vec![]),
+            "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("hardtanh"), vec![t1(), flt(-2.5), int(3)], vec![]),
+            "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(
+                &f("hardtanh"),
+                vec![t2()],
+                vec![kw("max_val", flt(0.0)), kw("inplace", boolean(false))],
+            ),
+            "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("relu6"), vec![t1()], vec![]),
+            "functional-relu6-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(&f("relu6"), vec![t2(), boolean(false)], vec![]),
+            "functional-relu6-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
         // layer_norm over the last dim
         (
             call(
@@ -1218,6 +1242,40 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             "RXTP-TORCH-024",
         ),
         (call(&f("silu"), vec![l64()], vec![]), "RXTP-TORCH-015"),
+        // hardtanh: bounds must be number literals in order (eager raises on min_val > max_val)
+        (
+            call(&f("hardtanh"), vec![t2(), fparam()], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("hardtanh"), vec![t2()], vec![kw("min_val", flt(2.0))]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("hardtanh"), vec![t2(), int(1), int(0)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("hardtanh"), vec![t2(), boolean(false)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("hardtanh"), vec![t2(), int(1 << 40)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("relu6"), vec![t2()], vec![kw("inplace", boolean(true))]),
+            "RXTP-TORCH-004",
+        ),
+        (
+            call(
+                &f("hardtanh"),
+                vec![t2(), flt(-1.0), flt(1.0), boolean(true)],
+                vec![],
+            ),
+            "RXTP-TORCH-004",
+        ),
+        (call(&f("relu6"), vec![l64()], vec![]), "RXTP-TORCH-015"),
         // layer_norm
         (
             call(&f("layer_norm"), vec![t2(), int(4)], vec![]),

@@ -299,6 +299,26 @@ def act_softplus(x: V) -> V:
     return F.softplus(x) + F.softplus(x, beta=1, threshold=20)
 
 
+def act_hardtanh(x: M) -> M:
+    return F.hardtanh(x)
+
+
+def act_hardtanh_bounds(x: V) -> V:
+    return F.hardtanh(x, -0.0, 3)
+
+
+def act_hardtanh_keywords(x: M) -> M:
+    return F.hardtanh(x, max_val=0.5, min_val=-2.5, inplace=False)
+
+
+def act_relu6(x: V) -> V:
+    return F.relu6(x)
+
+
+def act_relu6_matrix(x: M) -> M:
+    return F.relu6(x, inplace=False)
+
+
 # layer_norm over the last dim (normalized_shape: a one-element tuple of int).
 
 
