@@ -234,6 +234,8 @@ const KINDS: &[(&str, Reader)] = &[
     ("LeakyReLU", leaky_relu),
     ("ELU", elu),
     ("Softplus", softplus),
+    ("Hardtanh", hardtanh),
+    ("ReLU6", relu6),
     ("Identity", |_, _| Ok(SubmoduleCall::Identity)),
     ("Flatten", flatten),
     ("Dropout", dropout),
@@ -374,6 +376,41 @@ fn softplus(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refus
         vec![CallPart::Input],
         vec![("beta", beta), ("threshold", threshold)],
     ))
+}
+
+/// `nn.Hardtanh(min_val, max_val)`: `F.hardtanh(x, min_val, max_val)` (its claim takes number
+/// literals only, so bounds held in `__init__` parameters keep the method on Python).
+fn hardtanh(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    not_in_place(ctor, 2, parts)?;
+    if ctor.arg(3, "min_value").is_some() || ctor.arg(4, "max_value").is_some() {
+        return Err(refuse(
+            "nn.Hardtanh",
+            "with the deprecated min_value / max_value is not compiled; write min_val / max_val",
+        ));
+    }
+    let lo = float_option(ctor, 0, "min_val", -1.0, parts)?;
+    let hi = float_option(ctor, 1, "max_val", 1.0, parts)?;
+    Ok(site(
+        &functional("hardtanh"),
+        vec![CallPart::Input, lo, hi],
+        vec![],
+    ))
+}
+
+/// `nn.ReLU6()`: a Hardtanh whose `__init__` sets bounds 0.0 and 6.0, so `F.hardtanh(x, 0.0,
+/// 6.0)` while the live bounds stay those.
+fn relu6(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    not_in_place(ctor, 0, parts)?;
+    let mut bound = |name: &str, v: f64| {
+        parts.condition(name, Literal::Float(v));
+        CallPart::Lit(Literal::Float(v))
+    };
+    let args = vec![
+        CallPart::Input,
+        bound("min_val", 0.0),
+        bound("max_val", 6.0),
+    ];
+    Ok(site(&functional("hardtanh"), args, vec![]))
 }
 
 /// `nn.Flatten(start_dim=1, end_dim=-1)`: `torch.flatten(x, start_dim, end_dim)`; its claim
@@ -545,7 +582,7 @@ mod tests {
                     .contains(&("inplace".to_owned(), Literal::Bool(false)));
                 assert_eq!(
                     inplace,
-                    ["ReLU", "SiLU", "LeakyReLU", "ELU"].contains(name),
+                    ["ReLU", "SiLU", "LeakyReLU", "ELU", "Hardtanh", "ReLU6"].contains(name),
                     "{name}"
                 );
                 match &k.call {
@@ -594,6 +631,63 @@ mod tests {
         assert!(
             matches!(kind_of(&bias_var), ModuleAnswer::Rejected(d) if d.code == codes::MODULE_FORM)
         );
+    }
+
+    #[test]
+    fn hardtanh_and_relu6_call_functional_hardtanh_with_their_live_bounds() {
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Hardtanh",
+            vec![lit(Literal::Float(-2.0))],
+            vec![("max_val", lit(Literal::Int(3)))],
+        )));
+        let want_conditions = vec![
+            ("inplace".to_owned(), Literal::Bool(false)),
+            ("min_val".to_owned(), Literal::Float(-2.0)),
+            ("max_val".to_owned(), Literal::Int(3)),
+        ];
+        assert_eq!(k.conditions, want_conditions);
+        let SubmoduleCall::Site { target, args, .. } = k.call else {
+            panic!("identity")
+        };
+        assert_eq!(target, "torch.nn.functional.hardtanh");
+        assert_eq!(
+            args,
+            vec![
+                CallPart::Input,
+                CallPart::Lit(Literal::Float(-2.0)),
+                CallPart::Lit(Literal::Float(3.0))
+            ]
+        );
+        // ReLU6 is a Hardtanh whose __init__ fixes the bounds; they stay conditions.
+        let k = sub(kind_of(&ctor("torch.nn.ReLU6", vec![], vec![])));
+        assert!(k
+            .conditions
+            .contains(&("max_val".to_owned(), Literal::Float(6.0))));
+        let SubmoduleCall::Site { target, args, .. } = k.call else {
+            panic!("identity")
+        };
+        assert_eq!(target, "torch.nn.functional.hardtanh");
+        assert_eq!(
+            args[1..],
+            [
+                CallPart::Lit(Literal::Float(0.0)),
+                CallPart::Lit(Literal::Float(6.0))
+            ]
+        );
+        // The deprecated spellings and in-place forms are refused with the documented code.
+        for bad in [
+            ctor(
+                "torch.nn.Hardtanh",
+                vec![],
+                vec![("min_value", lit(Literal::Float(0.0)))],
+            ),
+            ctor("torch.nn.ReLU6", vec![lit(Literal::Bool(true))], vec![]),
+        ] {
+            assert!(
+                matches!(kind_of(&bad), ModuleAnswer::Rejected(d) if d.code == codes::MODULE_FORM),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -726,6 +726,21 @@ with torch.inference_mode():
         change(mb)
         change(me)
         assert_same(mb(xm), me(xm), "Mixer attribute changed")
+    # Hardtanh / ReLU6 bounds are compiled as their constructor's literals: a live bound changed
+    # since runs the original, as eager computes it.
+    # The reason's category is the condition's attribute; restored, the bound runs native again.
+    for index, attr, value in ((4, "max_val", 0.25), (5, "min_val", -1.0)):
+        before = getattr(mb.acts[index], attr)
+        for m in (mb, me):
+            setattr(m.acts[index], attr, value)
+        with ran(blocks, "mdl.blocks.Mixer.forward", attr):
+            got = mb(xm)
+        assert_same(got, me(xm), f"Mixer acts.{index}.{attr} changed")
+        for m in (mb, me):
+            setattr(m.acts[index], attr, before)
+        with ran(blocks, "mdl.blocks.Mixer.forward", "native"):
+            got = mb(xm)
+        assert_same(got, me(xm), f"Mixer acts.{index}.{attr} restored")
     # A weight of the wrong shape raises, as in eager; never a crash.
     both(lambda m: setattr(m.inp, "weight", nn.Parameter(torch.randn(W, F_ + 1))))
     outcome(lambda: b(x), lambda: e(x), "inp.weight of the wrong shape")
