@@ -300,6 +300,131 @@ pub mod testing {
             .collect()
     }
 
+    /// Claim sites and operands as a backend's claim tests write their tables: `call(target,
+    /// args, keywords)`, `method(receiver, name, args, keywords)`, `binop`, `compare`, `attr`,
+    /// literal operands (`int`, `flt`, `boolean`, `none`, `string`), `kw`, and [`forms::outcome`],
+    /// the one-line summary of a claim that table rows expect.
+    pub mod forms {
+        use crate::site::{ClaimOutcome, ClaimSite, Keyword, Literal, Operand, SiteKind};
+
+        /// An int literal.
+        pub fn int(v: i64) -> Operand {
+            Operand::literal(Literal::Int(v))
+        }
+        /// A float literal.
+        pub fn flt(v: f64) -> Operand {
+            Operand::literal(Literal::Float(v))
+        }
+        /// A bool literal.
+        pub fn boolean(v: bool) -> Operand {
+            Operand::literal(Literal::Bool(v))
+        }
+        /// The literal `None`.
+        pub fn none() -> Operand {
+            Operand::literal(Literal::None)
+        }
+        /// A str literal.
+        pub fn string(s: &str) -> Operand {
+            Operand::literal(Literal::Str(s.into()))
+        }
+        /// A keyword argument.
+        pub fn kw(name: &str, value: Operand) -> Keyword {
+            Keyword {
+                name: name.into(),
+                value,
+            }
+        }
+
+        fn site(
+            kind: SiteKind,
+            target: &str,
+            receiver: Option<Operand>,
+            args: Vec<Operand>,
+        ) -> ClaimSite {
+            ClaimSite {
+                kind,
+                target: target.into(),
+                receiver,
+                args,
+                keywords: vec![],
+            }
+        }
+
+        /// `target(*args, **keywords)`.
+        pub fn call(target: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
+            ClaimSite {
+                keywords,
+                ..site(SiteKind::Call, target, None, args)
+            }
+        }
+        /// `receiver.name(*args, **keywords)`.
+        pub fn method(
+            receiver: Operand,
+            name: &str,
+            args: Vec<Operand>,
+            keywords: Vec<Keyword>,
+        ) -> ClaimSite {
+            ClaimSite {
+                keywords,
+                ..site(SiteKind::MethodCall, name, Some(receiver), args)
+            }
+        }
+        /// `a <op> b`.
+        pub fn binop(op: &str, a: Operand, b: Operand) -> ClaimSite {
+            site(SiteKind::BinOp, op, None, vec![a, b])
+        }
+        /// `a <op> b`, a comparison.
+        pub fn compare(op: &str, a: Operand, b: Operand) -> ClaimSite {
+            site(SiteKind::Compare, op, None, vec![a, b])
+        }
+        /// `receiver.name`, an attribute read.
+        pub fn attr(receiver: Operand, name: &str) -> ClaimSite {
+            site(SiteKind::Attribute, name, Some(receiver), vec![])
+        }
+
+        /// A claim as one line: `rule -> type` (the rule without `namespace/`, every type key of
+        /// the result without `namespace/tensor-`), `rejected CODE` or `not-covered`.
+        pub fn outcome(namespace: &str, outcome: ClaimOutcome) -> String {
+            match outcome {
+                ClaimOutcome::Claimed {
+                    rule_id,
+                    result_type,
+                } => {
+                    let rule = rule_id
+                        .strip_prefix(&format!("{namespace}/"))
+                        .unwrap_or(&rule_id);
+                    let ty = result_type
+                        .to_string()
+                        .replace(&format!("{namespace}/tensor-"), "");
+                    format!("{rule} -> {ty}")
+                }
+                ClaimOutcome::Rejected(d) => format!("rejected {}", d.code),
+                ClaimOutcome::NotCovered => "not-covered".into(),
+            }
+        }
+    }
+
+    /// The rows of a claim-test table whose claim (by `claim`) is not what the row expects: an
+    /// [`forms::outcome`] line, or a plugin code for a refusal with that code. One line per
+    /// mismatch; none when the table holds.
+    pub fn mismatches(
+        namespace: &str,
+        claim: impl Fn(&ClaimSite) -> ClaimOutcome,
+        rows: Vec<(ClaimSite, &str)>,
+    ) -> Vec<String> {
+        rows.into_iter()
+            .filter_map(|(site, want)| {
+                let want = if crate::diagnostic::is_plugin_code(want) {
+                    format!("rejected {want}")
+                } else {
+                    want.to_owned()
+                };
+                let got = forms::outcome(namespace, claim(&site));
+                (got != want).then(|| format!("{site:?}: {got}, expected {want}"))
+            })
+            .collect()
+    }
+
     /// A backend's own forms, for [`backend_invariants`].
     pub struct Forms<'a> {
         /// CPU sites it claims.
@@ -405,6 +530,47 @@ pub mod testing {
 mod tests {
     use super::*;
     use crate::site::Literal;
+
+    #[test]
+    fn a_claim_table_reports_each_row_whose_claim_differs() {
+        use testing::forms::{call, int};
+        let claim = |site: &ClaimSite| match site.target.as_str() {
+            "ns.f" => ClaimOutcome::Claimed {
+                rule_id: "ns/f-rule".into(),
+                result_type: ValueType::Tuple(vec![
+                    ValueType::Plugin(TypeKey::new("ns/tensor-f32-2d")),
+                    ValueType::Int,
+                ]),
+            },
+            "ns.g" => reject("RXTP-NS-001", "no", "write it otherwise"),
+            _ => ClaimOutcome::NotCovered,
+        };
+        let f = || call("ns.f", vec![int(1)], vec![]);
+        let g = || call("ns.g", vec![], vec![]);
+        let h = || call("other.h", vec![], vec![]);
+        let holds = vec![
+            (f(), "f-rule -> tuple[f32-2d, int]"),
+            (g(), "RXTP-NS-001"),
+            (h(), "not-covered"),
+        ];
+        assert_eq!(
+            testing::mismatches("ns", claim, holds),
+            Vec::<String>::new()
+        );
+        let broken = vec![
+            (f(), "f-rule -> f32-2d"),
+            (g(), "RXTP-NS-002"),
+            (h(), "RXTP-NS-001"),
+            (g(), "not-covered"),
+        ];
+        let bad = testing::mismatches("ns", claim, broken);
+        assert_eq!(bad.len(), 4, "{bad:#?}");
+        assert!(
+            bad[1].ends_with("rejected RXTP-NS-001, expected rejected RXTP-NS-002"),
+            "{}",
+            bad[1]
+        );
+    }
 
     const F32: RankFamily = RankFamily::new(&["p/f32-1d", "p/f32-2d"]);
 

@@ -2,6 +2,9 @@
 
 use super::claim;
 use crate::types::{F32_CPU_1D, F32_CPU_2D, I64_CPU_1D};
+pub(crate) use rextio_plugin_api::kit::testing::forms::{binop, call, kw};
+use rextio_plugin_api::kit::testing::forms::{boolean, flt, int, method, none, string};
+use rextio_plugin_api::kit::testing::mismatches;
 use rextio_plugin_api::{ClaimOutcome, ClaimSite, Keyword, Literal, Operand, SiteKind, ValueType};
 
 pub(crate) fn t1() -> Operand {
@@ -16,21 +19,6 @@ fn l64() -> Operand {
 fn torch2() -> Operand {
     Operand::plugin("rextio-torch/tensor-f32-cpu-2d")
 }
-fn int(v: i64) -> Operand {
-    Operand::literal(Literal::Int(v))
-}
-fn flt(v: f64) -> Operand {
-    Operand::literal(Literal::Float(v))
-}
-fn boolean(v: bool) -> Operand {
-    Operand::literal(Literal::Bool(v))
-}
-fn none() -> Operand {
-    Operand::literal(Literal::None)
-}
-fn string(s: &str) -> Operand {
-    Operand::literal(Literal::Str(s.into()))
-}
 fn unknown() -> Operand {
     Operand::unknown()
 }
@@ -38,61 +26,8 @@ fn unknown() -> Operand {
 fn dotted(s: &str) -> Operand {
     string(s)
 }
-pub(crate) fn kw(name: &str, value: Operand) -> Keyword {
-    Keyword {
-        name: name.into(),
-        value,
-    }
-}
-pub(crate) fn call(target: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::Call,
-        target: target.into(),
-        receiver: None,
-        args,
-        keywords,
-    }
-}
 fn tf(name: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
     call(&format!("tensorflow.{name}"), args, keywords)
-}
-fn method(recv: Operand, name: &str, args: Vec<Operand>) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::MethodCall,
-        target: name.into(),
-        receiver: Some(recv),
-        args,
-        keywords: vec![],
-    }
-}
-pub(crate) fn binop(op: &str, a: Operand, b: Operand) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::BinOp,
-        target: op.into(),
-        receiver: None,
-        args: vec![a, b],
-        keywords: vec![],
-    }
-}
-
-fn outcome(site: &ClaimSite) -> String {
-    match claim(site) {
-        ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } => {
-            let ValueType::Plugin(k) = result_type else {
-                panic!("non-tensor result")
-            };
-            let short = k.as_str().trim_start_matches("rextio-tensorflow/tensor-");
-            format!(
-                "{} -> {short}",
-                rule_id.trim_start_matches("rextio-tensorflow/")
-            )
-        }
-        ClaimOutcome::Rejected(d) => format!("rejected {}", d.code),
-        ClaimOutcome::NotCovered => "not-covered".into(),
-    }
 }
 
 /// Every accepted form with its rule and result type; shared with the lowering tests.
@@ -379,9 +314,8 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn accepted_forms() {
-    for (site, want) in accepted() {
-        assert_eq!(outcome(&site), want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, accepted());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 /// The documented "rejected / not covered" lists and the static preconditions, as data.
@@ -971,8 +905,8 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             "not-covered",
         ),
         (tf("log", vec![t2()], vec![]), "not-covered"),
-        (method(t2(), "numpy", vec![]), "not-covered"),
-        (method(t2(), "__add__", vec![t2()]), "not-covered"),
+        (method(t2(), "numpy", vec![], vec![]), "not-covered"),
+        (method(t2(), "__add__", vec![t2()], vec![]), "not-covered"),
         (tf("nn.relu", vec![unknown()], vec![]), "not-covered"),
         (tf("matmul", vec![unknown(), t2()], vec![]), "not-covered"),
         (binop("+", t2(), unknown()), "not-covered"),
@@ -992,15 +926,8 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn rejected_and_uncovered_forms() {
-    for (site, want) in rejected() {
-        let got = outcome(&site);
-        let want = if want.starts_with("RXTP") {
-            format!("rejected {want}")
-        } else {
-            want.to_owned()
-        };
-        assert_eq!(got, want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, rejected());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]
@@ -1137,9 +1064,8 @@ pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn the_cuda_lane_claims_exactly_its_chain() {
-    for (site, want) in cuda_accepted() {
-        assert_eq!(outcome(&site), want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, cuda_accepted());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]
@@ -1196,7 +1122,7 @@ fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
             "RXTP-TENSORFLOW-040",
         ),
         (binop("+", g2(), g1()), "RXTP-TENSORFLOW-040"),
-        (method(g2(), "numpy", vec![]), "RXTP-TENSORFLOW-040"),
+        (method(g2(), "numpy", vec![], vec![]), "RXTP-TENSORFLOW-040"),
         (tf("add", vec![g2(), g1()], vec![]), "RXTP-TENSORFLOW-040"),
         // CPU and GPU in one site
         (
@@ -1218,9 +1144,8 @@ fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
             "RXTP-TENSORFLOW-041",
         ),
     ];
-    for (site, want) in table {
-        assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, table);
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]

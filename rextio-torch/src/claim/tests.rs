@@ -2,7 +2,11 @@
 
 use super::claim;
 use crate::types::{BOOL_CPU_1D, BOOL_CPU_2D, F32_CPU_1D, F32_CPU_2D, I64_CPU_1D};
-use rextio_plugin_api::{ClaimOutcome, ClaimSite, Keyword, Literal, Operand, SiteKind, ValueType};
+pub(crate) use rextio_plugin_api::kit::testing::forms::{
+    attr, binop, boolean, call, compare, flt, int, kw, method, none, string,
+};
+use rextio_plugin_api::kit::testing::mismatches;
+use rextio_plugin_api::{ClaimOutcome, ClaimSite, Literal, Operand, SiteKind, ValueType};
 
 pub(crate) fn t1() -> Operand {
     Operand::plugin(F32_CPU_1D)
@@ -41,91 +45,9 @@ fn seq(items: &[&str]) -> Operand {
             .collect(),
     ))
 }
-fn int(v: i64) -> Operand {
-    Operand::literal(Literal::Int(v))
-}
-fn flt(v: f64) -> Operand {
-    Operand::literal(Literal::Float(v))
-}
-fn boolean(v: bool) -> Operand {
-    Operand::literal(Literal::Bool(v))
-}
-fn none() -> Operand {
-    Operand::literal(Literal::None)
-}
-fn string(s: &str) -> Operand {
-    Operand::literal(Literal::Str(s.into()))
-}
-fn kw(name: &str, value: Operand) -> Keyword {
-    Keyword {
-        name: name.into(),
-        value,
-    }
-}
-pub(crate) fn call(target: &str, args: Vec<Operand>, keywords: Vec<Keyword>) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::Call,
-        target: target.into(),
-        receiver: None,
-        args,
-        keywords,
-    }
-}
-pub(crate) fn method(
-    recv: Operand,
-    name: &str,
-    args: Vec<Operand>,
-    keywords: Vec<Keyword>,
-) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::MethodCall,
-        target: name.into(),
-        receiver: Some(recv),
-        args,
-        keywords,
-    }
-}
-pub(crate) fn binop(op: &str, a: Operand, b: Operand) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::BinOp,
-        target: op.into(),
-        receiver: None,
-        args: vec![a, b],
-        keywords: vec![],
-    }
-}
-
-pub(crate) fn compare(op: &str, a: Operand, b: Operand) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::Compare,
-        target: op.into(),
-        receiver: None,
-        args: vec![a, b],
-        keywords: vec![],
-    }
-}
-pub(crate) fn attr(recv: Operand, name: &str) -> ClaimSite {
-    ClaimSite {
-        kind: SiteKind::Attribute,
-        target: name.into(),
-        receiver: Some(recv),
-        args: vec![],
-        keywords: vec![],
-    }
-}
 
 fn outcome(site: &ClaimSite) -> String {
-    match claim(site) {
-        ClaimOutcome::Claimed {
-            rule_id,
-            result_type,
-        } => {
-            let short = result_type.to_string().replace("rextio-torch/tensor-", "");
-            format!("{} -> {short}", rule_id.trim_start_matches("rextio-torch/"))
-        }
-        ClaimOutcome::Rejected(d) => format!("rejected {}", d.code),
-        ClaimOutcome::NotCovered => "not-covered".into(),
-    }
+    rextio_plugin_api::kit::testing::forms::outcome(crate::PLUGIN_ID, claim(site))
 }
 
 /// Every accepted form with its rule and result type; shared with the lowering tests.
@@ -909,9 +831,8 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn accepted_forms() {
-    for (site, want) in accepted() {
-        assert_eq!(outcome(&site), want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, accepted());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 /// The documented "rejected / not covered" forms, with the code or outcome each gets.
@@ -1583,15 +1504,8 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn rejected_and_uncovered_forms() {
-    for (site, want) in rejected() {
-        let got = outcome(&site);
-        let want = if want.starts_with("RXTP") {
-            format!("rejected {want}")
-        } else {
-            want.to_owned()
-        };
-        assert_eq!(got, want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, rejected());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 mod purity {
@@ -1680,9 +1594,8 @@ pub(crate) fn cuda_accepted() -> Vec<(ClaimSite, &'static str)> {
 
 #[test]
 fn the_cuda_slice_claims_exactly_its_chain() {
-    for (site, want) in cuda_accepted() {
-        assert_eq!(outcome(&site), want, "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, cuda_accepted());
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]
@@ -1769,9 +1682,8 @@ fn everything_else_on_cuda_is_rejected_never_claimed_as_cpu() {
             "RXTP-TORCH-028",
         ),
     ];
-    for (site, want) in table {
-        assert_eq!(outcome(&site), format!("rejected {want}"), "{site:?}");
-    }
+    let bad = mismatches(crate::PLUGIN_ID, claim, table);
+    assert!(bad.is_empty(), "{bad:#?}");
     // `.cuda()` / `.to()` on a CPU tensor (a transfer) stays unclaimed too.
     assert!(outcome(&method(t2(), "cuda", vec![], vec![])).starts_with("rejected "));
 }

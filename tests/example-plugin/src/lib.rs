@@ -117,17 +117,11 @@ impl Plugin for ExamplePlugin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rextio_plugin_api::kit::testing;
-    use rextio_plugin_api::{Literal, Operand};
+    use rextio_plugin_api::kit::testing::{self, forms};
+    use rextio_plugin_api::Operand;
 
     fn site(target: &str, args: Vec<Operand>) -> ClaimSite {
-        ClaimSite {
-            kind: SiteKind::Call,
-            target: target.into(),
-            receiver: None,
-            args,
-            keywords: vec![],
-        }
+        forms::call(target, args, vec![])
     }
 
     #[test]
@@ -159,8 +153,17 @@ mod tests {
             lowered.expr.expr().unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(testing::compact(&lowered.expr), want);
         }
-        let wrong = site("mathx.triple", vec![Operand::literal(Literal::Float(1.0))]);
-        assert!(matches!(p.claim(&wrong), ClaimOutcome::Rejected(_)));
+        // The claim table, as the first-party backends state theirs.
+        let table = vec![
+            (site("mathx.triple", vec![int()]), "triple-int -> int"),
+            (
+                site("mathx.triple", vec![forms::flt(1.0)]),
+                "RXTP-EXAMPLE-001",
+            ),
+            (site("mathx.other", vec![int()]), "not-covered"),
+        ];
+        let bad = testing::mismatches(p.id(), |s| p.claim(s), table);
+        assert!(bad.is_empty(), "{bad:#?}");
     }
 
     /// The promises every backend keeps (the same check the first-party backends run).
