@@ -84,6 +84,26 @@ pub fn decide(plan: Result<(String, ValueType), ClaimOutcome>) -> ClaimOutcome {
     }
 }
 
+/// A claimed site planned again at lowering, as a lowering must before it emits anything: the
+/// plan, while `of(plan)` (its rule id and result type) is still what the claim said; otherwise
+/// the lowering error (the site no longer plans, or plans to another rule or result type), so
+/// the function fails closed instead of lowering a site its claim did not prove.
+pub fn replanned<P, E>(
+    site: &crate::site::ClaimedSite,
+    plan: Result<P, E>,
+    of: impl Fn(&P) -> (&str, &ValueType),
+) -> Result<P, crate::lowering::LowerError> {
+    let drift = |reason: &str| crate::lowering::LowerError::new(&site.rule_id, reason);
+    let plan = plan.map_err(|_| drift("the site no longer matches any rule"))?;
+    let (rule, result) = of(&plan);
+    if rule != site.rule_id || *result != site.result_type {
+        return Err(drift(
+            "the site now plans to a different rule or result type",
+        ));
+    }
+    Ok(plan)
+}
+
 /// The ids of the native rules among `records`, in order.
 pub fn native_ids(records: &[RuleRecord]) -> Vec<String> {
     records

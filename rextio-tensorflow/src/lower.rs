@@ -3,18 +3,7 @@
 
 use crate::claim::{self, Src};
 use rextio_plugin_api::syntax::quote;
-use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweringContext};
-
-/// A CUDA rule lowers only when the target is the TFE CUDA capability and `rextio-device-cuda`
-/// authorised exactly that capability.
-fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
-    cx.require_authorisation(
-        rule,
-        crate::CUDA_PROVIDER,
-        crate::CUDA_CAPABILITY,
-        "CUDA E3 lane",
-    )
-}
+use rextio_plugin_api::{kit, ClaimedSite, LowerError, LoweredExpr, LoweringContext};
 
 /// Lower a site; re-validates the claim against the site first.
 pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
@@ -31,14 +20,10 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
     // The CPU:0 lane lowers under any target (its boundary proves CPU:0); the CUDA lane only
     // under the exact authorisation.
     if claim::is_cuda_rule(rule) {
-        authorised(rule, cx)?;
+        let (provider, capability) = (crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+        cx.require_authorisation(rule, provider, capability, "CUDA E3 lane")?;
     }
-    let plan = claim::plan(&site.site).map_err(|_| drift("the site no longer matches any rule"))?;
-    if plan.rule_id != rule || plan.result != site.result_type {
-        return Err(drift(
-            "the site now plans to a different rule or result type",
-        ));
-    }
+    let plan = kit::replanned(site, claim::plan(&site.site), |p| (&p.rule_id, &p.result))?;
     if cx.args.len() != site.site.args.len() || cx.keywords.len() != site.site.keywords.len() {
         return Err(drift("operand count differs from the claimed site"));
     }

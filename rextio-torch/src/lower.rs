@@ -6,7 +6,9 @@ use crate::entry::Rt;
 use rextio_plugin_api::syntax::{
     f64_literal, i64_literal, int_literal, quote, Ident, Span, TokenStream,
 };
-use rextio_plugin_api::{ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext};
+use rextio_plugin_api::{
+    kit, ClaimedSite, LowerError, LoweredExpr, LoweredOperand, LoweringContext,
+};
 
 fn pick(cx: &LoweringContext, src: Src) -> Option<&LoweredOperand> {
     match src {
@@ -32,29 +34,14 @@ fn call_owned(f: Ident, args: &[TokenStream]) -> TokenStream {
     quote!(::rextio_torch::runtime::#f(#(#args),*)?)
 }
 
-/// A CUDA rule lowers only under the exact authorisation: the target is the libtorch CUDA
-/// capability and `rextio-device-cuda` authorised exactly that capability.
-fn authorised(rule: &str, cx: &LoweringContext) -> Result<(), LowerError> {
-    cx.require_authorisation(
-        rule,
-        crate::CUDA_PROVIDER,
-        crate::CUDA_CAPABILITY,
-        "CUDA E2 slice",
-    )
-}
-
 /// Lower a site; re-validates the claim against the site first.
 pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr, LowerError> {
     let rule = site.rule_id.as_str();
     let drift = |reason: &str| LowerError::new(rule, reason);
-    let plan = claim::plan(&site.site).map_err(|_| drift("the site no longer matches any rule"))?;
-    if plan.rule_id != rule || plan.result != site.result_type {
-        return Err(drift(
-            "the site now plans to a different rule or result type",
-        ));
-    }
+    let plan = kit::replanned(site, claim::plan(&site.site), |p| (&p.rule_id, &p.result))?;
     if claim::is_cuda_rule(rule) {
-        authorised(rule, cx)?;
+        let (provider, capability) = (crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
+        cx.require_authorisation(rule, provider, capability, "CUDA E2 slice")?;
     }
     if usize::from(cx.receiver.is_some()) != usize::from(site.site.receiver.is_some())
         || cx.args.len() != site.site.args.len()
