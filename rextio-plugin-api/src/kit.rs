@@ -466,6 +466,8 @@ pub mod testing {
     /// broken promise, none when it keeps them all:
     /// - each accepted site and decorator is taken, and every native rule by at least one of
     ///   them;
+    /// - its coverage symbols are unique and name every accepted call form's target (the host
+    ///   offers a call only for a covered symbol);
     /// - a CPU form never claims a device rule, and a device form claims only device rules;
     /// - each refused site is refused with a code the backend explains (`rextio explain`);
     /// - a CPU form given a device-lane value inside a tuple operand reaches the device lane
@@ -505,7 +507,21 @@ pub mod testing {
                 )),
             }
         }
+        let symbols = plugin.coverage().symbols;
+        let mut unique = symbols.clone();
+        unique.sort();
+        unique.dedup();
+        if unique.len() != symbols.len() {
+            out.push(format!("coverage symbols repeat: {symbols:?}"));
+        }
         let all: Vec<ClaimSite> = forms.cpu.iter().chain(forms.device).cloned().collect();
+        for site in all.iter().filter(|s| s.kind == crate::site::SiteKind::Call) {
+            if !symbols.contains(&site.target) {
+                out.push(format!(
+                    "accepted call form {site:?} has a target outside the coverage symbols"
+                ));
+            }
+        }
         for rule in crate::validate::rules_without_accepted_form(plugin, plugin.rules(), &all) {
             if !decorated.contains(&rule) {
                 out.push(format!("native rule {rule} has no accepted form"));
