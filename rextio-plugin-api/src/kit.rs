@@ -446,20 +446,40 @@ pub mod testing {
     }
 
     /// A backend's own forms, for [`backend_invariants`].
-    pub struct Forms<'a> {
+    #[derive(Debug, Clone, Default)]
+    pub struct Forms {
         /// CPU sites it claims.
-        pub cpu: &'a [ClaimSite],
+        pub cpu: Vec<ClaimSite>,
         /// Sites of its device lane it claims (empty without one).
-        pub device: &'a [ClaimSite],
+        pub device: Vec<ClaimSite>,
         /// Sites it refuses with a diagnostic.
-        pub rejected: &'a [ClaimSite],
+        pub rejected: Vec<ClaimSite>,
         /// Decorators it takes (`Plugin::native_decorator`'s path and whether it is called).
-        pub decorators: &'a [(&'a str, bool)],
+        pub decorators: Vec<(&'static str, bool)>,
         /// A value type of its device lane and the codes the lane refuses with, if it has one.
-        pub device_lane: Option<(crate::types::ValueType, &'a [&'a str])>,
+        pub device_lane: Option<(crate::types::ValueType, Vec<&'static str>)>,
         /// The prefix of its platform table's reason codes (`torch`), if it states one: the
         /// table is then checked with [`check_platform_table`](super::check_platform_table).
-        pub platform_reasons: Option<&'a str>,
+        pub platform_reasons: Option<&'static str>,
+    }
+
+    impl Forms {
+        /// The forms of a backend's claim tables (rows of site and expected outcome, as
+        /// [`mismatches`] reads them): the accepted CPU and device rows, and the rows of
+        /// `rejected` that expect a plugin code. No decorators, platform table or device lane:
+        /// set those fields when the backend has them.
+        pub fn tables(
+            cpu: Vec<(ClaimSite, &str)>,
+            device: Vec<(ClaimSite, &str)>,
+            rejected: Vec<(ClaimSite, &str)>,
+        ) -> Self {
+            Self {
+                cpu: sites(cpu),
+                device: sites(device),
+                rejected: refused(rejected),
+                ..Self::default()
+            }
+        }
     }
 
     /// What every backend promises about its claims, checked over its own forms; one line per
@@ -474,10 +494,7 @@ pub mod testing {
     ///   (refused with one of its codes), so no CPU rule sees a device value, however nested;
     /// - its platform table, when it states one, has every grid cell once, a deferred Windows
     ///   cell, one certifiable cell and reasons in its namespace.
-    pub fn backend_invariants(
-        plugin: &dyn crate::plugin::Plugin,
-        forms: &Forms<'_>,
-    ) -> Vec<String> {
+    pub fn backend_invariants(plugin: &dyn crate::plugin::Plugin, forms: &Forms) -> Vec<String> {
         use crate::site::Operand;
         use crate::types::ValueType;
         let mut out = Vec::new();
@@ -485,7 +502,7 @@ pub mod testing {
             ClaimOutcome::Claimed { rule_id, .. } => Ok(rule_id),
             other => Err(other),
         };
-        for (sites, device) in [(forms.cpu, false), (forms.device, true)] {
+        for (sites, device) in [(&forms.cpu, false), (&forms.device, true)] {
             for site in sites {
                 match claimed_rule(site) {
                     Ok(rule) if plugin.rule_device(&rule).is_some() != device => out.push(format!(
@@ -499,7 +516,7 @@ pub mod testing {
             }
         }
         let mut decorated = Vec::new();
-        for &(path, called) in forms.decorators {
+        for &(path, called) in &forms.decorators {
             match plugin.native_decorator(path, called) {
                 Some(rule) => decorated.push(rule),
                 None => out.push(format!(
@@ -514,7 +531,7 @@ pub mod testing {
         if unique.len() != symbols.len() {
             out.push(format!("coverage symbols repeat: {symbols:?}"));
         }
-        let all: Vec<ClaimSite> = forms.cpu.iter().chain(forms.device).cloned().collect();
+        let all: Vec<ClaimSite> = forms.cpu.iter().chain(&forms.device).cloned().collect();
         for site in all.iter().filter(|s| s.kind == crate::site::SiteKind::Call) {
             if !symbols.contains(&site.target) {
                 out.push(format!(
@@ -528,7 +545,7 @@ pub mod testing {
             }
         }
         let explained = |code: &str| plugin.diagnostic_codes().iter().any(|c| c.code == code);
-        for site in forms.rejected {
+        for site in &forms.rejected {
             match plugin.claim(site) {
                 ClaimOutcome::Rejected(d) if explained(&d.code) => {}
                 ClaimOutcome::Rejected(d) => out.push(format!(
@@ -544,7 +561,7 @@ pub mod testing {
             }
         }
         if let Some((value, codes)) = &forms.device_lane {
-            for site in forms.cpu {
+            for site in &forms.cpu {
                 let mut nested = site.clone();
                 nested.args.push(Operand::typed(ValueType::Tuple(vec![
                     ValueType::Int,

@@ -212,6 +212,14 @@ impl<P> ClaimTable<P> {
         self.built.get_or_init(|| Routes::new((self.rows)()))
     }
 
+    /// The overlap adding `extra` to the table's rows would make, naming both rows (`None`
+    /// when it joins cleanly): how a backend's test shows its table refusing a second answer.
+    pub fn overlap_with(&self, extra: Route<Planned<P>>) -> Option<Overlap> {
+        let mut rows = (self.rows)();
+        rows.push(extra);
+        Routes::new(rows).err()
+    }
+
     /// Plan `site` with the row that answers it (`None` when no row does).
     pub fn plan(&self, site: &ClaimSite) -> Option<Planned<P>> {
         match self.routes() {

@@ -1150,56 +1150,47 @@ fn everything_else_on_gpu_is_rejected_never_claimed_as_cpu() {
 
 #[test]
 fn the_backend_keeps_every_backend_invariant() {
-    use rextio_plugin_api::kit::testing::{refused, sites};
-    let refused = refused(rejected());
-    assert!(
-        refused.len() > 20,
-        "the refused forms are the rejected table's coded rows"
-    );
-    let violations = rextio_plugin_api::kit::testing::backend_invariants(
-        &crate::TensorflowPlugin::new(),
-        &rextio_plugin_api::kit::testing::Forms {
-            cpu: &sites(accepted()),
-            device: &sites(cuda_accepted()),
-            rejected: &refused,
-            decorators: &[],
-            platform_reasons: Some("tensorflow"),
-            device_lane: Some((
-                crate::types::F32_GPU0.ty(2).unwrap(),
-                &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
-            )),
-        },
-    );
+    use rextio_plugin_api::kit::testing::{backend_invariants, Forms};
+    let forms = Forms {
+        platform_reasons: Some("tensorflow"),
+        device_lane: Some((
+            crate::types::F32_GPU0.ty(2).unwrap(),
+            vec![crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
+        )),
+        ..Forms::tables(accepted(), cuda_accepted(), rejected())
+    };
+    assert!(forms.rejected.len() > 20, "the rejected table's coded rows");
+    let violations = backend_invariants(&crate::TensorflowPlugin::new(), &forms);
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
 #[test]
 fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
-    use rextio_plugin_api::routes::{Route, Routes};
+    use rextio_plugin_api::routes::Route;
     if let Err(e) = super::TABLE.routes() {
         panic!("{e}");
     }
-    let mut rows = super::rows();
-    rows.push(Route::new(
+    let sqrt = Route::new(
         SiteKind::Call,
         "tensorflow.math.sqrt",
         "a second sqrt",
         super::unary::plan_math_site,
-    ));
-    let err = Routes::new(rows).unwrap_err();
+    );
+    let err = super::TABLE
+        .overlap_with(sqrt)
+        .expect("a second sqrt overlaps");
     assert_eq!(err.first, "math unary table: tf.math.sqrt");
     assert_eq!(err.second, "a second sqrt");
-    let mut rows = super::rows();
-    rows.push(
-        Route::new(
-            SiteKind::Call,
-            "tensorflow.reduce_sum",
-            "another axis=1 sum",
-            |s| super::reductions::plan(s, "sum", true),
-        )
-        .guarded(1, super::reductions::is_axis1_sum),
-    );
-    let err = Routes::new(rows).unwrap_err();
+    let sum = Route::new(
+        SiteKind::Call,
+        "tensorflow.reduce_sum",
+        "another axis=1 sum",
+        |s| super::reductions::plan(s, "sum", true),
+    )
+    .guarded(1, super::reductions::is_axis1_sum);
+    let err = super::TABLE
+        .overlap_with(sum)
+        .expect("a second axis=1 sum overlaps");
     assert_eq!(err.first, "tf.reduce_sum(x, axis=1)");
     assert_eq!(err.second, "another axis=1 sum");
 }

@@ -1690,45 +1690,37 @@ fn everything_else_on_cuda_is_rejected_never_claimed_as_cpu() {
 
 #[test]
 fn the_backend_keeps_every_backend_invariant() {
-    use rextio_plugin_api::kit::testing::{refused, sites};
-    let refused = refused(rejected());
-    assert!(
-        refused.len() > 20,
-        "the refused forms are the rejected table's coded rows"
-    );
-    let violations = rextio_plugin_api::kit::testing::backend_invariants(
-        &crate::TorchPlugin::new(),
-        &rextio_plugin_api::kit::testing::Forms {
-            cpu: &sites(accepted()),
-            device: &sites(cuda_accepted()),
-            rejected: &refused,
-            decorators: &[("torch.no_grad", true), ("torch.inference_mode", false)],
-            platform_reasons: Some("torch"),
-            device_lane: Some((
-                crate::types::F32_CUDA0.ty(2).unwrap(),
-                &[crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
-            )),
-        },
-    );
+    use rextio_plugin_api::kit::testing::{backend_invariants, Forms};
+    let forms = Forms {
+        decorators: vec![("torch.no_grad", true), ("torch.inference_mode", false)],
+        platform_reasons: Some("torch"),
+        device_lane: Some((
+            crate::types::F32_CUDA0.ty(2).unwrap(),
+            vec![crate::codes::CUDA_FORM, crate::codes::CUDA_DEVICE_MIX],
+        )),
+        ..Forms::tables(accepted(), cuda_accepted(), rejected())
+    };
+    assert!(forms.rejected.len() > 20, "the rejected table's coded rows");
+    let violations = backend_invariants(&crate::TorchPlugin::new(), &forms);
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
 #[test]
 fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_rows() {
-    use rextio_plugin_api::routes::{Route, Routes};
-    use rextio_plugin_api::SiteKind;
+    use rextio_plugin_api::routes::Route;
     if let Err(e) = super::TABLE.routes() {
         panic!("{e}");
     }
     // A second row for a target the unary table already answers.
-    let mut rows = super::rows();
-    rows.push(Route::new(
+    let sqrt = Route::new(
         SiteKind::Call,
         "torch.sqrt",
         "a second sqrt",
         super::activations::plan_function,
-    ));
-    let err = Routes::new(rows).unwrap_err();
+    );
+    let err = super::TABLE
+        .overlap_with(sqrt)
+        .expect("a second sqrt overlaps");
     assert_eq!(err.first, "unary table: torch.sqrt");
     assert_eq!(err.second, "a second sqrt");
     assert!(
@@ -1736,17 +1728,15 @@ fn the_claim_table_has_no_overlap_and_an_overlapping_row_is_refused_naming_both_
         "{err}"
     );
     // A second specific mean form at the priority of the first.
-    let mut rows = super::rows();
-    rows.push(
-        Route::new(
-            SiteKind::MethodCall,
-            "mean",
-            "another dim=1 mean",
-            super::reductions::plan_dim1,
-        )
-        .guarded(1, super::reductions::is_dim1_form),
+    let mean = Route::new(
+        SiteKind::MethodCall,
+        "mean",
+        "another dim=1 mean",
+        super::reductions::plan_dim1,
     );
-    let err = Routes::new(rows).unwrap_err();
+    let err = super::TABLE
+        .overlap_with(mean.guarded(1, super::reductions::is_dim1_form))
+        .expect("a second dim=1 mean overlaps");
     assert_eq!(err.first, "reduction table: .mean(dim=1, keepdim=False)");
     assert_eq!(err.second, "another dim=1 mean");
 }

@@ -171,20 +171,15 @@ mod tests {
     fn the_plugin_keeps_every_backend_invariant() {
         let int = || Operand::typed(ValueType::Int);
         let float = || Operand::typed(ValueType::Float);
-        let violations = testing::backend_invariants(
-            &ExamplePlugin::default(),
-            &testing::Forms {
-                cpu: &[
-                    site("mathx.triple", vec![int()]),
-                    site("mathx.fma", vec![float(), float(), float()]),
-                ],
-                device: &[],
-                rejected: &[site("mathx.fma", vec![int()])],
-                decorators: &[],
-                platform_reasons: None,
-                device_lane: None,
-            },
-        );
+        let forms = testing::Forms {
+            cpu: vec![
+                site("mathx.triple", vec![int()]),
+                site("mathx.fma", vec![float(), float(), float()]),
+            ],
+            rejected: vec![site("mathx.fma", vec![int()])],
+            ..testing::Forms::default()
+        };
+        let violations = testing::backend_invariants(&ExamplePlugin::default(), &forms);
         assert!(violations.is_empty(), "{violations:#?}");
     }
 }
