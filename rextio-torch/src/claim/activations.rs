@@ -168,11 +168,7 @@ fn not_in_place(site: &ClaimSite, bound: &[(&str, Src)], shown: &str) -> Result<
 
 /// A literal number equal to `v`.
 fn literal_is(site: &ClaimSite, s: Src, v: f64) -> bool {
-    match operand(site, s).and_then(|o| o.literal.as_ref()) {
-        Some(Literal::Float(x)) => *x == v,
-        Some(Literal::Int(x)) => i32::try_from(*x).is_ok_and(|x| f64::from(x) == v),
-        _ => false,
-    }
+    number_literal(site, s) == Some(v)
 }
 
 /// Bound parameter names and their sources.
