@@ -131,6 +131,14 @@ impl PathPolicy {
     }
 }
 
+/// Calls doing at least this much work (multiply-adds plus elements) should run their kernels
+/// without the GIL ([`Host::run_kernels`]); below it, releasing and re-taking the GIL costs more
+/// than it frees. At 2^12 (about a microsecond of kernels against ~0.1 µs to release and re-take
+/// an uncontended GIL) two Python threads calling the bench's `classify` at batch 128 went from
+/// 0.5-0.9x to 0.85-1.64x of one thread's rate on a 2-core machine, with single-thread ratios
+/// unchanged; at 2^15 the loop-body regions kept the GIL and hand-offs cost more than they freed.
+pub const GIL_RELEASE_WORK: usize = 1 << 12;
+
 /// Sizes above which a backend's `auto` mode keeps a call on its per-op path (where its own
 /// BLAS and threads win).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -751,9 +759,9 @@ enum Step {
 
 /// One planned call: its program, plan and buffers, runnable without the GIL.
 ///
-/// Its running methods are `unsafe` with this contract: `bufs[v]` points at `plan.shapes[v].numel()` elements of value `v`'s type for as
-/// long as the run lasts, distinct buffers do not overlap, and buffers are only shared along the
-/// plan's in-place chains.
+/// Its running methods are `unsafe` with this contract: `bufs[v]` points at
+/// `plan.shapes[v].numel()` elements of value `v`'s type for as long as the run lasts, distinct
+/// buffers do not overlap, and buffers are only shared along the plan's in-place chains.
 struct Run<'a> {
     p: ProgramView<'a>,
     plan: &'a Plan,

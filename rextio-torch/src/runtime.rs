@@ -16,7 +16,7 @@ use tch::{Device, Kind, Scalar, TchError, Tensor};
 mod eager_host;
 mod fused;
 mod modules;
-pub use fused::{fused, GIL_RELEASE_WORK};
+pub use fused::fused;
 pub use modules::{module_admit, module_call_check, module_global_check};
 
 mod shim;
@@ -162,10 +162,11 @@ thread_local! {
 }
 
 /// Run a native function's body (the generated wrapper's runner, plugin API 1.10). The body
-/// starts holding the GIL; the first native work above [`GIL_RELEASE_WORK`] releases it for the
-/// rest of the body (bodies touch no Python object: see [`RxtTorchTensor`]), so other Python
-/// threads run meanwhile, and the GIL is held again before this returns or unwinds. A body
-/// doing less work never releases it (releasing costs more than it frees there).
+/// starts holding the GIL; the first native work above [`rextio_fusion::GIL_RELEASE_WORK`]
+/// releases it for the rest of the body (bodies touch no Python object: see
+/// [`RxtTorchTensor`]), so other Python threads run meanwhile, and the GIL is held again before
+/// this returns or unwinds. A body doing less work never releases it (releasing costs more than
+/// it frees there).
 pub fn run_body<R>(_py: Python<'_>, body: impl FnOnce() -> R) -> R {
     let outer = BODY.with(|b| b.replace(BodyGil::Held));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));

@@ -24,7 +24,7 @@ use super::loader::{TF_FLOAT, TF_INT64};
 use super::RxtTfTensor;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::{PyResult, Python};
-use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
+use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape, GIL_RELEASE_WORK};
 
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -37,10 +37,6 @@ use std::rc::Rc;
 /// bound sits above it.
 static POLICY: PathPolicy =
     PathPolicy::new("REXTIO_TF_PATH", "rextio-tensorflow", 1 << 24, 1 << 20);
-
-/// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
-/// kernels run (as rextio-torch's fused path does).
-const GIL_RELEASE_WORK: usize = 1 << 12;
 
 /// Run `prog` fused on `tensors` (and `scalars`), or `Ok(None)` when the per-op path must run
 /// instead.

@@ -16,7 +16,7 @@ use super::shim::{self, FastView};
 use super::RxtTorchTensor;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
-use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape};
+use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape, GIL_RELEASE_WORK};
 
 /// The path this process takes, read once: `REXTIO_TORCH_PATH` forces one; `auto` keeps a
 /// call on libtorch when one of its matrix products exceeds 2^21 multiply-adds or one of its
@@ -105,15 +105,7 @@ impl rextio_fusion::Host for Torch {
     }
 }
 
-/// Calls doing at least this much work (multiply-adds plus elements) release the GIL while the
-/// kernels run; below it, releasing and re-taking the GIL would cost more than it frees. At 2^12
-/// (about a microsecond of kernels against ~0.1 µs to release and re-take an uncontended GIL)
-/// two Python threads calling the bench's `classify` at batch 128 went from 0.5-0.9x to
-/// 0.85-1.64x of one thread's rate on this 2-core machine, with single-thread ratios unchanged;
-/// at 2^15 the loop-body regions kept the GIL and hand-offs cost more than they freed.
-pub const GIL_RELEASE_WORK: usize = 1 << 12;
-
-/// Run a call's kernels: without the GIL from `GIL_RELEASE_WORK` units of work (other Python
+/// Run a call's kernels: without the GIL from [`GIL_RELEASE_WORK`] units of work (other Python
 /// threads run meanwhile, so a threaded server scales), with it below. Inside a body run by
 /// [`super::run_body`] the GIL, once released, stays released until the body ends (one hand-off
 /// per call rather than one per region); elsewhere it is released around these kernels only.
