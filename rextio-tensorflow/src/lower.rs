@@ -20,8 +20,12 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
     // The CPU:0 lane lowers under any target (its boundary proves CPU:0); the CUDA lane only
     // under the exact authorisation.
     if claim::is_cuda_rule(rule) {
-        let (provider, capability) = (crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-        cx.require_authorisation(rule, provider, capability, "CUDA E3 lane")?;
+        cx.require_authorisation(
+            rule,
+            crate::CUDA_PROVIDER,
+            crate::CUDA_CAPABILITY,
+            "CUDA E3 lane",
+        )?;
     }
     let plan = kit::replanned(site, claim::plan(&site.site), |p| (&p.rule_id, &p.result))?;
     if cx.args.len() != site.site.args.len() || cx.keywords.len() != site.site.keywords.len() {

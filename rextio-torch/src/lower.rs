@@ -40,8 +40,12 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
     let drift = |reason: &str| LowerError::new(rule, reason);
     let plan = kit::replanned(site, claim::plan(&site.site), |p| (&p.rule_id, &p.result))?;
     if claim::is_cuda_rule(rule) {
-        let (provider, capability) = (crate::CUDA_PROVIDER, crate::CUDA_CAPABILITY);
-        cx.require_authorisation(rule, provider, capability, "CUDA E2 slice")?;
+        cx.require_authorisation(
+            rule,
+            crate::CUDA_PROVIDER,
+            crate::CUDA_CAPABILITY,
+            "CUDA E2 slice",
+        )?;
     }
     if usize::from(cx.receiver.is_some()) != usize::from(site.site.receiver.is_some())
         || cx.args.len() != site.site.args.len()

@@ -89,18 +89,7 @@ fn plan_f_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "needs its tensor as the first positional argument".into(),
         ));
     }
-    if let Some(s) = get(&bound, "inplace") {
-        if !matches!(
-            operand(site, s).and_then(|o| o.literal.as_ref()),
-            Some(Literal::Bool(false))
-        ) {
-            return Err(reject(
-                codes::IN_PLACE,
-                "F.relu with inplace other than a literal False would write into its input",
-                "drop inplace, or pass inplace=False",
-            ));
-        }
-    }
+    not_in_place(site, &bound, "F.relu")?;
     let r = super::f32_rank(&site.args[0], "F.relu")?;
     plan_f32(
         rules::F_RELU,
