@@ -727,8 +727,8 @@ with torch.inference_mode():
         change(me)
         assert_same(mb(xm), me(xm), "Mixer attribute changed")
     # Hardtanh / ReLU6 bounds are compiled as their constructor's literals: a live bound changed
-    # since runs the original, as eager computes it.
-    # The reason's category is the condition's attribute; restored, the bound runs native again.
+    # since runs the original (the reason's category is the condition's attribute), as eager
+    # computes it; restored, the bound runs native again.
     for index, attr, value in ((4, "max_val", 0.25), (5, "min_val", -1.0)):
         before = getattr(mb.acts[index], attr)
         for m in (mb, me):
