@@ -72,6 +72,16 @@ pub enum ReadOp {
         /// Its path, for messages.
         path: String,
     },
+    /// Container object `obj` must hold exactly `count` elements: a sequential container's
+    /// call runs every element, and the method calls the `count` it was proven with.
+    Count {
+        /// The container object.
+        obj: usize,
+        /// The number of elements.
+        count: usize,
+        /// Its path, for messages.
+        path: String,
+    },
     /// State slot `slot` is the state of compiled method `callee` read from object `src`.
     State {
         /// Source object.

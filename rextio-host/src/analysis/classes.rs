@@ -1143,6 +1143,18 @@ impl Fx<'_> {
                 let [mut x] = <[Expr; 1]>::try_from(args).map_err(|args| {
                     self.attr_error(at, format!("`{shown}` is called with {} arguments; a sequential container takes one", args.len()))
                 })?;
+                let cx = self.cx(node.ctx);
+                let counted = cx
+                    .ops
+                    .iter()
+                    .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj));
+                if !counted {
+                    cx.ops.push(ReadOp::Count {
+                        obj: node.obj,
+                        count: items.len(),
+                        path: shown.clone(),
+                    });
+                }
                 for (i, item) in items.iter().enumerate() {
                     let attr = i.to_string();
                     let obj = self.child(&node, &attr, item, true);

@@ -256,6 +256,7 @@ impl Reader<'_, '_> {
                 slot: i,
                 path,
             } => self.value(*src, attr, ty, *i, path)?,
+            ReadOp::Count { obj, count, path } => self.count(*obj, *count, path)?,
             ReadOp::State {
                 src,
                 callee,
@@ -371,6 +372,39 @@ impl Reader<'_, '_> {
         })
     }
 
+    /// The elements store of a container: its index among the plugin's stores.
+    fn children_store(&self) -> LResult<usize> {
+        self.support
+            .stores
+            .iter()
+            .position(|x| *x == self.support.children_store)
+            .ok_or_else(|| fail("the plugin's children store is not one of its stores"))
+    }
+
+    /// Container object `obj` holds exactly `count` elements, or the original runs.
+    fn count(&mut self, obj: usize, count: usize, path: &str) -> LResult<TokenStream> {
+        let s = view(obj);
+        let store = self.children_store()?;
+        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
+        let no_store = refuse(quote!(::std::string::String::from(#missing)));
+        let prefix = str_lit(&format!("state: `{path}` holds "));
+        let suffix = str_lit(&format!(" modules, not {count}"));
+        let no = refuse(quote!(
+            ::std::format!("{}{}{}", #prefix, __rx_items.len(), #suffix)
+        ));
+        Ok(quote! {
+            {
+                let __rx_items = match #s.elements(#store)? {
+                    ::std::option::Option::Some(x) => x,
+                    ::std::option::Option::None => { #no_store; }
+                };
+                if __rx_items.len() != #count {
+                    #no;
+                }
+            }
+        })
+    }
+
     /// A module list read into state slot `i`: each element's class checked, its view made,
     /// its own reads (`ops`, into `elems` slots) run, and their values collected per element.
     #[allow(clippy::too_many_arguments)]
@@ -385,14 +419,7 @@ impl Reader<'_, '_> {
         path: &str,
     ) -> LResult<TokenStream> {
         let s = view(src);
-        let Some(store) = self
-            .support
-            .stores
-            .iter()
-            .position(|x| *x == self.support.children_store)
-        else {
-            return Err(fail("the plugin's children store is not one of its stores"));
-        };
+        let store = self.children_store()?;
         let missing = str_lit(&format!("state: `{path}` holds no elements store"));
         let no = refuse(quote!(::std::string::String::from(#missing)));
         let o0 = obj(0);
@@ -442,7 +469,11 @@ impl Reader<'_, '_> {
         let mut out = Vec::new();
         for op in ops {
             match op {
-                ReadOp::Child { .. } | ReadOp::Class { .. } | ReadOp::Cond { .. } => {}
+                // The container's elements store is a dictionary the memo's facts pin.
+                ReadOp::Child { .. }
+                | ReadOp::Class { .. }
+                | ReadOp::Cond { .. }
+                | ReadOp::Count { .. } => {}
                 ReadOp::Value {
                     ty, slot: i, path, ..
                 } => {
