@@ -60,6 +60,18 @@ pub struct ModuleSupport {
     pub traced_checks: bool,
 }
 
+/// Arithmetic in an `__init__` value, as the host offers it to [`crate::Plugin::module_kind`]:
+/// `a <op> b` is a [`ModuleCtor`] whose target is the `operator` function Python defines the
+/// operator by and whose two arguments are the operands, so `nn.Parameter(torch.randn(d) * 0.02)`
+/// reaches the plugin whole; `-a` is [`crate::NEG_TARGET`] with one argument. Other operators are
+/// [`CtorArg::Other`]. A plugin that does not know a target answers `NotCovered`, as for any call.
+pub const CTOR_OPERATORS: &[(&str, &str)] = &[
+    ("+", "operator.add"),
+    ("-", "operator.sub"),
+    ("*", "operator.mul"),
+    ("/", "operator.truediv"),
+];
+
 /// One argument of a constructor call in `__init__`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum CtorArg {

@@ -9,7 +9,7 @@ use crate::codes;
 use crate::types::F32_CPU;
 use rextio_plugin_api::{
     CallPart, CtorArg, Diagnostic, Literal, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall,
-    SubmoduleKind, ValueType,
+    SubmoduleKind, ValueType, CTOR_OPERATORS, NEG_TARGET,
 };
 
 /// What rextio-torch declares about `torch.nn` module classes.
@@ -180,7 +180,7 @@ fn answer(ctor: &ModuleCtor) -> Result<ModuleAnswer, Refused> {
         let Some(CtorArg::Call(inner)) = ctor.arg(0, "data") else {
             return Err(refuse(
                 "nn.Parameter",
-                "needs its data as a tensor constructor call (`torch.zeros(d)`, `torch.randn(a, b)`) so its rank is known",
+                "needs its data as a tensor constructor call (`torch.zeros(d)`, `torch.randn(a, b) * 0.02`) so its rank is known",
             ));
         };
         return Ok(tensor_value(inner));
@@ -475,6 +475,9 @@ fn f32_2() -> ValueType {
 
 /// A tensor made by a factory (`torch.zeros(a, b)`, `torch.randn((d,))`): float32, rank 1 or 2.
 fn tensor_value(ctor: &ModuleCtor) -> ModuleAnswer {
+    if let Some(answer) = arithmetic(ctor) {
+        return answer;
+    }
     let t = ctor.target.as_str();
     let Some(factory) = t.strip_prefix("torch.") else {
         return ModuleAnswer::NotCovered;
@@ -531,6 +534,29 @@ fn tensor_value(ctor: &ModuleCtor) -> ModuleAnswer {
             format!("makes a rank-{rank} tensor; ranks 1 and 2 are compiled"),
         ),
     }
+}
+
+/// Arithmetic between a tensor factory's value and a Python int or float (`torch.randn(d) * 0.02
+/// + 1.0`, `-torch.ones(d)`, `1 / torch.full((d,), 2.0)`): the result keeps the factory's float32
+/// dtype and rank. `None` when `ctor` is not arithmetic (see [`CTOR_OPERATORS`]).
+fn arithmetic(ctor: &ModuleCtor) -> Option<ModuleAnswer> {
+    let op = CTOR_OPERATORS
+        .iter()
+        .find(|(_, target)| *target == ctor.target)
+        .map(|(symbol, _)| *symbol)
+        .or((ctor.target == NEG_TARGET).then_some("-"))?;
+    let number = |a: &CtorArg| matches!(a, CtorArg::Value(o) if matches!(o.ty, Some(ValueType::Int | ValueType::Float)));
+    let tensor = match ctor.args.as_slice() {
+        [CtorArg::Call(t)] if ctor.target == NEG_TARGET => t,
+        [CtorArg::Call(t), n] | [n, CtorArg::Call(t)] if number(n) => t,
+        _ => {
+            return Some(reject(
+                &format!("`{op}` in a tensor value"),
+                "is read only between one tensor factory call and a Python int or float (`torch.randn(d) * 0.02`)",
+            ))
+        }
+    };
+    Some(tensor_value(tensor))
 }
 
 #[cfg(test)]
@@ -772,6 +798,74 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// `torch.randn(a, b) * 0.02 + 1.0`, `-torch.ones(d)`, `1 / torch.full(...)`: arithmetic with
+    /// a Python number keeps the factory's float32 dtype and rank; anything else is refused.
+    #[test]
+    fn scalar_arithmetic_on_a_factory_keeps_its_type() {
+        let op = |target: &str, args: Vec<CtorArg>| CtorArg::Call(ctor(target, args, vec![]));
+        let randn = || op("torch.randn", vec![int(), int()]);
+        let float = || CtorArg::Value(Operand::typed(ValueType::Float));
+        let scaled = op(
+            "operator.add",
+            vec![
+                op("operator.mul", vec![randn(), float()]),
+                lit(Literal::Float(1.0)),
+            ],
+        );
+        let CtorArg::Call(scaled) = scaled else {
+            unreachable!()
+        };
+        assert_eq!(kind_of(&scaled), ModuleAnswer::Tensor(f32_2()));
+        let p = ctor("torch.nn.Parameter", vec![CtorArg::Call(scaled)], vec![]);
+        assert_eq!(kind_of(&p), ModuleAnswer::Tensor(f32_2()));
+        let ones = || op("torch.ones", vec![int()]);
+        for ok in [
+            ctor(NEG_TARGET, vec![ones()], vec![]),
+            ctor(
+                "operator.truediv",
+                vec![lit(Literal::Int(1)), ones()],
+                vec![],
+            ),
+            ctor("operator.sub", vec![int(), ones()], vec![]),
+        ] {
+            assert_eq!(kind_of(&ok), ModuleAnswer::Tensor(f32_1()), "{ok:?}");
+        }
+        for bad in [
+            // Two tensors broadcast to a rank the constructor calls do not state alone.
+            ctor("operator.mul", vec![ones(), randn()], vec![]),
+            // A bool, or a value of unknown type, is not a number here.
+            ctor(
+                "operator.mul",
+                vec![ones(), lit(Literal::Bool(true))],
+                vec![],
+            ),
+            ctor("operator.mul", vec![ones(), CtorArg::Other], vec![]),
+            // The factory's own refusals (a dtype) still hold through the arithmetic.
+            ctor(
+                "operator.mul",
+                vec![
+                    CtorArg::Call(ctor(
+                        "torch.zeros",
+                        vec![int()],
+                        vec![("dtype", CtorArg::Other)],
+                    )),
+                    float(),
+                ],
+                vec![],
+            ),
+        ] {
+            assert!(
+                matches!(kind_of(&bad), ModuleAnswer::Rejected(ref d) if d.code == codes::MODULE_FORM),
+                "{bad:?}"
+            );
+        }
+        // A negated value that is not a factory call is not read either.
+        assert!(matches!(
+            kind_of(&ctor(NEG_TARGET, vec![float()], vec![])),
+            ModuleAnswer::Rejected(_)
+        ));
     }
 
     #[test]

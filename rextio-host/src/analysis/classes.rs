@@ -17,6 +17,7 @@ use super::*;
 use crate::ir_module::{MethodIr, ReadOp};
 use rextio_plugin_api::{
     CallPart, CtorArg, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall, SubmoduleKind,
+    CTOR_OPERATORS,
 };
 use std::cell::RefCell;
 
@@ -240,7 +241,11 @@ impl InitReader<'_> {
                         continue;
                     };
                     *seen.entry(name.clone()).or_default() += 1;
-                    attrs.insert(name, self.classify(&a.value));
+                    let value = match self.empty_list(&a.value) {
+                        Some(class) => self.appended_list(&name, class, &f.body),
+                        None => self.classify(&a.value),
+                    };
+                    attrs.insert(name, value);
                 }
                 ast::Stmt::AnnAssign(a) => {
                     let (Some(name), Some(v)) = (self.self_attr(&a.target), a.value.as_deref())
@@ -276,6 +281,150 @@ impl InitReader<'_> {
             }
         }
         attrs
+    }
+
+    /// `nn.ModuleList()` or `nn.ModuleList([])`: the list class.
+    fn empty_list(&self, e: &ast::Expr) -> Option<String> {
+        let ast::Expr::Call(c) = e else {
+            return None;
+        };
+        let empty = match c.arguments.args.as_ref() {
+            [] => true,
+            [ast::Expr::List(l)] => l.elts.is_empty(),
+            _ => false,
+        };
+        if !empty || !c.arguments.keywords.is_empty() {
+            return None;
+        }
+        let target = self.resolve(&c.func)?;
+        self.support
+            .lists
+            .contains(&target)
+            .then(|| self.support.lists[0].clone())
+    }
+
+    /// `self.name = nn.ModuleList()` filled in `__init__` by `self.name.append(<submodule>)`
+    /// (at its top level, or in loops and branches): a module list whose elements are all the
+    /// one kind every append gives. The method checks each live element's exact class and state
+    /// at every call, so the list may be changed anyhow later. Its length is stated (a hint for
+    /// writing loops out, checked at every call) when every append is at the top level or
+    /// directly in a top-level `for _ in range(n)` whose `n` is known.
+    fn appended_list(&self, name: &str, class: String, body: &[ast::Stmt]) -> Result<Attr, String> {
+        let mut appends = Vec::new();
+        let mut expect = Some(0usize);
+        for s in body {
+            let before = appends.len();
+            self.appends(name, std::slice::from_ref(s), &mut appends);
+            let added = appends.len() - before;
+            if added == 0 {
+                continue;
+            }
+            // Appends the length can be counted from: the statement itself, or the statements
+            // directly in a `for _ in range(n)` loop's body with `n` known.
+            let counted = match s {
+                ast::Stmt::For(f) if f.orelse.is_empty() => {
+                    let direct = f
+                        .body
+                        .iter()
+                        .filter(|s| self.append_of(name, s).is_some())
+                        .count();
+                    self.stated_length(&f.iter)
+                        .filter(|_| direct == added)
+                        .and_then(|n| n.checked_mul(direct))
+                }
+                s if self.append_of(name, s).is_some() => Some(1),
+                _ => None,
+            };
+            expect = expect.zip(counted).and_then(|(e, c)| e.checked_add(c));
+        }
+        let what = format!("it is assigned `{class}()` and filled by `self.{name}.append(...)`");
+        let mut elem: Option<Sub> = None;
+        for e in appends {
+            let s = match self.value_of(e) {
+                Ok(Attr::Sub(s)) => s,
+                Ok(Attr::Value(_)) => {
+                    return Err(format!(
+                        "{what}, which appends a value that is not a submodule"
+                    ))
+                }
+                Err(w) => return Err(format!("{what}, which appends {w}")),
+            };
+            match &elem {
+                Some(prev) if prev != &s => {
+                    return Err(format!(
+                        "{what} with submodules of different kinds (a compiled loop needs one kind)"
+                    ))
+                }
+                _ => elem = Some(s),
+            }
+        }
+        let Some(elem) = elem else {
+            return Err(format!(
+                "it is assigned an empty `{class}()`, and `__init__` appends nothing to it"
+            ));
+        };
+        Ok(Attr::Sub(Sub::List {
+            class,
+            elem: Box::new(elem),
+            expect,
+        }))
+    }
+
+    /// The argument of `self.<name>.append(<arg>)` when `s` is that statement.
+    fn append_of<'e>(&self, name: &str, s: &'e ast::Stmt) -> Option<&'e ast::Expr> {
+        let ast::Stmt::Expr(e) = s else { return None };
+        let ast::Expr::Call(c) = e.value.as_ref() else {
+            return None;
+        };
+        let ast::Expr::Attribute(a) = c.func.as_ref() else {
+            return None;
+        };
+        match (c.arguments.args.as_ref(), c.arguments.keywords.is_empty()) {
+            ([arg], true)
+                if a.attr.as_str() == "append"
+                    && self.self_attr(&a.value).as_deref() == Some(name) =>
+            {
+                Some(arg)
+            }
+            _ => None,
+        }
+    }
+
+    /// Every `self.<name>.append(<arg>)` in `body`, nested blocks included.
+    fn appends<'e>(&self, name: &str, body: &'e [ast::Stmt], out: &mut Vec<&'e ast::Expr>) {
+        for s in body {
+            if let Some(arg) = self.append_of(name, s) {
+                out.push(arg);
+                continue;
+            }
+            match s {
+                ast::Stmt::If(i) => {
+                    self.appends(name, &i.body, out);
+                    for c in &i.elif_else_clauses {
+                        self.appends(name, &c.body, out);
+                    }
+                }
+                ast::Stmt::For(f) => {
+                    self.appends(name, &f.body, out);
+                    self.appends(name, &f.orelse, out);
+                }
+                ast::Stmt::While(w) => {
+                    self.appends(name, &w.body, out);
+                    self.appends(name, &w.orelse, out);
+                }
+                ast::Stmt::With(w) => self.appends(name, &w.body, out),
+                ast::Stmt::Try(t) => {
+                    self.appends(name, &t.body, out);
+                    self.appends(name, &t.orelse, out);
+                    self.appends(name, &t.finalbody, out);
+                    for h in &t.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        self.appends(name, &h.body, out);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn self_attr(&self, e: &ast::Expr) -> Option<String> {
@@ -436,6 +585,25 @@ impl InitReader<'_> {
                 Some(ctor) => CtorArg::Call(ctor),
                 None => CtorArg::Other,
             },
+            ast::Expr::BinOp(b) => {
+                if let Some(ty) = self.number_arithmetic(b) {
+                    return CtorArg::Value(Operand::typed(ty));
+                }
+                let symbol = match b.op {
+                    ast::Operator::Add => "+",
+                    ast::Operator::Sub => "-",
+                    ast::Operator::Mult => "*",
+                    ast::Operator::Div => "/",
+                    _ => return CtorArg::Other,
+                };
+                let Some((_, target)) = CTOR_OPERATORS.iter().find(|(s, _)| *s == symbol) else {
+                    return CtorArg::Other;
+                };
+                self.operator(target, &[&b.left, &b.right])
+            }
+            ast::Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => {
+                self.operator(NEG_TARGET, &[&u.operand])
+            }
             _ => CtorArg::Other,
         }
     }
@@ -456,6 +624,49 @@ impl InitReader<'_> {
             target,
             args,
             keywords,
+        })
+    }
+
+    /// The type of arithmetic on ints and floats (`hidden * 4`, `1.0 / width`, `2 * 3.0 - 1`):
+    /// float when an operand is a float or the operator is `/`, else int, as in Python. Only the
+    /// type is needed: a method reads the live value at every call and checks its type.
+    /// Operators whose result type depends on the values (`**`) are not read.
+    fn number_arithmetic(&self, b: &ast::ExprBinOp) -> Option<ValueType> {
+        let number = |e: &ast::Expr| match self.ctor_arg(e) {
+            CtorArg::Value(o) => match o.ty {
+                Some(t @ (ValueType::Int | ValueType::Float)) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (l, r) = (number(&b.left)?, number(&b.right)?);
+        let any_float = l == ValueType::Float || r == ValueType::Float;
+        match b.op {
+            ast::Operator::Div => Some(ValueType::Float),
+            ast::Operator::Add
+            | ast::Operator::Sub
+            | ast::Operator::Mult
+            | ast::Operator::FloorDiv
+            | ast::Operator::Mod => Some(if any_float {
+                ValueType::Float
+            } else {
+                ValueType::Int
+            }),
+            _ => None,
+        }
+    }
+
+    /// Arithmetic on a constructor call, offered as a call of its `operator` function (see
+    /// [`CTOR_OPERATORS`]); arithmetic on values alone is not a constructor.
+    fn operator(&self, target: &str, operands: &[&ast::Expr]) -> CtorArg {
+        let args: Vec<CtorArg> = operands.iter().map(|e| self.ctor_arg(e)).collect();
+        if !args.iter().any(|a| matches!(a, CtorArg::Call(_))) {
+            return CtorArg::Other;
+        }
+        CtorArg::Call(ModuleCtor {
+            target: target.to_owned(),
+            args,
+            keywords: Vec::new(),
         })
     }
 
@@ -485,41 +696,82 @@ impl InitReader<'_> {
         usize::try_from(n).ok()
     }
 
+    /// What an attribute's value holds, or why it is not read (a sentence).
     fn classify(&self, e: &ast::Expr) -> Result<Attr, String> {
+        self.value_of(e)
+            .map_err(|what| format!("it is assigned {what}"))
+    }
+
+    /// What a value in `__init__` holds, or a noun phrase naming it and why it is not read
+    /// (``"`X(...)`, which has keyword arguments"``), so that a refused element of a container
+    /// reads as part of the container's reason.
+    fn value_of(&self, e: &ast::Expr) -> Result<Attr, String> {
         match self.ctor_arg(e) {
             CtorArg::Value(o) => match o.ty {
                 Some(t @ (ValueType::Int | ValueType::Float | ValueType::Bool | ValueType::NoneType)) => {
                     Ok(Attr::Value(t))
                 }
-                _ => Err("it holds a value whose type is not known from `__init__` (annotate the parameter it comes from as int, float or bool)".into()),
+                _ => Err("a value whose type is not known from `__init__` (annotate the parameter it comes from as int, float or bool)".into()),
             },
             CtorArg::Call(ctor) => {
-                let ast::Expr::Call(call) = e else {
-                    return Err("internal: a call that is not a call".into());
-                };
-                self.module_value(&ctor, call).map_err(|why| {
-                    format!("it is assigned `{}(...)`, which {why}", ctor.target)
+                let shown = self.shown(&ctor, e);
+                self.module_value(&ctor, e).map_err(|why| match why {
+                    Why::Predicate(p) => format!("{shown}, which {p}"),
+                    Why::Refused(s) => format!("{shown}: {s}"),
                 })
             }
-            CtorArg::Other => Err("it is assigned from an expression rextio does not read (a submodule constructor, a tensor factory call or a scalar)".into()),
+            CtorArg::Other => Err("an expression rextio does not read (it reads submodule constructors, tensor factory calls and scalars)".into()),
         }
     }
 
-    fn module_value(&self, ctor: &ModuleCtor, call: &ast::ExprCall) -> Result<Attr, String> {
+    /// A constructor call as a message shows it: its resolved path (`torch.nn.Linear(...)`), or
+    /// the source text of arithmetic on one.
+    fn shown(&self, ctor: &ModuleCtor, e: &ast::Expr) -> String {
+        if !matches!(e, ast::Expr::BinOp(_) | ast::Expr::UnaryOp(_)) {
+            return format!("`{}(...)`", ctor.target);
+        }
+        let text = self
+            .module
+            .source
+            .get(e.range().to_std_range())
+            .unwrap_or("");
+        let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() || text.chars().count() > 80 {
+            format!("arithmetic on a constructor call (`{}`)", ctor.target)
+        } else {
+            format!("`{text}`")
+        }
+    }
+
+    /// An element of a container: a submodule, or why not (a predicate of the container).
+    fn element(&self, e: &ast::Expr) -> Result<Sub, Why> {
+        match self.value_of(e) {
+            Ok(Attr::Sub(s)) => Ok(s),
+            Ok(Attr::Value(_)) => Err(Why::Predicate(
+                "holds a value that is not a submodule".into(),
+            )),
+            Err(what) => Err(Why::Predicate(format!("holds {what}"))),
+        }
+    }
+
+    fn module_value(&self, ctor: &ModuleCtor, e: &ast::Expr) -> Result<Attr, Why> {
         if self.project_classes.contains(&ctor.target) {
             return Ok(Attr::Sub(Sub::Project(ctor.target.clone())));
         }
+        // Arithmetic on a constructor (`operator.mul`) is the plugin's to read.
+        let ast::Expr::Call(call) = e else {
+            return self.plugin_value(ctor);
+        };
         if self.support.sequential.contains(&ctor.target) {
             if !call.arguments.keywords.is_empty() {
-                return Err("has keyword arguments".into());
+                return Err(Why::Predicate("has keyword arguments".into()));
             }
-            let mut items = Vec::new();
-            for a in call.arguments.args.iter() {
-                match self.classify(a)? {
-                    Attr::Sub(s) => items.push(s),
-                    Attr::Value(_) => return Err("holds a value that is not a submodule".into()),
-                }
-            }
+            let items = call
+                .arguments
+                .args
+                .iter()
+                .map(|a| self.element(a))
+                .collect::<Result<Vec<_>, _>>()?;
             return Ok(Attr::Sub(Sub::Seq {
                 class: self.support.sequential[0].clone(),
                 items,
@@ -539,29 +791,26 @@ impl InitReader<'_> {
                     (vec![&lc.elt], self.stated_length(&lc.generators[0].iter))
                 }
                 _ => {
-                    return Err(
+                    return Err(Why::Predicate(
                         "is not given one list literal or list comprehension of submodules".into(),
-                    )
+                    ))
                 }
             };
             let mut elem: Option<Sub> = None;
             for e in elems {
-                let s = match self.classify(e)? {
-                    Attr::Sub(s) => s,
-                    Attr::Value(_) => return Err("holds a value that is not a submodule".into()),
-                };
+                let s = self.element(e)?;
                 match &elem {
                     Some(prev) if prev != &s => {
-                        return Err(
+                        return Err(Why::Predicate(
                             "holds submodules of different kinds (a compiled loop needs one kind)"
                                 .into(),
-                        )
+                        ))
                     }
                     _ => elem = Some(s),
                 }
             }
             let Some(elem) = elem else {
-                return Err("is empty".into());
+                return Err(Why::Predicate("is empty".into()));
             };
             return Ok(Attr::Sub(Sub::List {
                 class: self.support.lists[0].clone(),
@@ -569,19 +818,32 @@ impl InitReader<'_> {
                 expect,
             }));
         }
+        self.plugin_value(ctor)
+    }
+
+    /// What the plugin says a constructor call holds.
+    fn plugin_value(&self, ctor: &ModuleCtor) -> Result<Attr, Why> {
         let Some(reg) = self.registry.plugin(self.plugin) else {
-            return Err("belongs to no registered plugin".into());
+            return Err(Why::Predicate("belongs to no registered plugin".into()));
         };
         match reg.plugin.module_kind(ctor) {
             ModuleAnswer::Submodule(k) => Ok(Attr::Sub(Sub::Kind(k))),
             ModuleAnswer::Tensor(t) => Ok(Attr::Value(t)),
-            ModuleAnswer::Rejected(d) => Err(format!("{} ({})", d.message, d.code)),
-            ModuleAnswer::NotCovered => Err(format!(
+            ModuleAnswer::Rejected(d) => Err(Why::Refused(format!("{} ({})", d.message, d.code))),
+            ModuleAnswer::NotCovered => Err(Why::Predicate(format!(
                 "is not a submodule or tensor `{}` reads",
                 self.plugin
-            )),
+            ))),
         }
     }
+}
+
+/// Why a constructor call in `__init__` is not read.
+enum Why {
+    /// A predicate of the call ("has keyword arguments"): read after "which".
+    Predicate(String),
+    /// A plugin's refusal, a sentence of its own with its code.
+    Refused(String),
 }
 
 /// A compiled method's signature as its callers see it.

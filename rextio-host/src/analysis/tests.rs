@@ -80,7 +80,7 @@ impl Plugin for Tp {
     fn module_support(&self) -> Option<rextio_plugin_api::ModuleSupport> {
         Some(rextio_plugin_api::ModuleSupport {
             bases: vec!["tp.Module".into()],
-            sequential: vec![],
+            sequential: vec!["tp.Seq".into()],
             lists: vec![],
             register_methods: vec![],
             stores: vec![],
@@ -93,6 +93,18 @@ impl Plugin for Tp {
             warn_categories: vec![],
             traced_checks: false,
         })
+    }
+    fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {
+        match ctor.target.as_str() {
+            "tp.Bad" => rextio_plugin_api::ModuleAnswer::Rejected(Diagnostic::error(
+                "RXTP-TP-002",
+                "tp.Bad is not compiled with this argument",
+            )),
+            "tp.vec" => {
+                rextio_plugin_api::ModuleAnswer::Tensor(ValueType::Plugin(TypeKey::new(VEC)))
+            }
+            _ => rextio_plugin_api::ModuleAnswer::NotCovered,
+        }
     }
     fn native_decorator(&self, path: &str, _called: bool) -> Option<String> {
         (path == "tp.harmless").then(|| "tp/decorator".to_owned())
@@ -733,4 +745,61 @@ fn module_class_methods_read_their_state_from_self() {
         .functions
         .iter()
         .all(|f| !f.qualname.ends_with("__init__") && !f.qualname.starts_with("m.Plain")));
+}
+
+#[test]
+fn refused_init_values_are_named_inside_their_containers() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\n\n\
+         class Net(tp.Module):\n    def __init__(self, w):\n        super().__init__()\n\
+         \x20       self.odd = tp.Seq(tp.Odd())\n        self.bad = tp.Bad(1)\n\
+         \x20       self.inner = tp.Seq(tp.Seq(tp.Bad()))\n        self.kw = tp.Seq(k=1)\n\
+         \x20       self.num = tp.Seq(2)\n        self.w = w\n        self.expr = tp.vec() * 2\n\
+         \x20       self.vals = 2 * 3.0 - 1\n        self.pow = tp.vec() ** 2\n\n\
+         \x20   def odd_(self, x: tp.Vec) -> tp.Vec:\n        return self.odd(x)\n\n\
+         \x20   def bad_(self, x: tp.Vec) -> tp.Vec:\n        return self.bad(x)\n\n\
+         \x20   def inner_(self, x: tp.Vec) -> tp.Vec:\n        return self.inner(x)\n\n\
+         \x20   def kw_(self, x: tp.Vec) -> tp.Vec:\n        return self.kw(x)\n\n\
+         \x20   def num_(self, x: tp.Vec) -> tp.Vec:\n        return self.num(x)\n\n\
+         \x20   def w_(self, x: tp.Vec) -> tp.Vec:\n        return self.w\n\n\
+         \x20   def expr_(self, x: tp.Vec) -> tp.Vec:\n        return self.expr\n\n\
+         \x20   def vals_(self, x: tp.Vec) -> float:\n        return self.vals\n\n\
+         \x20   def pow_(self, x: tp.Vec) -> tp.Vec:\n        return self.pow\n",
+    )]);
+    for (method, expected) in [
+        ("odd_", "`self.odd` is not compiled: it is assigned `tp.Seq(...)`, which holds `tp.Odd(...)`, which is not a submodule or tensor `tp` reads"),
+        ("bad_", "`self.bad` is not compiled: it is assigned `tp.Bad(...)`: tp.Bad is not compiled with this argument (RXTP-TP-002)"),
+        ("inner_", "`self.inner` is not compiled: it is assigned `tp.Seq(...)`, which holds `tp.Seq(...)`, which holds `tp.Bad(...)`: tp.Bad is not compiled with this argument (RXTP-TP-002)"),
+        ("kw_", "`self.kw` is not compiled: it is assigned `tp.Seq(...)`, which has keyword arguments"),
+        ("num_", "`self.num` is not compiled: it is assigned `tp.Seq(...)`, which holds a value that is not a submodule"),
+        ("w_", "`self.w` is not compiled: it is assigned a value whose type is not known from `__init__` (annotate the parameter it comes from as int, float or bool)"),
+        // Arithmetic on a constructor call is offered to the plugin (`operator.mul`), shown
+        // as written; `tp` does not read it.
+        ("expr_", "`self.expr` is not compiled: it is assigned `tp.vec() * 2`, which is not a submodule or tensor `tp` reads"),
+        ("pow_", "`self.pow` is not compiled: it is assigned an expression rextio does not read (it reads submodule constructors, tensor factory calls and scalars)"),
+    ] {
+        let f = route_of(&a, &format!("m.Net.{method}"));
+        assert_eq!(f.route, Route::Fallback, "{method}");
+        let messages: Vec<&str> = f
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages, [expected], "{method}");
+    }
+    // Arithmetic on numbers is a number: a float here (`2 * 3.0 - 1`), read live at each call.
+    let vals = route_of(&a, "m.Net.vals_");
+    assert!(
+        vals.diagnostics
+            .iter()
+            .all(|d| d.code != codes::MODULE_ATTRIBUTE),
+        "{:?}",
+        vals.diagnostics
+    );
+    assert_eq!(
+        vals.ir.as_ref().map(|ir| ir.params[0].ty.clone()),
+        Some(ValueType::Tuple(vec![ValueType::Float]))
+    );
 }
