@@ -182,6 +182,42 @@ fn a_module_list_of_unknown_length_or_a_loop_that_leaves_early_keeps_its_loop() 
 }
 
 #[test]
+fn a_module_list_filled_by_appends_in_init_states_its_length_when_they_can_be_counted() {
+    // One append at the top level and one per iteration of `range(depth)`: 1 + 3.
+    let init = "nn.ModuleList()\n        self.blocks.append(Block(8))\n        for _ in range(depth):\n            self.blocks.append(Block(8))";
+    let rs = generate(&module_src(", depth: int = 3", init));
+    assert!(rs.contains(".len() as i64) == 4i64)"), "{rs}");
+    // An append under a branch is still read (the elements' kind), but not counted.
+    let init = "nn.ModuleList([])\n        if depth:\n            self.blocks.append(Block(8))";
+    let rs = generate(&module_src(", depth: int = 3", init));
+    assert!(!rs.contains(".len() as i64) =="), "{rs}");
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    assert_eq!(body.matches("static __RX_PROGRAM").count(), 3, "{body}");
+}
+
+#[test]
+fn enumerate_over_a_module_list_counts_from_its_start_in_both_forms() {
+    let src = module_src("", "nn.ModuleList([Block(8), Block(8)])").replace(
+        "        for block in self.blocks:\n            h = block(h)\n",
+        "        for i, block in enumerate(self.blocks, 1):\n            h = block(h) * i\n",
+    );
+    let rs = generate(&src);
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    // The counter starts at 1 before the loop, in the written-out copies and in the loop.
+    assert!(body.contains(".len() as i64) == 2i64)"), "{body}");
+    assert!(body.matches("= 1i64;").count() >= 2, "{body}");
+}
+
+#[test]
+fn a_sequential_call_checks_how_many_modules_the_container_holds() {
+    let src = format!(
+        "{MODULES}class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.head = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), Block(8))\n\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        return self.head(x)\n"
+    );
+    let rs = generate(&src);
+    assert!(rs.contains(" modules, not 3"), "{rs}");
+}
+
+#[test]
 fn statements_that_rebind_a_parameter_join_a_run() {
     // `x = ...` on a parameter: one region (the parameter is read, never written in place).
     let src = format!(

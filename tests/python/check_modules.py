@@ -268,6 +268,30 @@ for change in (
         with torch.inference_mode():
             assert_same(got, tw_e(x), f"towers after a change, {key}")
 
+# A list filled by appends (three blocks: written out at that length) and enumerated from 1, a
+# Parameter and a scalar from arithmetic in `__init__`, a Sequential head.
+STACK = "mdl.model.Stack"
+st_b, st_e = pair(model, emodel, "Stack", 44, 16, 24)
+parity(st_b, st_e, model, STACK, ("forward",), inputs(16, 45), "stack")
+for change, category in (
+    (lambda m: m.layers.append(type(m.layers[0])(16, 24)), "native"),
+    (lambda m: m.layers.__delitem__(0), "native"),
+    (lambda m: setattr(m, "scale", 2.0), "native"),
+    (lambda m: m.head.append(nn.ReLU()), "state"),
+    (lambda m: m.head.__delitem__(2), "native"),
+    (lambda m: m.head.__delitem__(1), "state"),
+):
+    torch.manual_seed(46)
+    change(st_b)
+    torch.manual_seed(46)
+    change(st_e)
+    st_b.load_state_dict(st_e.state_dict())
+    for key, x in inputs(16, 47).items():
+        with torch.inference_mode(), ran(model, f"{STACK}.forward", category):
+            got = st_b(x)
+        with torch.inference_mode():
+            assert_same(got, st_e(x), f"stack after a change, {key}")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

@@ -245,12 +245,29 @@ impl Fx<'_> {
                 "a list literal is lowered only as a direct argument of a plugin operation",
                 Some("write the list in the call (`torch.cat([a, b])`), or bind a tuple instead (`xs = (a, b)`)"),
             )),
-            _ => Err(self.error(
-                codes::UNSUPPORTED_EXPRESSION,
-                at,
-                "this expression form is not lowered",
-                None,
-            )),
+            other => {
+                let (what, help) = match other {
+                    ast::Expr::ListComp(_)
+                    | ast::Expr::SetComp(_)
+                    | ast::Expr::DictComp(_)
+                    | ast::Expr::Generator(_) => (
+                        "a comprehension is not lowered",
+                        Some("write a `for` loop that accumulates into a local"),
+                    ),
+                    ast::Expr::Lambda(_) => ("a lambda is not lowered", None),
+                    ast::Expr::If(_) => (
+                        "a conditional expression (`a if c else b`) is not lowered",
+                        Some("write an `if` statement"),
+                    ),
+                    ast::Expr::Dict(_) | ast::Expr::Set(_) => {
+                        ("a dict or set display is not lowered", None)
+                    }
+                    ast::Expr::Starred(_) => ("a starred expression is not lowered", None),
+                    ast::Expr::FString(_) => ("an f-string is not lowered", None),
+                    _ => ("this expression form is not lowered", None),
+                };
+                Err(self.error(codes::UNSUPPORTED_EXPRESSION, at, what, help))
+            }
         }
     }
 

@@ -622,8 +622,19 @@ fn collect_targets(body: &[ast::Stmt], out: &mut BTreeSet<String>) {
                 }
             }
             ast::Stmt::For(f) => {
-                if let ast::Expr::Name(n) = f.target.as_ref() {
-                    out.insert(n.id.as_str().to_owned());
+                match f.target.as_ref() {
+                    ast::Expr::Name(n) => {
+                        out.insert(n.id.as_str().to_owned());
+                    }
+                    ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                    | ast::Expr::List(ast::ExprList { elts, .. }) => {
+                        for e in elts {
+                            if let ast::Expr::Name(n) = e {
+                                out.insert(n.id.as_str().to_owned());
+                            }
+                        }
+                    }
+                    _ => {}
                 }
                 collect_targets(&f.body, out);
                 collect_targets(&f.orelse, out);

@@ -25,6 +25,15 @@ impl Fx<'_> {
         } else {
             let what = match c.func.as_ref() {
                 ast::Expr::Name(n) => format!("call to `{}`", n.id.as_str()),
+                // `self.layers[0](x)`: an element of a module list, called.
+                ast::Expr::Subscript(sub) if self.member(&sub.value).is_some() => {
+                    return Err(self.error(
+                        codes::MODULE_ATTRIBUTE,
+                        at,
+                        "calling an element of a module list by index is not lowered",
+                        Some("iterate the list (`for m in self.layers:`), or keep the submodule in its own attribute"),
+                    ));
+                }
                 _ => "this call".to_owned(),
             };
             return Err(self.error(
@@ -314,7 +323,7 @@ impl Fx<'_> {
     }
 
     /// Whether the module binds `name` itself (a def, class or assignment shadows a builtin).
-    fn module_defines(&self, name: &str) -> bool {
+    pub(super) fn module_defines(&self, name: &str) -> bool {
         self.module.ast.body.iter().any(|s| match s {
             ast::Stmt::FunctionDef(f) => f.name.as_str() == name,
             ast::Stmt::ClassDef(c) => c.name.as_str() == name,

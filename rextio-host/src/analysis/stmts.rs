@@ -18,11 +18,175 @@ impl Fx<'_> {
                     continue;
                 }
             }
+            if let ast::Stmt::For(f) = s {
+                let at = self.span(s);
+                if let Some(sts) = self.for_enumerate(f, at) {
+                    if let Ok(sts) = sts {
+                        out.extend(sts);
+                    }
+                    continue;
+                }
+            }
             if let Ok(Some(st)) = self.stmt(s) {
                 out.push(st);
             }
         }
         out
+    }
+
+    /// `for i, m in enumerate(<module list>[, start]):` is the module loop of
+    /// [`Fx::for_modules`] counting as Python's `enumerate` does: a hidden int local set to
+    /// `start` (default 0) before the loop, and at the top of each iteration
+    /// `i = counter; counter = counter + 1`. `None` when the loop is not over `enumerate(...)`.
+    fn for_enumerate(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
+        let ast::Expr::Call(c) = f.iter.as_ref() else {
+            return None;
+        };
+        match c.func.as_ref() {
+            ast::Expr::Name(n)
+                if n.id.as_str() == "enumerate"
+                    && !self.local_names.contains("enumerate")
+                    && !self.module.imports.contains_key("enumerate")
+                    && !self.module_defines("enumerate") => {}
+            _ => return None,
+        }
+        let targets: Vec<&str> = match f.target.as_ref() {
+            ast::Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .filter_map(|e| match e {
+                    ast::Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let result = self.enumerate_loop(f, c, &targets, at);
+        if result.is_err() {
+            for n in targets {
+                if !self.types.contains_key(n) {
+                    self.poisoned.insert(n.to_owned());
+                }
+            }
+        }
+        Some(result)
+    }
+
+    fn enumerate_loop(
+        &mut self,
+        f: &ast::StmtFor,
+        c: &ast::ExprCall,
+        targets: &[&str],
+        at: Span,
+    ) -> R<Vec<Stmt>> {
+        if f.is_async || !f.orelse.is_empty() {
+            return Err(self.error(
+                codes::UNSUPPORTED_STATEMENT,
+                at,
+                "`async for` and `for ... else` are not lowered",
+                None,
+            ));
+        }
+        let (index, var) = match (targets, f.target.as_ref()) {
+            ([index, var], ast::Expr::Tuple(t)) if t.elts.len() == 2 && index != var => {
+                (*index, *var)
+            }
+            _ => {
+                return Err(self.error(
+                    codes::NON_RANGE_FOR,
+                    at,
+                    "the target of a loop over `enumerate(...)` must be two plain names",
+                    None,
+                ))
+            }
+        };
+        let start = match (c.arguments.args.as_ref(), c.arguments.keywords.as_ref()) {
+            ([_], []) => None,
+            ([_, s], []) => Some(s),
+            ([_], [k]) if k.arg.as_ref().is_some_and(|a| a.as_str() == "start") => Some(&k.value),
+            _ => {
+                return Err(self.error(
+                    codes::NON_RANGE_FOR,
+                    at,
+                    "`enumerate` is lowered with one module list and an optional int start",
+                    None,
+                ))
+            }
+        };
+        let start = match start {
+            Some(s) => {
+                let e = self.expr(s)?;
+                self.coerce_int(e)?
+            }
+            None => Expr {
+                ty: ValueType::Int,
+                kind: ExprKind::Lit(Literal::Int(0)),
+                span: at,
+            },
+        };
+        let node = match self.member(&c.arguments.args[0]) {
+            Some(Ok(classes::Member::Module(node))) => node,
+            Some(Err(e)) => return Err(e),
+            None if self.method.is_none() => {
+                return Err(self.error(
+                    codes::NON_RANGE_FOR,
+                    at,
+                    "only `for name in range(...)` loops are lowered",
+                    Some("iterate over range(...) with int bounds"),
+                ))
+            }
+            _ => {
+                return Err(self.error(
+                    codes::MODULE_ATTRIBUTE,
+                    at,
+                    "a compiled method enumerates only module lists (`for i, m in enumerate(self.layers):`)",
+                    None,
+                ))
+            }
+        };
+        self.unpack_count += 1;
+        let counter = format!("#enumerate{}", self.unpack_count);
+        self.bind(&counter, &ValueType::Int, at)?;
+        self.bind(index, &ValueType::Int, at)?;
+        let mut looped = self.for_modules(f, var, node, at)?;
+        let Stmt::ForEach { body, .. } = &mut looped else {
+            return Err(Failed);
+        };
+        let local = |name: &str| Expr {
+            ty: ValueType::Int,
+            kind: ExprKind::Local(name.to_owned()),
+            span: at,
+        };
+        let one = Expr {
+            ty: ValueType::Int,
+            kind: ExprKind::Lit(Literal::Int(1)),
+            span: at,
+        };
+        body.splice(
+            0..0,
+            [
+                Stmt::Assign {
+                    name: index.to_owned(),
+                    value: local(&counter),
+                },
+                Stmt::Assign {
+                    name: counter.clone(),
+                    value: Expr::scalar(
+                        ValueType::Int,
+                        ScalarOp::IntAdd,
+                        vec![local(&counter), one],
+                        at,
+                    ),
+                },
+            ],
+        );
+        Ok(vec![
+            Stmt::Assign {
+                name: counter,
+                value: start,
+            },
+            looped,
+        ])
     }
 
     /// `a, b = value`: the whole right side is evaluated first (so `a, b = b, a` swaps) into a
