@@ -82,6 +82,16 @@ pub enum ReadOp {
         /// Its path, for messages.
         path: String,
     },
+    /// State slot `slot` is the number of elements container object `obj` holds, an int
+    /// (`len(self.layers)`).
+    Len {
+        /// The container object.
+        obj: usize,
+        /// Slot index.
+        slot: usize,
+        /// Its path, for messages.
+        path: String,
+    },
     /// State slot `slot` is the state of compiled method `callee` read from object `src`.
     State {
         /// Source object.

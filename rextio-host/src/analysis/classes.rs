@@ -1238,6 +1238,38 @@ impl Fx<'_> {
         }
     }
 
+    /// `len(<module list or Sequential>)`: an int slot read at every call (the list may change
+    /// after `__init__`).
+    pub(super) fn module_len(&mut self, node: Node, at: Span) -> R<Expr> {
+        let shown = self.shown(&node);
+        if !matches!(node.sub, Sub::List { .. } | Sub::Seq { .. }) {
+            return Err(self.attr_error(
+                at,
+                format!("`len({shown})` is lowered only for a module list or a Sequential"),
+            ));
+        }
+        let key = (node.obj, "#len".to_owned());
+        let int = |local: String| Expr {
+            ty: ValueType::Int,
+            kind: ExprKind::Local(local),
+            span: at,
+        };
+        if let Some(local) = self.cx(node.ctx).values.get(&key).cloned() {
+            return Ok(int(local));
+        }
+        let label = self.cx(node.ctx).label.clone();
+        let local = format!("{label}.{}#len", node.path);
+        let slot = self.new_slot(node.ctx, local.clone(), ValueType::Int, at)?;
+        let cx = self.cx(node.ctx);
+        cx.values.insert(key, local.clone());
+        cx.ops.push(ReadOp::Len {
+            obj: node.obj,
+            slot,
+            path: shown,
+        });
+        Ok(int(local))
+    }
+
     fn new_slot(&mut self, ctx: usize, local: String, ty: ValueType, at: Span) -> R<usize> {
         self.bind(&local, &ty, at)?;
         let cx = self.cx(ctx);

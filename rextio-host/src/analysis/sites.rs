@@ -319,6 +319,17 @@ impl Fx<'_> {
                 _ => return None,
             },
         };
+        if let (true, [arg], []) = (
+            name == "len",
+            c.arguments.args.as_ref(),
+            c.arguments.keywords.as_ref(),
+        ) {
+            match self.member(arg) {
+                Some(Ok(classes::Member::Module(node))) => return Some(self.module_len(node, at)),
+                Some(Err(f)) => return Some(Err(f)),
+                _ => {}
+            }
+        }
         Some(self.builtin(&name, c, at))
     }
 

@@ -257,6 +257,7 @@ impl Reader<'_, '_> {
                 path,
             } => self.value(*src, attr, ty, *i, path)?,
             ReadOp::Count { obj, count, path } => self.count(*obj, *count, path)?,
+            ReadOp::Len { obj, slot: i, path } => self.len(*obj, *i, path)?,
             ReadOp::State {
                 src,
                 callee,
@@ -405,6 +406,31 @@ impl Reader<'_, '_> {
         })
     }
 
+    /// The number of elements container object `obj` holds, into int state slot `i`.
+    fn len(&mut self, obj: usize, i: usize, path: &str) -> LResult<TokenStream> {
+        let s = view(obj);
+        let store = self.children_store()?;
+        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
+        let no = refuse(quote!(::std::string::String::from(#missing)));
+        let record = if self.support.traced_checks {
+            let f = memo_rt("record_count");
+            quote!(#f(__rx_items.len());)
+        } else {
+            TokenStream::new()
+        };
+        let id = slot(i);
+        Ok(quote! {
+            let #id = {
+                let __rx_items = match #s.elements(#store)? {
+                    ::std::option::Option::Some(x) => x,
+                    ::std::option::Option::None => { #no; }
+                };
+                #record
+                __rx_items.len() as i64
+            };
+        })
+    }
+
     /// A module list read into state slot `i`: each element's class checked, its view made,
     /// its own reads (`ops`, into `elems` slots) run, and their values collected per element.
     #[allow(clippy::too_many_arguments)]
@@ -502,6 +528,12 @@ impl Reader<'_, '_> {
                             ::std::result::Result::Ok(__rx_state) => __rx_state,
                             ::std::result::Result::Err(__rx_why) => { #no; }
                         };
+                    });
+                }
+                ReadOp::Len { slot: i, .. } => {
+                    let id = slot(*i);
+                    out.push(quote! {
+                        let #id = __rx_vals.count()? as i64;
                     });
                 }
                 ReadOp::List {
