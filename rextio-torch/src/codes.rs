@@ -355,7 +355,7 @@ or dtype argument is not float32 CPU. Tensor attributes are read when their rank
 constructing call: `nn.Parameter(torch.zeros(d))`, `torch.randn(a, b)`, `torch.ones`, `torch.rand`, \
 `torch.empty`, `torch.full((a, b), v)`, each also with `+`, `-`, `*` or `/` and a Python int or \
 float (`torch.randn(d) * 0.02 + 1.0`, which keeps the factory's float32 dtype and rank; arithmetic \
-between two tensors is not read), also as `register_buffer(name, ...)` values, float32 rank 1 \
+between two tensors is not read), also as `register_buffer(name, ...)` and `register_parameter(name, ...)` values, float32 rank 1 \
 or 2. Nothing read from `__init__` is trusted at run time: each call reads the live weights and \
 options, checks each submodule's exact class and every condition taken from a literal (a \
 `Softmax` whose `dim` was changed later runs the original), and runs the original method when \

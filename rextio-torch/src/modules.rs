@@ -27,7 +27,7 @@ pub fn support() -> ModuleSupport {
             "torch.nn.ModuleList".into(),
             "torch.nn.modules.container.ModuleList".into(),
         ],
-        register_methods: vec!["register_buffer".into()],
+        register_methods: vec!["register_buffer".into(), "register_parameter".into()],
         stores: vec!["_parameters".into(), "_buffers".into(), "_modules".into()],
         tensor_stores: vec!["_parameters".into(), "_buffers".into()],
         module_stores: vec!["_modules".into()],
