@@ -215,6 +215,15 @@ fn a_sequential_call_checks_how_many_modules_the_container_holds() {
     );
     let rs = generate(&src);
     assert!(rs.contains(" modules, not 3"), "{rs}");
+    // `*[Block(w) for _ in range(n)]` with `n` stated is n copies; the count is checked as well.
+    let src = src
+        .replace("def __init__(self):", "def __init__(self, depth: int = 4):")
+        .replace(
+            "nn.Sequential(nn.Linear(4, 8), nn.Tanh(), Block(8))",
+            "nn.Sequential(*[nn.Linear(4, 8), nn.Tanh()], *[Block(8) for _ in range(depth)])",
+        );
+    let rs = generate(&src);
+    assert!(rs.contains(" modules, not 6"), "{rs}");
 }
 
 #[test]

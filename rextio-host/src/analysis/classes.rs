@@ -743,6 +743,38 @@ impl InitReader<'_> {
         }
     }
 
+    /// The submodules `*value` passes to a `Sequential`: a list or tuple display's elements, or
+    /// `n` copies of a comprehension's element over `range(n)` with `n` stated (a literal, or an
+    /// `__init__` parameter's default; the call checks the live count, so a model built with
+    /// another `n` runs the original).
+    fn unpacked(&self, value: &ast::Expr) -> Result<Vec<Sub>, Why> {
+        const MAX_UNPACKED: usize = 64;
+        match value {
+            ast::Expr::List(ast::ExprList { elts, .. })
+            | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
+                elts.iter().map(|e| self.element(e)).collect()
+            }
+            ast::Expr::ListComp(lc)
+                if lc.generators.len() == 1
+                    && lc.generators[0].ifs.is_empty()
+                    && !lc.generators[0].is_async =>
+            {
+                match self.stated_length(&lc.generators[0].iter) {
+                    Some(n) if n <= MAX_UNPACKED => {
+                        let elem = self.element(&lc.elt)?;
+                        Ok(vec![elem; n])
+                    }
+                    _ => Err(Why::Predicate(format!(
+                        "unpacks a comprehension whose length is not stated (`range(n)` of an int literal or of an `__init__` parameter's default, at most {MAX_UNPACKED})"
+                    ))),
+                }
+            }
+            _ => Err(Why::Predicate(
+                "unpacks something other than a list display or a comprehension".into(),
+            )),
+        }
+    }
+
     /// An element of a container: a submodule, or why not (a predicate of the container).
     fn element(&self, e: &ast::Expr) -> Result<Sub, Why> {
         match self.value_of(e) {
@@ -766,12 +798,13 @@ impl InitReader<'_> {
             if !call.arguments.keywords.is_empty() {
                 return Err(Why::Predicate("has keyword arguments".into()));
             }
-            let items = call
-                .arguments
-                .args
-                .iter()
-                .map(|a| self.element(a))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut items = Vec::new();
+            for a in call.arguments.args.iter() {
+                match a {
+                    ast::Expr::Starred(st) => items.extend(self.unpacked(&st.value)?),
+                    a => items.push(self.element(a)?),
+                }
+            }
             return Ok(Attr::Sub(Sub::Seq {
                 class: self.support.sequential[0].clone(),
                 items,

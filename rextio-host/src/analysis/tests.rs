@@ -755,13 +755,14 @@ fn refused_init_values_are_named_inside_their_containers() {
          class Net(tp.Module):\n    def __init__(self, w):\n        super().__init__()\n\
          \x20       self.odd = tp.Seq(tp.Odd())\n        self.bad = tp.Bad(1)\n\
          \x20       self.inner = tp.Seq(tp.Seq(tp.Bad()))\n        self.kw = tp.Seq(k=1)\n\
-         \x20       self.num = tp.Seq(2)\n        self.w = w\n        self.expr = tp.vec() * 2\n\
+         \x20       self.num = tp.Seq(2)\n        self.star = tp.Seq(*[tp.Odd() for _ in range(w)])\n        self.w = w\n        self.expr = tp.vec() * 2\n\
          \x20       self.vals = 2 * 3.0 - 1\n        self.pow = tp.vec() ** 2\n\n\
          \x20   def odd_(self, x: tp.Vec) -> tp.Vec:\n        return self.odd(x)\n\n\
          \x20   def bad_(self, x: tp.Vec) -> tp.Vec:\n        return self.bad(x)\n\n\
          \x20   def inner_(self, x: tp.Vec) -> tp.Vec:\n        return self.inner(x)\n\n\
          \x20   def kw_(self, x: tp.Vec) -> tp.Vec:\n        return self.kw(x)\n\n\
          \x20   def num_(self, x: tp.Vec) -> tp.Vec:\n        return self.num(x)\n\n\
+         \x20   def star_(self, x: tp.Vec) -> tp.Vec:\n        return self.star(x)\n\n\
          \x20   def w_(self, x: tp.Vec) -> tp.Vec:\n        return self.w\n\n\
          \x20   def expr_(self, x: tp.Vec) -> tp.Vec:\n        return self.expr\n\n\
          \x20   def vals_(self, x: tp.Vec) -> float:\n        return self.vals\n\n\
@@ -773,6 +774,7 @@ fn refused_init_values_are_named_inside_their_containers() {
         ("inner_", "`self.inner` is not compiled: it is assigned `tp.Seq(...)`, which holds `tp.Seq(...)`, which holds `tp.Bad(...)`: tp.Bad is not compiled with this argument (RXTP-TP-002)"),
         ("kw_", "`self.kw` is not compiled: it is assigned `tp.Seq(...)`, which has keyword arguments"),
         ("num_", "`self.num` is not compiled: it is assigned `tp.Seq(...)`, which holds a value that is not a submodule"),
+        ("star_", "`self.star` is not compiled: it is assigned `tp.Seq(...)`, which unpacks a comprehension whose length is not stated (`range(n)` of an int literal or of an `__init__` parameter's default, at most 64)"),
         ("w_", "`self.w` is not compiled: it is assigned a value whose type is not known from `__init__` (annotate the parameter it comes from as int, float or bool)"),
         // Arithmetic on a constructor call is offered to the plugin (`operator.mul`), shown
         // as written; `tp` does not read it.
