@@ -805,3 +805,30 @@ fn refused_init_values_are_named_inside_their_containers() {
         Some(ValueType::Tuple(vec![ValueType::Float]))
     );
 }
+
+#[test]
+fn expressions_that_are_not_lowered_are_named() {
+    for (expr, expected) in [
+        (
+            "tp.relu([a for _ in range(2)][0])",
+            "a comprehension is not lowered",
+        ),
+        ("tp.relu(lambda v: v)", "a lambda is not lowered"),
+        (
+            "a if n else a",
+            "a conditional expression (`a if c else b`) is not lowered",
+        ),
+        ("tp.relu({1: a}[1])", "a dict or set display is not lowered"),
+        ("tp.relu(f\"{n}\")", "an f-string is not lowered"),
+    ] {
+        let f = one(&format!(
+            "def f(a: tp.Vec, n: int) -> tp.Vec:\n    return {expr}\n"
+        ));
+        assert_eq!(f.route, Route::Fallback, "{expr}");
+        assert!(
+            f.diagnostics.iter().any(|d| d.message == expected),
+            "{expr}: {:?}",
+            f.diagnostics
+        );
+    }
+}
