@@ -58,6 +58,11 @@ pub struct ModuleSupport {
     /// at every call.
     #[serde(default)]
     pub traced_checks: bool,
+    /// Attributes every instance of a base class has, with their types (`training: bool` for
+    /// `torch.nn.Module`, which its `__init__` sets). A method may read one as it reads the
+    /// scalars `__init__` assigns: from the live object at every call, its type checked.
+    #[serde(default)]
+    pub base_attrs: Vec<(String, ValueType)>,
 }
 
 /// Arithmetic in an `__init__` value, as the host offers it to [`crate::Plugin::module_kind`]:

@@ -37,6 +37,8 @@ pub fn support() -> ModuleSupport {
         admit_fn: "::rextio_torch::runtime::module_admit".into(),
         warn_categories: vec!["grad".into()],
         traced_checks: true,
+        // `Module.__init__` sets `training` on every instance; `.train()` / `.eval()` flip it.
+        base_attrs: vec![("training".into(), ValueType::Bool)],
     }
 }
 

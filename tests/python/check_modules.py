@@ -292,6 +292,17 @@ for change, category in (
         with torch.inference_mode():
             assert_same(got, st_e(x), f"stack after a change, {key}")
 
+# `self.training` is read at every call: train mode takes the other branch, natively (Stack holds
+# no dropout), and a non-bool flag runs the original.
+for flag, category in ((True, "native"), (False, "native"), (1, "state")):
+    for m in (st_b, st_e):
+        m.training = flag
+    x = inputs(16, 48)["batch 16"]
+    with torch.inference_mode(), ran(model, f"{STACK}.forward", category):
+        got = st_b(x)
+    with torch.inference_mode():
+        assert_same(got, st_e(x), f"stack with training={flag!r}")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

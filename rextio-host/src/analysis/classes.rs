@@ -1175,6 +1175,17 @@ impl Fx<'_> {
         }
     }
 
+    /// The type of `attr` when every instance of `plugin`'s module base has it
+    /// ([`ModuleSupport::base_attrs`]).
+    fn base_attr(&self, plugin: &str, attr: &str) -> Option<ValueType> {
+        let support = self.registry.plugin(plugin)?.plugin.module_support()?;
+        support
+            .base_attrs
+            .into_iter()
+            .find(|(n, _)| n == attr)
+            .map(|(_, t)| t)
+    }
+
     fn attr_of(&mut self, node: Node, attr: &str, at: Span) -> R<Member> {
         let path = join(&node.path, attr);
         let shown = join(&self.shown(&node), attr);
@@ -1197,10 +1208,13 @@ impl Fx<'_> {
                         format!("`{shown}` is not compiled: {why}"),
                     )),
                     None if class.methods.contains(attr) => Ok(Member::Method(attr.to_owned())),
-                    None => Err(self.attr_error(
-                        at,
-                        format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
-                    )),
+                    None => match self.base_attr(&class.plugin, attr) {
+                        Some(ty) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
+                        None => Err(self.attr_error(
+                            at,
+                            format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
+                        )),
+                    },
                 }
             }
             Sub::Kind(k) => match k.attrs.iter().find(|(n, _)| n == attr) {

@@ -92,6 +92,7 @@ impl Plugin for Tp {
             admit_fn: "tp_rt::admit".into(),
             warn_categories: vec![],
             traced_checks: false,
+            base_attrs: vec![("ready".into(), ValueType::Bool)],
         })
     }
     fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {
@@ -766,7 +767,8 @@ fn refused_init_values_are_named_inside_their_containers() {
          \x20   def w_(self, x: tp.Vec) -> tp.Vec:\n        return self.w\n\n\
          \x20   def expr_(self, x: tp.Vec) -> tp.Vec:\n        return self.expr\n\n\
          \x20   def vals_(self, x: tp.Vec) -> float:\n        return self.vals\n\n\
-         \x20   def pow_(self, x: tp.Vec) -> tp.Vec:\n        return self.pow\n",
+         \x20   def pow_(self, x: tp.Vec) -> tp.Vec:\n        return self.pow\n\n\
+         \x20   def ready_(self, x: tp.Vec) -> bool:\n        return self.ready\n",
     )]);
     for (method, expected) in [
         ("odd_", "`self.odd` is not compiled: it is assigned `tp.Seq(...)`, which holds `tp.Odd(...)`, which is not a submodule or tensor `tp` reads"),
@@ -803,6 +805,21 @@ fn refused_init_values_are_named_inside_their_containers() {
     assert_eq!(
         vals.ir.as_ref().map(|ir| ir.params[0].ty.clone()),
         Some(ValueType::Tuple(vec![ValueType::Float]))
+    );
+    // An attribute every instance of the base has (the plugin's `base_attrs`) is read the same
+    // way, though `__init__` never assigns it.
+    let ready = route_of(&a, "m.Net.ready_");
+    assert!(
+        ready
+            .diagnostics
+            .iter()
+            .all(|d| d.code != codes::MODULE_ATTRIBUTE),
+        "{:?}",
+        ready.diagnostics
+    );
+    assert_eq!(
+        ready.ir.as_ref().map(|ir| ir.params[0].ty.clone()),
+        Some(ValueType::Tuple(vec![ValueType::Bool]))
     );
 }
 
