@@ -294,6 +294,7 @@ for change, category in (
 
 # `self.training` is read at every call: train mode takes the other branch, natively (Stack holds
 # no dropout), and a non-bool flag runs the original.
+st_b, st_e = pair(model, emodel, "Stack", 49, 16, 24)
 for flag, category in ((True, "native"), (False, "native"), (1, "state")):
     for m in (st_b, st_e):
         m.training = flag
