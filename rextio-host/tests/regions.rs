@@ -33,6 +33,27 @@ fn generate(src: &str) -> String {
     g.crate_.unwrap().lib_rs
 }
 
+/// The check report of a one-module project, as debug text (routes and diagnostics).
+fn report(src: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rextio.toml"),
+        "[plugins]\nenabled = [\"rextio-torch\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+    let registry = Registry::builder()
+        .plugin(rextio_torch::TorchPlugin::new())
+        .build()
+        .unwrap();
+    let g = Project::open(dir.path())
+        .unwrap()
+        .generate(&registry)
+        .unwrap();
+    format!("{:#?}", g.check.report)
+}
+
 const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D\n\n\n";
 
 #[test]
@@ -291,4 +312,41 @@ fn two_module_lists_and_a_state_flag_are_specialised_into_one_region_per_variant
     };
     assert_eq!(halves(flag_on), 3, "{flag_on}");
     assert_eq!(halves(flag_off), 0, "{flag_off}");
+}
+
+#[test]
+fn an_indexed_module_list_element_is_read_live_and_counting_from_the_end_checks_the_length() {
+    let src = module_src(
+        ", depth: int = 3",
+        "nn.ModuleList([Block(8) for _ in range(depth)])",
+    )
+    .replace(
+        "        return torch.softmax(self.out(h), dim=1)\n",
+        "        return torch.softmax(self.out(self.blocks[-1](self.blocks[0](h))), dim=1)\n",
+    );
+    let rs = generate(&src);
+    assert!(rs.contains(" modules, not 3"), "{rs}");
+    // Without a stated length, counting from the end is refused; so is an index that is not an
+    // int literal, and one past the end of a Sequential.
+    let unknown = report(&src.replace("depth: int = 3", "depth: int"));
+    assert!(
+        unknown.contains("`self.blocks[-1]` counts from the end of a module list whose length `__init__` does not state"),
+        "{unknown}"
+    );
+    let dynamic = report(&src.replace("self.blocks[0]", "self.blocks[self.k]"));
+    assert!(
+        dynamic.contains("`self.blocks[...]` is indexed by other than an int literal"),
+        "{dynamic}"
+    );
+    let seq = report(
+        &src.replace(
+            "nn.ModuleList([Block(8) for _ in range(depth)])",
+            "nn.Sequential(Block(8), Block(8))",
+        )
+        .replace("self.blocks[-1]", "self.blocks[2]"),
+    );
+    assert!(
+        seq.contains("`self.blocks[2]` is past the end of its 2 modules"),
+        "{seq}"
+    );
 }

@@ -1157,6 +1157,14 @@ impl Fx<'_> {
                     path: String::new(),
                 })))
             }
+            ast::Expr::Subscript(sub) => {
+                let base = match self.member(&sub.value)? {
+                    Ok(Member::Module(node)) => node,
+                    Ok(_) => return None,
+                    Err(f) => return Some(Err(f)),
+                };
+                Some(self.item_of(base, &sub.slice, at))
+            }
             ast::Expr::Attribute(a) => {
                 let base = match self.member(&a.value)? {
                     Ok(Member::Module(node)) => node,
@@ -1173,6 +1181,83 @@ impl Fx<'_> {
             }
             _ => None,
         }
+    }
+
+    /// `container[k]` for an int literal `k`: the element a `ModuleList` or `Sequential` keeps
+    /// under the key `str(k)` (both number their elements from 0, renumbering on deletion and
+    /// insertion). Counting from the end (`k < 0`) needs the length `__init__` gives, and the
+    /// call checks the live count; an index past the end stays Python (eager raises IndexError).
+    fn item_of(&mut self, node: Node, index: &ast::Expr, at: Span) -> R<Member> {
+        let shown = self.shown(&node);
+        let k = match self.literal(index) {
+            Some(Ok(Literal::Int(k))) => k,
+            _ => {
+                return Err(self.attr_error(
+                    at,
+                    format!("`{shown}[...]` is indexed by other than an int literal"),
+                ))
+            }
+        };
+        let (elem, len) = match &node.sub {
+            Sub::List { elem, expect, .. } => ((**elem).clone(), *expect),
+            Sub::Seq { items, .. } => {
+                let i = if k < 0 { k + items.len() as i64 } else { k };
+                match usize::try_from(i).ok().and_then(|i| items.get(i)) {
+                    Some(item) => (item.clone(), Some(items.len())),
+                    None => {
+                        return Err(self.attr_error(
+                            at,
+                            format!("`{shown}[{k}]` is past the end of its {} modules (eager raises IndexError)", items.len()),
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(self.attr_error(
+                    at,
+                    format!("`{shown}` is indexed, but it is not a module list or a Sequential"),
+                ))
+            }
+        };
+        let i = if k < 0 {
+            let Some(n) = len else {
+                return Err(self.attr_error(
+                    at,
+                    format!("`{shown}[{k}]` counts from the end of a module list whose length `__init__` does not state"),
+                ));
+            };
+            let i = k + n as i64;
+            if i < 0 {
+                return Err(self.attr_error(
+                    at,
+                    format!("`{shown}[{k}]` is past the start of its {n} modules (eager raises IndexError)"),
+                ));
+            }
+            // The element counted from the end is the one at `n + k` only while there are `n`.
+            let cx = self.cx(node.ctx);
+            if !cx
+                .ops
+                .iter()
+                .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj))
+            {
+                cx.ops.push(ReadOp::Count {
+                    obj: node.obj,
+                    count: n,
+                    path: shown.clone(),
+                });
+            }
+            i
+        } else {
+            k
+        };
+        let attr = i.to_string();
+        let obj = self.child(&node, &attr, &elem, false);
+        Ok(Member::Module(Node {
+            ctx: node.ctx,
+            obj,
+            sub: elem,
+            path: join(&node.path, &attr),
+        }))
     }
 
     /// The type of `attr` when every instance of `plugin`'s module base has it

@@ -25,15 +25,6 @@ impl Fx<'_> {
         } else {
             let what = match c.func.as_ref() {
                 ast::Expr::Name(n) => format!("call to `{}`", n.id.as_str()),
-                // `self.layers[0](x)`: an element of a module list, called.
-                ast::Expr::Subscript(sub) if self.member(&sub.value).is_some() => {
-                    return Err(self.error(
-                        codes::MODULE_ATTRIBUTE,
-                        at,
-                        "calling an element of a module list by index is not lowered",
-                        Some("iterate the list (`for m in self.layers:`), or keep the submodule in its own attribute"),
-                    ));
-                }
                 _ => "this call".to_owned(),
             };
             return Err(self.error(
