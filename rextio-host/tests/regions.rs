@@ -350,3 +350,22 @@ fn an_indexed_module_list_element_is_read_live_and_counting_from_the_end_checks_
         "{seq}"
     );
 }
+
+#[test]
+fn a_comprehension_over_a_module_list_of_stated_length_is_written_out_as_a_tuple() {
+    let src = module_src(
+        ", depth: int = 3",
+        "nn.ModuleList([Block(8) for _ in range(depth)])",
+    )
+    .replace(
+        "        return torch.softmax(self.out(h), dim=1)\n",
+        "        return torch.cat([b(h) for b in self.blocks], dim=1)\n",
+    );
+    let rs = generate(&src);
+    assert!(rs.contains(" modules, not 3"), "{rs}");
+    let unknown = report(&src.replace("depth: int = 3", "depth: int"));
+    assert!(
+        unknown.contains("a comprehension over `self.blocks` is written out once per element, so it needs the length `__init__` states"),
+        "{unknown}"
+    );
+}

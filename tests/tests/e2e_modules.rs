@@ -24,6 +24,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Towers.forward",
         "mdl.model.Stack.forward",
         "mdl.model.Stack.ends",
+        "mdl.model.Stack.joined",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

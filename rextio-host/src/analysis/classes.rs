@@ -1061,6 +1061,8 @@ pub(super) struct MethodCx {
     self_name: String,
     ctxs: Vec<ReadCx>,
     aliases: BTreeMap<String, usize>,
+    /// Names bound to one module object while a comprehension over a container is written out.
+    node_aliases: BTreeMap<String, Node>,
 }
 
 impl MethodCx {
@@ -1071,6 +1073,7 @@ impl MethodCx {
             self_name: String::new(),
             ctxs: vec![ReadCx::new(root, "self".into())],
             aliases: BTreeMap::new(),
+            node_aliases: BTreeMap::new(),
         }
     }
 }
@@ -1148,6 +1151,9 @@ impl Fx<'_> {
                         path: String::new(),
                     })));
                 }
+                if let Some(node) = m.node_aliases.get(id) {
+                    return Some(Ok(Member::Module(node.clone())));
+                }
                 let ctx = *m.aliases.get(id)?;
                 let root = m.ctxs[ctx].root.clone();
                 Some(Ok(Member::Module(Node {
@@ -1188,16 +1194,21 @@ impl Fx<'_> {
     /// insertion). Counting from the end (`k < 0`) needs the length `__init__` gives, and the
     /// call checks the live count; an index past the end stays Python (eager raises IndexError).
     fn item_of(&mut self, node: Node, index: &ast::Expr, at: Span) -> R<Member> {
-        let shown = self.shown(&node);
-        let k = match self.literal(index) {
-            Some(Ok(Literal::Int(k))) => k,
+        match self.literal(index) {
+            Some(Ok(Literal::Int(k))) => self.item_at(node, k, at),
             _ => {
-                return Err(self.attr_error(
+                let shown = self.shown(&node);
+                Err(self.attr_error(
                     at,
                     format!("`{shown}[...]` is indexed by other than an int literal"),
                 ))
             }
-        };
+        }
+    }
+
+    /// The element at index `k` of a container (see [`Fx::item_of`]).
+    fn item_at(&mut self, node: Node, k: i64, at: Span) -> R<Member> {
+        let shown = self.shown(&node);
         let (elem, len) = match &node.sub {
             Sub::List { elem, expect, .. } => ((**elem).clone(), *expect),
             Sub::Seq { items, .. } => {
@@ -1258,6 +1269,87 @@ impl Fx<'_> {
             sub: elem,
             path: join(&node.path, &attr),
         }))
+    }
+
+    /// `[f(m) for m in <container>]` as a direct argument of a plugin operation
+    /// (`torch.cat([t(x) for t in self.towers], dim=1)`): written out once per element, in
+    /// order, as the tuple such a list literal is offered as. The container's length must be
+    /// stated (a `ModuleList` whose length `__init__` gives, or a `Sequential`), and the call
+    /// checks the live count. `None` when `lc` is not a comprehension over a module container.
+    pub(super) fn module_comprehension(
+        &mut self,
+        lc: &ast::ExprListComp,
+        at: Span,
+    ) -> Option<R<Expr>> {
+        let [g] = lc.generators.as_slice() else {
+            return None;
+        };
+        let ast::Expr::Name(var) = &g.target else {
+            return None;
+        };
+        if !g.ifs.is_empty() || g.is_async {
+            return None;
+        }
+        let node = match self.member(&g.iter)? {
+            Ok(Member::Module(node)) => node,
+            Ok(_) => return None,
+            Err(f) => return Some(Err(f)),
+        };
+        Some(self.written_out(node, var.id.as_str(), &lc.elt, at))
+    }
+
+    fn written_out(&mut self, node: Node, var: &str, elt: &ast::Expr, at: Span) -> R<Expr> {
+        let shown = self.shown(&node);
+        let n = match &node.sub {
+            Sub::List {
+                expect: Some(n), ..
+            } => *n,
+            Sub::Seq { items, .. } => items.len(),
+            Sub::List { expect: None, .. } => {
+                return Err(self.attr_error(
+                    at,
+                    format!("a comprehension over `{shown}` is written out once per element, so it needs the length `__init__` states"),
+                ))
+            }
+            _ => {
+                return Err(self.attr_error(
+                    at,
+                    format!("a comprehension iterates `{shown}`, which is not a module list or a Sequential"),
+                ))
+            }
+        };
+        let cx = self.cx(node.ctx);
+        if !cx
+            .ops
+            .iter()
+            .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj))
+        {
+            cx.ops.push(ReadOp::Count {
+                obj: node.obj,
+                count: n,
+                path: shown,
+            });
+        }
+        let mut items = Vec::with_capacity(n);
+        for k in 0..n {
+            let Member::Module(elem) = self.item_at(node.clone(), k as i64, at)? else {
+                return Err(Failed);
+            };
+            let m = self.method.as_mut().ok_or(Failed)?;
+            let prev = m.node_aliases.insert(var.to_owned(), elem);
+            let v = self.expr(elt);
+            let m = self.method.as_mut().ok_or(Failed)?;
+            match prev {
+                Some(p) => m.node_aliases.insert(var.to_owned(), p),
+                None => m.node_aliases.remove(var),
+            };
+            items.push(v?);
+        }
+        Ok(Expr {
+            ty: ValueType::Tuple(items.iter().map(|i| i.ty.clone()).collect()),
+            kind: ExprKind::Tuple(items),
+            span: at,
+        })
     }
 
     /// The type of `attr` when every instance of `plugin`'s module base has it

@@ -113,6 +113,13 @@ impl Fx<'_> {
                 let at = self.span(e);
                 self.sequence(&l.elts, at)
             }
+            ast::Expr::ListComp(lc) => {
+                let at = self.span(e);
+                match self.module_comprehension(lc, at) {
+                    Some(v) => v,
+                    None => self.expr(e),
+                }
+            }
             _ => self.expr(e),
         }
     }
