@@ -368,4 +368,10 @@ fn a_comprehension_over_a_module_list_of_stated_length_is_written_out_as_a_tuple
         unknown.contains("a comprehension over `self.blocks` is written out once per element, so it needs the length `__init__` states"),
         "{unknown}"
     );
+    // The comprehension's name may not be a local too (`h` would read the local tensor).
+    let shadow = report(&src.replace("[b(h) for b in self.blocks]", "[h(x) for h in self.blocks]"));
+    assert!(
+        shadow.contains("the comprehension's name `h` is also a local of the method"),
+        "{shadow}"
+    );
 }

@@ -1295,7 +1295,16 @@ impl Fx<'_> {
             Ok(_) => return None,
             Err(f) => return Some(Err(f)),
         };
-        Some(self.written_out(node, var.id.as_str(), &lc.elt, at))
+        let var = var.id.as_str();
+        if self.local_names.contains(var) {
+            // Inside the comprehension the name is the element, while the function's local of
+            // that name is what a read of it would find here.
+            return Some(Err(self.attr_error(
+                at,
+                format!("the comprehension's name `{var}` is also a local of the method; use another name"),
+            )));
+        }
+        Some(self.written_out(node, var, &lc.elt, at))
     }
 
     fn written_out(&mut self, node: Node, var: &str, elt: &ast::Expr, at: Span) -> R<Expr> {
