@@ -310,6 +310,35 @@ for change, category in (
         with torch.inference_mode():
             assert_same(got, st_e(x), f"stack after a change, {key}")
 
+# A class derived from Stack: inherited `forward` (Stack's compiled body, on a Tuned instance),
+# its own `ends` through `super()`, and `both` calling both through `self`. A subclass of it
+# that overrides `ends` makes `both` run the original, which dispatches as eager does.
+TUNED = "mdl.model.Tuned"
+tu_b, tu_e = pair(model, emodel, "Tuned", 52, 16, 24)
+parity(tu_b, tu_e, model, STACK, ("forward",), inputs(16, 53), "tuned (inherited)")
+parity(tu_b, tu_e, model, TUNED, ("ends", "both"), inputs(16, 53), "tuned")
+
+
+class BuiltRetuned(model.Tuned):
+    def ends(self, x):
+        return x * 3.0
+
+
+class EagerRetuned(emodel.Tuned):
+    def ends(self, x):
+        return x * 3.0
+
+
+torch.manual_seed(54)
+rb = BuiltRetuned(16, 24).eval()
+torch.manual_seed(54)
+re_ = EagerRetuned(16, 24).eval()
+x = inputs(16, 55)["batch 16"]
+with torch.inference_mode(), ran(model, f"{TUNED}.both", "state"):
+    got = rb.both(x)
+with torch.inference_mode():
+    assert_same(got, re_.both(x), "both() of a subclass overriding ends()")
+
 # `self.training` is read at every call: train mode takes the other branch, natively (Stack holds
 # no dropout), and a non-bool flag runs the original.
 st_b, st_e = pair(model, emodel, "Stack", 49, 16, 24)

@@ -25,6 +25,8 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Stack.forward",
         "mdl.model.Stack.ends",
         "mdl.model.Stack.joined",
+        "mdl.model.Tuned.ends",
+        "mdl.model.Tuned.both",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

@@ -34,8 +34,11 @@ pub struct ClassInfo {
     pub base: String,
     /// Attributes assigned in `__init__`: what each holds, or why it is not read.
     pub attrs: BTreeMap<String, Result<Attr, String>>,
-    /// Names of its methods (`__init__` excluded).
+    /// Names of the methods it defines itself (`__init__` excluded).
     pub methods: BTreeSet<String>,
+    /// The module class of the project it derives from, if any (its attributes and methods are
+    /// this class's too, unless this class assigns or defines them again).
+    pub parent: Option<String>,
 }
 
 /// What an attribute holds.
@@ -161,8 +164,116 @@ pub(super) fn read_classes(
                 base,
                 attrs,
                 methods,
+                parent: None,
             },
         );
+    }
+}
+
+/// The one module class of the project `c` derives from, when it derives from exactly one base
+/// and `is_class` says that base is one.
+pub(super) fn project_parent(
+    module: &SourceModule,
+    registry: &Registry,
+    c: &ast::StmtClassDef,
+    is_class: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, &[], &empty);
+    let [base] = bases else {
+        return None;
+    };
+    let path = match base {
+        ast::Expr::Name(n) => {
+            let own = qualname_of(module, n.id.as_str());
+            if is_class(&own) {
+                Some(own)
+            } else {
+                fx.dotted_global(base)
+            }
+        }
+        other => fx.dotted_global(other),
+    }?;
+    is_class(&path).then_some(path)
+}
+
+/// Read every class deriving from another module class of the project (one base), parents
+/// first: the parent's plugin and base, the parent's attributes overlaid with the ones the
+/// class's own `__init__` assigns (when it defines one; the parent's are set by its
+/// `super().__init__(...)`, and every read is checked at run time anyway), and the methods it
+/// defines itself. Inherited methods are the parent's, compiled once for every instance.
+pub(super) fn read_derived_classes(
+    modules: &[SourceModule],
+    registry: &Registry,
+    enabled: &[String],
+    project_classes: &BTreeSet<String>,
+    out: &mut BTreeMap<String, ClassInfo>,
+) {
+    loop {
+        let mut added = false;
+        for module in modules {
+            for s in &module.ast.body {
+                let ast::Stmt::ClassDef(c) = s else { continue };
+                let qualname = qualname_of(module, c.name.as_str());
+                if out.contains_key(&qualname) {
+                    continue;
+                }
+                let known = |q: &str| out.contains_key(q);
+                let Some(parent) = project_parent(module, registry, c, &known) else {
+                    continue;
+                };
+                let p = out[&parent].clone();
+                let Some(support) = registry
+                    .plugin(&p.plugin)
+                    .and_then(|r| r.plugin.module_support())
+                else {
+                    continue;
+                };
+                let mut methods = BTreeSet::new();
+                let mut init = None;
+                for s in &c.body {
+                    if let ast::Stmt::FunctionDef(f) = s {
+                        if f.name.as_str() == "__init__" {
+                            init = Some(f);
+                        } else {
+                            methods.insert(f.name.as_str().to_owned());
+                        }
+                    }
+                }
+                let mut attrs = p.attrs.clone();
+                if let Some(f) = init {
+                    let mut reader = InitReader {
+                        module,
+                        registry,
+                        enabled,
+                        plugin: &p.plugin,
+                        support: &support,
+                        project_classes,
+                        params: BTreeMap::new(),
+                        int_defaults: BTreeMap::new(),
+                        self_name: String::new(),
+                    };
+                    attrs.extend(reader.read(f));
+                }
+                out.insert(
+                    qualname.clone(),
+                    ClassInfo {
+                        qualname,
+                        name: c.name.as_str().to_owned(),
+                        plugin: p.plugin.clone(),
+                        base: p.base.clone(),
+                        attrs,
+                        methods,
+                        parent: Some(parent),
+                    },
+                );
+                added = true;
+            }
+        }
+        if !added {
+            return;
+        }
     }
 }
 
@@ -183,7 +294,24 @@ pub(super) fn module_class_names(
             }
         }
     }
-    out
+    // Classes deriving from those, parents first.
+    loop {
+        let mut added = Vec::new();
+        for module in modules {
+            for s in &module.ast.body {
+                let ast::Stmt::ClassDef(c) = s else { continue };
+                let q = qualname_of(module, c.name.as_str());
+                let known = |q: &str| out.contains(q);
+                if !out.contains(&q) && project_parent(module, registry, c, &known).is_some() {
+                    added.push(q);
+                }
+            }
+        }
+        if added.is_empty() {
+            return out;
+        }
+        out.extend(added);
+    }
 }
 
 struct InitReader<'a> {
@@ -1096,6 +1224,13 @@ pub(super) enum Member {
     Value(Expr),
     /// A method of the instance's class, unbound.
     Method(String),
+    /// `super().name`: method `name` as `class` (a parent of the method's class) defines it.
+    Super {
+        /// The class defining the method.
+        class: String,
+        /// The method.
+        name: String,
+    },
 }
 
 fn join(path: &str, attr: &str) -> String {
@@ -1171,11 +1306,14 @@ impl Fx<'_> {
                 };
                 Some(self.item_of(base, &sub.slice, at))
             }
+            ast::Expr::Attribute(a) if self.is_super_call(&a.value) => {
+                Some(self.super_member(a.attr.as_str(), at))
+            }
             ast::Expr::Attribute(a) => {
                 let base = match self.member(&a.value)? {
                     Ok(Member::Module(node)) => node,
                     Ok(Member::Value(_)) => return None,
-                    Ok(Member::Method(name)) => {
+                    Ok(Member::Method(name) | Member::Super { name, .. }) => {
                         return Some(Err(self.attr_error(
                             at,
                             format!("`self.{name}.{}` reads an attribute of a method", a.attr),
@@ -1186,6 +1324,65 @@ impl Fx<'_> {
                 Some(self.attr_of(base, a.attr.as_str(), at))
             }
             _ => None,
+        }
+    }
+
+    /// The class defining method `name` for an instance of `class`: `class` itself, or the
+    /// nearest of its parents that defines it.
+    fn defining_class(&self, class: &str, name: &str) -> Option<String> {
+        let mut at = self.index.classes.get(class)?;
+        loop {
+            if at.methods.contains(name) {
+                return Some(at.qualname.clone());
+            }
+            at = self.index.classes.get(at.parent.as_deref()?)?;
+        }
+    }
+
+    /// `super()` or `super(Class, self)` in a method.
+    fn is_super_call(&self, e: &ast::Expr) -> bool {
+        let ast::Expr::Call(c) = e else { return false };
+        let ast::Expr::Name(f) = c.func.as_ref() else {
+            return false;
+        };
+        let Some(m) = self.method.as_ref() else {
+            return false;
+        };
+        let explicit = match c.arguments.args.as_ref() {
+            [] => true,
+            [ast::Expr::Name(cls), ast::Expr::Name(obj)] => {
+                cls.id.as_str() == m.class.name && obj.id.as_str() == m.self_name
+            }
+            _ => false,
+        };
+        f.id.as_str() == "super"
+            && explicit
+            && c.arguments.keywords.is_empty()
+            && !self.local_names.contains("super")
+            && !self.module.imports.contains_key("super")
+    }
+
+    /// `super().name`: the parent's method `name` (defined by it or by one of its parents).
+    fn super_member(&mut self, name: &str, at: Span) -> R<Member> {
+        let (class, parent) = match self.method.as_ref() {
+            Some(m) => (m.class.name.clone(), m.class.parent.clone()),
+            None => return Err(Failed),
+        };
+        let Some(parent) = parent else {
+            return Err(self.attr_error(
+                at,
+                format!("`super().{name}` of `{class}`, which derives from the framework's base directly, is not lowered"),
+            ));
+        };
+        match self.defining_class(&parent, name) {
+            Some(defining) => Ok(Member::Super {
+                class: defining,
+                name: name.to_owned(),
+            }),
+            None => Err(self.attr_error(
+                at,
+                format!("`super().{name}`: `{parent}` and its parents define no method `{name}` of the project"),
+            )),
         }
     }
 
@@ -1393,7 +1590,9 @@ impl Fx<'_> {
                         at,
                         format!("`{shown}` is not compiled: {why}"),
                     )),
-                    None if class.methods.contains(attr) => Ok(Member::Method(attr.to_owned())),
+                    None if self.defining_class(q, attr).is_some() => {
+                        Ok(Member::Method(attr.to_owned()))
+                    }
                     None => match self.base_attr(&class.plugin, attr) {
                         Some(ty) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
                         None => Err(self.attr_error(
@@ -1609,6 +1808,20 @@ impl Fx<'_> {
                         path: "self".into(),
                     });
                 }
+                let defining = self.defining_class(&class, &name).unwrap_or(class);
+                self.method_call(&root, &defining, &name, args, at)
+            }
+            Member::Super { class, name } => {
+                // `super().name(x)` names its class statically: no dispatch to check.
+                let root = Node {
+                    ctx: 0,
+                    obj: 0,
+                    sub: self
+                        .method
+                        .as_ref()
+                        .map_or(Sub::Project(String::new()), |m| m.ctxs[0].root.clone()),
+                    path: String::new(),
+                };
                 self.method_call(&root, &class, &name, args, at)
             }
             Member::Module(node) => self.call_node(node, args, at),
@@ -1625,7 +1838,10 @@ impl Fx<'_> {
         }
         self.mark_called(&node);
         match node.sub.clone() {
-            Sub::Project(q) => self.method_call(&node, &q, "forward", args, at),
+            Sub::Project(q) => {
+                let defining = self.defining_class(&q, "forward").unwrap_or(q);
+                self.method_call(&node, &defining, "forward", args, at)
+            }
             Sub::Kind(kind) => {
                 let [input] = <[Expr; 1]>::try_from(args).map_err(|args| {
                     self.attr_error(at, format!("`{shown}` is called with {} arguments; a `{}` takes one", args.len(), kind.class_path))

@@ -473,7 +473,9 @@ impl Fx<'_> {
         if let Some(m) = self.member(&ast::Expr::Attribute(a.clone())) {
             return match m? {
                 classes::Member::Value(v) => Ok(v),
-                classes::Member::Module(_) | classes::Member::Method(_) => Err(self.error(
+                classes::Member::Module(_)
+                | classes::Member::Method(_)
+                | classes::Member::Super { .. } => Err(self.error(
                     codes::MODULE_ATTRIBUTE,
                     at,
                     format!(

@@ -159,6 +159,7 @@ pub fn index_project(
     for module in modules {
         classes::read_classes(module, registry, enabled, &class_names, &mut index.classes);
     }
+    classes::read_derived_classes(modules, registry, enabled, &class_names, &mut index.classes);
     for module in modules {
         for (name, v) in &module.constants.values {
             index.constants.insert(qualname_of(module, name), v.clone());
@@ -253,9 +254,9 @@ fn analyse_module_with(
     }
 }
 
-/// A class deriving from a module class of the project (not from a framework base directly) is
-/// reported method by method, on Python (RXT024): inherited methods and attributes are not
-/// followed.
+/// A class deriving from a module class of the project and from another base is reported
+/// method by method, on Python (RXT024): the method resolution order is not followed. (A class
+/// with one base that is a project module class is read by `classes::read_derived_classes`.)
 fn derived_class_methods(
     module: &SourceModule,
     registry: &Registry,
@@ -298,10 +299,10 @@ fn derived_class_methods(
             let d = Diagnostic::error(
                 codes::MODULE_CLASS,
                 format!(
-                    "`{class}` derives from the project's module class `{parent}`; methods of derived classes are not compiled (inherited methods and attributes are not followed), so `{class}.{name}` runs as Python"
+                    "`{class}` derives from the project's module class `{parent}` and from another base; methods of classes with several bases are not compiled (the method resolution order is not followed), so `{class}.{name}` runs as Python"
                 ),
             )
-            .with_suggestion("derive from the framework's module base directly, or keep the method in the parent class")
+            .with_suggestion("derive from one module class, or keep the method in the parent class")
             .at(span);
             FunctionAnalysis {
                 qualname: qualname_of(module, &format!("{class}.{name}")),

@@ -672,7 +672,10 @@ fn module_class_methods_read_their_state_from_self() {
          \x20   def rebound(self, x: tp.Vec) -> float:\n        return self.later\n\n\
          \x20   def branch(self, x: tp.Vec) -> float:\n        return self.maybe\n\n\
          \x20   def untyped(self, x):\n        return x\n\n\
-         class Head(Scorer):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x\n\n\
+         class Head(Scorer):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return tp.relu(super().forward(x))\n\n\
+         \x20   def again(self, x: tp.Vec) -> tp.Vec:\n        return self.twice(x)\n\n\
+         \x20   def scale_(self, x: tp.Vec) -> float:\n        return self.scale\n\n\
+         class Mixed(Scorer, Plain):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x\n\n\
          class Plain:\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x\n",
     )]);
     let native = |q: &str| {
@@ -737,10 +740,29 @@ fn module_class_methods_read_their_state_from_self() {
         .diagnostics
         .iter()
         .any(|d| d.code == codes::PARAM_ANNOTATION));
-    // A class deriving from a project module class is reported, on Python.
-    let head = route_of(&a, "m.Head.forward");
-    assert_eq!(head.route, Route::Fallback);
-    assert_eq!(head.diagnostics[0].code, codes::MODULE_CLASS);
+    // A class deriving from a project module class has its parent's attributes and methods:
+    // `super().forward(x)` is the parent's forward (named statically: no class check),
+    // `self.twice(x)` the inherited one (dispatched: the instance's class is checked).
+    let head = native("m.Head.forward");
+    let reads = &head.method.as_ref().unwrap().reads;
+    assert!(
+        reads.iter().any(|r| matches!(r, crate::ir_module::ReadOp::State { callee, .. } if callee == "m.Scorer.forward"))
+            && !reads.iter().any(|r| matches!(r, crate::ir_module::ReadOp::Class { .. })),
+        "{reads:?}"
+    );
+    let again = route_of(&a, "m.Head.again").ir.clone().unwrap();
+    let reads = &again.method.as_ref().unwrap().reads;
+    assert!(
+        reads.iter().any(|r| matches!(r, crate::ir_module::ReadOp::State { callee, .. } if callee == "m.Scorer.twice"))
+            && reads.iter().any(|r| matches!(r, crate::ir_module::ReadOp::Class { class, .. } if class == "m.Head")),
+        "{reads:?}"
+    );
+    let scale = route_of(&a, "m.Head.scale_").ir.clone().unwrap();
+    assert_eq!(scale.params[0].ty, ValueType::Tuple(vec![ValueType::Float]));
+    // More than one base is still reported, on Python.
+    let mixed = route_of(&a, "m.Mixed.forward");
+    assert_eq!(mixed.route, Route::Fallback);
+    assert_eq!(mixed.diagnostics[0].code, codes::MODULE_CLASS);
     // `__init__` is not an entry point; a class that is not a module class is not reported.
     assert!(a[0]
         .functions
