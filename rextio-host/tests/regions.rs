@@ -375,3 +375,30 @@ fn a_comprehension_over_a_module_list_of_stated_length_is_written_out_as_a_tuple
         "{shadow}"
     );
 }
+
+#[test]
+fn a_range_len_loop_indexing_its_list_is_the_module_loop() {
+    let src = module_src(
+        ", depth: int = 3",
+        "nn.ModuleList([Block(8) for _ in range(depth)])",
+    )
+    .replace(
+        "        for block in self.blocks:\n            h = block(h)\n",
+        "        for i in range(len(self.blocks)):\n            h = self.blocks[i](h) * (i + 1)\n",
+    );
+    let rs = generate(&src);
+    // Written out at the stated length and looped otherwise, as `for block in self.blocks`.
+    assert!(rs.contains(".len() as i64) == 3i64)"), "{rs}");
+    // Another list indexed by the loop's variable is refused, naming the form that is lowered.
+    let other = report(&src.replace(
+        "self.blocks[i](h)",
+        "self.blocks[i](h) + self.others[i](h)",
+    ).replace(
+        "        self.out = nn.Linear(8, 3)\n",
+        "        self.out = nn.Linear(8, 3)\n        self.others = nn.ModuleList([Block(8) for _ in range(depth)])\n",
+    ));
+    assert!(
+        other.contains("`self.others[i]` is indexed by a variable, which is lowered only as the element of `for i in range(len(self.others)):`"),
+        "{other}"
+    );
+}

@@ -25,6 +25,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Stack.forward",
         "mdl.model.Stack.ends",
         "mdl.model.Stack.joined",
+        "mdl.model.Stack.ranged",
         "mdl.model.Tuned.ends",
         "mdl.model.Tuned.both",
     ] {

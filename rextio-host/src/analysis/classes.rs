@@ -1191,6 +1191,9 @@ pub(super) struct MethodCx {
     aliases: BTreeMap<String, usize>,
     /// Names bound to one module object while a comprehension over a container is written out.
     node_aliases: BTreeMap<String, Node>,
+    /// `container[i]` inside `for i in range(len(container)):`: the loop's element variable,
+    /// keyed by the container ([`Node::index_key`]) and the index name.
+    pub(super) index_aliases: BTreeMap<(usize, usize, String), String>,
 }
 
 impl MethodCx {
@@ -1202,6 +1205,7 @@ impl MethodCx {
             ctxs: vec![ReadCx::new(root, "self".into())],
             aliases: BTreeMap::new(),
             node_aliases: BTreeMap::new(),
+            index_aliases: BTreeMap::new(),
         }
     }
 }
@@ -1214,6 +1218,18 @@ pub(super) struct Node {
     sub: Sub,
     /// Path from the context's root (`blocks`, `head.0`), empty for the root.
     path: String,
+}
+
+impl Node {
+    /// Whether it is a module list.
+    pub(super) fn is_list(&self) -> bool {
+        matches!(self.sub, Sub::List { .. })
+    }
+
+    /// The key of `self[index]` in [`MethodCx::index_aliases`].
+    pub(super) fn index_key(&self, index: &str) -> (usize, usize, String) {
+        (self.ctx, self.obj, index.to_owned())
+    }
 }
 
 /// What an expression rooted at `self` (or a loop variable over a module list) denotes.
@@ -1304,6 +1320,18 @@ impl Fx<'_> {
                     Ok(_) => return None,
                     Err(f) => return Some(Err(f)),
                 };
+                if let ast::Expr::Name(i) = sub.slice.as_ref() {
+                    let m = self.method.as_ref()?;
+                    if let Some(var) = m.index_aliases.get(&base.index_key(i.id.as_str())) {
+                        let ctx = *m.aliases.get(var)?;
+                        return Some(Ok(Member::Module(Node {
+                            ctx,
+                            obj: 0,
+                            sub: m.ctxs[ctx].root.clone(),
+                            path: String::new(),
+                        })));
+                    }
+                }
                 Some(self.item_of(base, &sub.slice, at))
             }
             ast::Expr::Attribute(a) if self.is_super_call(&a.value) => {
@@ -1391,8 +1419,15 @@ impl Fx<'_> {
     /// insertion). Counting from the end (`k < 0`) needs the length `__init__` gives, and the
     /// call checks the live count; an index past the end stays Python (eager raises IndexError).
     fn item_of(&mut self, node: Node, index: &ast::Expr, at: Span) -> R<Member> {
-        match self.literal(index) {
-            Some(Ok(Literal::Int(k))) => self.item_at(node, k, at),
+        match (self.literal(index), index) {
+            (Some(Ok(Literal::Int(k))), _) => self.item_at(node, k, at),
+            (_, ast::Expr::Name(i)) => {
+                let shown = self.shown(&node);
+                Err(self.attr_error(
+                    at,
+                    format!("`{shown}[{i}]` is indexed by a variable, which is lowered only as the element of `for {i} in range(len({shown})):`", i = i.id.as_str()),
+                ))
+            }
             _ => {
                 let shown = self.shown(&node);
                 Err(self.attr_error(

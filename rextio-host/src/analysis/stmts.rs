@@ -39,6 +39,9 @@ impl Fx<'_> {
     /// `start` (default 0) before the loop, and at the top of each iteration
     /// `i = counter; counter = counter + 1`. `None` when the loop is not over `enumerate(...)`.
     fn for_enumerate(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
+        if let Some(r) = self.range_len_loop(f, at) {
+            return Some(r);
+        }
         let ast::Expr::Call(c) = f.iter.as_ref() else {
             return None;
         };
@@ -68,6 +71,65 @@ impl Fx<'_> {
                     self.poisoned.insert(n.to_owned());
                 }
             }
+        }
+        Some(result)
+    }
+
+    /// `for i in range(len(self.layers)):` whose body indexes the list only as
+    /// `self.layers[i]` and never assigns `i`: the module loop with `i` counting from 0, where
+    /// `self.layers[i]` is the element of the iteration (Python evaluates `len` once, and a
+    /// compiled method cannot change the list). `None` when the loop is not of that form.
+    fn range_len_loop(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
+        let ast::Expr::Name(i) = f.target.as_ref() else {
+            return None;
+        };
+        let builtin = |fx: &Self, c: &ast::ExprCall, name: &str| {
+            matches!(c.func.as_ref(), ast::Expr::Name(n) if n.id.as_str() == name)
+                && c.arguments.keywords.is_empty()
+                && !fx.local_names.contains(name)
+                && !fx.module.imports.contains_key(name)
+                && !fx.module_defines(name)
+        };
+        let ast::Expr::Call(range) = f.iter.as_ref() else {
+            return None;
+        };
+        let [ast::Expr::Call(len)] = range.arguments.args.as_ref() else {
+            return None;
+        };
+        let [list] = len.arguments.args.as_ref() else {
+            return None;
+        };
+        if !builtin(self, range, "range") || !builtin(self, len, "len") || !f.orelse.is_empty() {
+            return None;
+        }
+        let mut assigned = BTreeSet::new();
+        super::collect_targets(&f.body, &mut assigned);
+        if assigned.contains(i.id.as_str()) {
+            return None;
+        }
+        let node = match self.member(list)? {
+            Ok(classes::Member::Module(node)) if node.is_list() => node,
+            Ok(_) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let index = i.id.as_str();
+        self.unpack_count += 1;
+        let var = format!("#item{}", self.unpack_count);
+        let key = node.index_key(index);
+        if let Some(m) = self.method.as_mut() {
+            m.index_aliases.insert(key.clone(), var.clone());
+        }
+        let zero = Expr {
+            ty: ValueType::Int,
+            kind: ExprKind::Lit(Literal::Int(0)),
+            span: at,
+        };
+        let result = self.counted_modules(f, index, &var, node, zero, at);
+        if let Some(m) = self.method.as_mut() {
+            m.index_aliases.remove(&key);
+        }
+        if result.is_err() && !self.types.contains_key(index) {
+            self.poisoned.insert(index.to_owned());
         }
         Some(result)
     }
@@ -144,6 +206,20 @@ impl Fx<'_> {
                 ))
             }
         };
+        self.counted_modules(f, index, var, node, start, at)
+    }
+
+    /// The module loop over `node` with `index` counting from `start` (see
+    /// [`Fx::for_enumerate`]).
+    fn counted_modules(
+        &mut self,
+        f: &ast::StmtFor,
+        index: &str,
+        var: &str,
+        node: classes::Node,
+        start: Expr,
+        at: Span,
+    ) -> R<Vec<Stmt>> {
         self.unpack_count += 1;
         let counter = format!("#enumerate{}", self.unpack_count);
         self.bind(&counter, &ValueType::Int, at)?;
