@@ -75,10 +75,10 @@ impl Fx<'_> {
         Some(result)
     }
 
-    /// `for i in range(len(self.layers)):` whose body indexes the list only as
-    /// `self.layers[i]` and never assigns `i`: the module loop with `i` counting from 0, where
-    /// `self.layers[i]` is the element of the iteration (Python evaluates `len` once, and a
-    /// compiled method cannot change the list). `None` when the loop is not of that form.
+    /// `for i in range(len(self.layers)):` whose body never assigns `i`: the module loop with
+    /// `i` counting from 0, where `self.layers[i]` is the element of the iteration (Python
+    /// evaluates `len` once, and a compiled method cannot change the list). `None` when the
+    /// loop is not of that form.
     fn range_len_loop(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
         let ast::Expr::Name(i) = f.target.as_ref() else {
             return None;
