@@ -365,7 +365,7 @@ fn a_comprehension_over_a_module_list_of_stated_length_is_written_out_as_a_tuple
     assert!(rs.contains(" modules, not 3"), "{rs}");
     let unknown = report(&src.replace("depth: int = 3", "depth: int"));
     assert!(
-        unknown.contains("a comprehension over `self.blocks` is written out once per element, so it needs the length `__init__` states"),
+        unknown.contains("`self.blocks` is written out once per element here, so it needs the length `__init__` states"),
         "{unknown}"
     );
     // The comprehension's name may not be a local too (`h` would read the local tensor).
@@ -401,4 +401,34 @@ fn a_range_len_loop_indexing_its_list_is_the_module_loop() {
         other.contains("`self.others[i]` is indexed by a variable, which is lowered only as the element of `for i in range(len(self.others)):`"),
         "{other}"
     );
+}
+
+#[test]
+fn a_zip_of_module_lists_of_stated_length_is_written_out_pair_by_pair() {
+    let src = module_src(", depth: int = 3", "nn.ModuleList([Block(8) for _ in range(depth)])")
+        .replace(
+            "        self.out = nn.Linear(8, 3)\n",
+            "        self.out = nn.Linear(8, 3)\n        self.norms = nn.ModuleList([nn.LayerNorm(8), nn.LayerNorm(8)])\n",
+        )
+        .replace(
+            "        for block in self.blocks:\n            h = block(h)\n",
+            "        for norm, block in zip(self.norms, self.blocks):\n            h = block(norm(h))\n",
+        );
+    let rs = generate(&src);
+    let body = &rs[rs.find("fn __rx_body_1(").unwrap()..];
+    // Two pairs (zip stops at the shorter list), each list's count checked.
+    assert!(rs.contains(" modules, not 3"), "{rs}");
+    assert!(rs.contains(" modules, not 2"), "{rs}");
+    assert_eq!(body.matches("static __RX_PROGRAM").count(), 1, "{body}");
+    // Unknown lengths, or a body that breaks out, are refused with their reasons.
+    let unknown = report(&src.replace("depth: int = 3", "depth: int"));
+    assert!(
+        unknown.contains("`self.blocks` is written out once per element here, so it needs the length `__init__` states"),
+        "{unknown}"
+    );
+    let early = report(&src.replace(
+        "            h = block(norm(h))\n",
+        "            h = block(norm(h))\n            if h.shape[0] > 4:\n                break\n",
+    ));
+    assert!(early.contains("may not `break`, `continue`"), "{early}");
 }

@@ -272,7 +272,8 @@ for change in (
 # Parameter and a scalar from arithmetic in `__init__`, a Sequential head.
 STACK = "mdl.model.Stack"
 st_b, st_e = pair(model, emodel, "Stack", 44, 16, 24)
-parity(st_b, st_e, model, STACK, ("forward", "ends", "joined", "ranged"), inputs(16, 45), "stack")
+parity(st_b, st_e, model, STACK, ("forward", "ends", "joined", "zipped", "ranged"), inputs(16, 45),
+       "stack")
 # `self.layers[-1]` is the last of the three layers `__init__` appends: with a fourth, the
 # original runs (and finds the new last one); `self.layers[0]` and `self.head[0]` are read live.
 for change, category in (
@@ -285,7 +286,7 @@ for change, category in (
     change(st_e)
     st_b.load_state_dict(st_e.state_dict())
     x = inputs(16, 51)["batch 16"]
-    for method in ("ends", "joined", "ranged"):
+    for method in ("ends", "joined", "zipped", "ranged"):
         # `ranged` loops over any length.
         expected = "native" if method == "ranged" else category
         with torch.inference_mode(), ran(model, f"{STACK}.{method}", expected):

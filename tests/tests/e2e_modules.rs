@@ -26,6 +26,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Stack.ends",
         "mdl.model.Stack.joined",
         "mdl.model.Stack.ranged",
+        "mdl.model.Stack.zipped",
         "mdl.model.Tuned.ends",
         "mdl.model.Tuned.both",
     ] {

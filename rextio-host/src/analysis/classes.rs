@@ -1539,8 +1539,10 @@ impl Fx<'_> {
         Some(self.written_out(node, var, &lc.elt, at))
     }
 
-    fn written_out(&mut self, node: Node, var: &str, elt: &ast::Expr, at: Span) -> R<Expr> {
-        let shown = self.shown(&node);
+    /// The length of a container a loop or comprehension is written out over: a `ModuleList`'s
+    /// stated length or a `Sequential`'s item count, checked at every call.
+    pub(super) fn stated_count(&mut self, node: &Node, at: Span) -> R<usize> {
+        let shown = self.shown(node);
         let n = match &node.sub {
             Sub::List {
                 expect: Some(n), ..
@@ -1549,13 +1551,13 @@ impl Fx<'_> {
             Sub::List { expect: None, .. } => {
                 return Err(self.attr_error(
                     at,
-                    format!("a comprehension over `{shown}` is written out once per element, so it needs the length `__init__` states"),
+                    format!("`{shown}` is written out once per element here, so it needs the length `__init__` states"),
                 ))
             }
             _ => {
                 return Err(self.attr_error(
                     at,
-                    format!("a comprehension iterates `{shown}`, which is not a module list or a Sequential"),
+                    format!("`{shown}` is iterated, but it is not a module list or a Sequential"),
                 ))
             }
         };
@@ -1571,19 +1573,34 @@ impl Fx<'_> {
                 path: shown,
             });
         }
+        Ok(n)
+    }
+
+    /// Element `k` of a container, as a module node.
+    pub(super) fn element_at(&mut self, node: Node, k: usize, at: Span) -> R<Node> {
+        match self.item_at(node, k as i64, at)? {
+            Member::Module(elem) => Ok(elem),
+            _ => Err(Failed),
+        }
+    }
+
+    /// Bind `name` to a module node (or unbind it), returning what it was bound to.
+    pub(super) fn bind_node(&mut self, name: &str, node: Option<Node>) -> Option<Node> {
+        let m = self.method.as_mut()?;
+        match node {
+            Some(n) => m.node_aliases.insert(name.to_owned(), n),
+            None => m.node_aliases.remove(name),
+        }
+    }
+
+    fn written_out(&mut self, node: Node, var: &str, elt: &ast::Expr, at: Span) -> R<Expr> {
+        let n = self.stated_count(&node, at)?;
         let mut items = Vec::with_capacity(n);
         for k in 0..n {
-            let Member::Module(elem) = self.item_at(node.clone(), k as i64, at)? else {
-                return Err(Failed);
-            };
-            let m = self.method.as_mut().ok_or(Failed)?;
-            let prev = m.node_aliases.insert(var.to_owned(), elem);
+            let elem = self.element_at(node.clone(), k, at)?;
+            let prev = self.bind_node(var, Some(elem));
             let v = self.expr(elt);
-            let m = self.method.as_mut().ok_or(Failed)?;
-            match prev {
-                Some(p) => m.node_aliases.insert(var.to_owned(), p),
-                None => m.node_aliases.remove(var),
-            };
+            self.bind_node(var, prev);
             items.push(v?);
         }
         Ok(Expr {

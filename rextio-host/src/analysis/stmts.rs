@@ -42,6 +42,9 @@ impl Fx<'_> {
         if let Some(r) = self.range_len_loop(f, at) {
             return Some(r);
         }
+        if let Some(r) = self.zip_loop(f, at) {
+            return Some(r);
+        }
         let ast::Expr::Call(c) = f.iter.as_ref() else {
             return None;
         };
@@ -132,6 +135,114 @@ impl Fx<'_> {
             self.poisoned.insert(index.to_owned());
         }
         Some(result)
+    }
+
+    /// `for a, b in zip(self.norms, self.layers):` over module containers whose lengths
+    /// `__init__` states: the body written out once per element pair, in order, each name bound
+    /// to its container's element (read live, as `self.norms[k]` is), for as many pairs as the
+    /// shortest stated length (as `zip` stops), with each container's count checked at every
+    /// call. A body that leaves the loop early (`break`, `continue`) is not written out.
+    /// `None` when the loop is not over `zip(...)`.
+    fn zip_loop(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
+        let ast::Expr::Call(c) = f.iter.as_ref() else {
+            return None;
+        };
+        match c.func.as_ref() {
+            ast::Expr::Name(n)
+                if n.id.as_str() == "zip"
+                    && !self.local_names.contains("zip")
+                    && !self.module.imports.contains_key("zip")
+                    && !self.module_defines("zip") => {}
+            _ => return None,
+        }
+        self.method.as_ref()?;
+        let names: Vec<&str> = match f.target.as_ref() {
+            ast::Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .filter_map(|e| match e {
+                    ast::Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let form = |fx: &mut Self, why: &str| {
+            Some(Err(fx.error(
+                codes::NON_RANGE_FOR,
+                at,
+                why.to_owned(),
+                None,
+            )))
+        };
+        let args = c.arguments.args.as_ref();
+        if args.is_empty()
+            || !c.arguments.keywords.is_empty()
+            || names.len() != args.len()
+            || !matches!(f.target.as_ref(), ast::Expr::Tuple(t) if t.elts.len() == names.len())
+        {
+            return form(
+                self,
+                "a loop over `zip(...)` of module lists binds one plain name per list",
+            );
+        }
+        if !f.orelse.is_empty() || leaves_early(&f.body) {
+            return form(
+                self,
+                "a loop over `zip(...)` is written out per element, so it may not `break`, `continue` or have an `else`",
+            );
+        }
+        let mut nodes = Vec::new();
+        for a in args {
+            match self.member(a) {
+                Some(Ok(classes::Member::Module(node))) => nodes.push(node),
+                Some(Err(e)) => return Some(Err(e)),
+                _ => {
+                    return form(
+                        self,
+                        "a compiled method zips only module lists (`zip(self.norms, self.layers)`)",
+                    )
+                }
+            }
+        }
+        Some(self.zipped(f, &names, nodes, at))
+    }
+
+    fn zipped(
+        &mut self,
+        f: &ast::StmtFor,
+        names: &[&str],
+        nodes: Vec<classes::Node>,
+        at: Span,
+    ) -> R<Vec<Stmt>> {
+        let mut pairs = usize::MAX;
+        for node in &nodes {
+            pairs = pairs.min(self.stated_count(node, at)?);
+        }
+        let errors = |fx: &Self| {
+            fx.diags
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count()
+        };
+        let mut out = Vec::new();
+        for k in 0..pairs {
+            let before = errors(self);
+            let mut prev = Vec::new();
+            for (name, node) in names.iter().zip(&nodes) {
+                let elem = self.element_at(node.clone(), k, at)?;
+                prev.push(self.bind_node(name, Some(elem)));
+            }
+            out.extend(self.block(&f.body));
+            for (name, p) in names.iter().zip(prev) {
+                self.bind_node(name, p);
+            }
+            if errors(self) > before {
+                // One copy's reasons are enough.
+                return Err(Failed);
+            }
+        }
+        Ok(out)
     }
 
     fn enumerate_loop(
@@ -604,4 +715,26 @@ impl Fx<'_> {
             body,
         })
     }
+}
+
+/// Whether `body` leaves its loop other than by finishing an iteration (`break` or `continue`
+/// at its level; a nested loop's own do not count).
+fn leaves_early(body: &[ast::Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        ast::Stmt::Break(_) | ast::Stmt::Continue(_) => true,
+        ast::Stmt::If(i) => {
+            leaves_early(&i.body) || i.elif_else_clauses.iter().any(|c| leaves_early(&c.body))
+        }
+        ast::Stmt::With(w) => leaves_early(&w.body),
+        ast::Stmt::Try(t) => {
+            leaves_early(&t.body)
+                || leaves_early(&t.orelse)
+                || leaves_early(&t.finalbody)
+                || t.handlers.iter().any(|h| {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    leaves_early(&h.body)
+                })
+        }
+        _ => false,
+    })
 }
