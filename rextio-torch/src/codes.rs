@@ -353,7 +353,9 @@ literal>)` and `nn.Flatten([start_dim][, end_dim])` with int literal dims (on ra
 inputs, as `torch.flatten`). Boolean options must be literals (which computation runs depends on them); a device \
 or dtype argument is not float32 CPU. Tensor attributes are read when their rank is known from the \
 constructing call: `nn.Parameter(torch.zeros(d))`, `torch.randn(a, b)`, `torch.ones`, `torch.rand`, \
-`torch.empty`, `torch.full((a, b), v)`, each also with `+`, `-`, `*` or `/` and a Python int or \
+`torch.empty`, `torch.full((a, b), v)` with a float `v`, `torch.eye(n[, m])`, \
+`torch.linspace(start, end, steps)` and `torch.arange` with a float argument (of ints it makes an \
+int64 tensor), each also with `+`, `-`, `*` or `/` and a Python int or \
 float (`torch.randn(d) * 0.02 + 1.0`, which keeps the factory's float32 dtype and rank; arithmetic \
 between two tensors is not read), also as `register_buffer(name, ...)` and `register_parameter(name, ...)` values, float32 rank 1 \
 or 2. Nothing read from `__init__` is trusted at run time: each call reads the live weights and \

@@ -484,36 +484,73 @@ fn tensor_value(ctor: &ModuleCtor) -> ModuleAnswer {
     let Some(factory) = t.strip_prefix("torch.") else {
         return ModuleAnswer::NotCovered;
     };
-    if !matches!(
-        factory,
-        "zeros" | "ones" | "randn" | "rand" | "empty" | "full"
-    ) {
-        return ModuleAnswer::NotCovered;
-    }
     let shown = format!("torch.{factory}");
-    let size_args: &[CtorArg] = if factory == "full" {
-        ctor.args.get(..1).unwrap_or(&[])
-    } else {
-        &ctor.args
-    };
-    let rank = match size_args {
-        [CtorArg::Value(o)] if matches!(o.ty, Some(ValueType::Tuple(_))) => match &o.ty {
-            Some(ValueType::Tuple(items)) => items.len(),
-            _ => 0,
+    let is = |a: &CtorArg, ty: ValueType| matches!(a, CtorArg::Value(o) if o.ty == Some(ty));
+    let number = |a: &CtorArg| is(a, ValueType::Int) || is(a, ValueType::Float);
+    let rank = match factory {
+        "zeros" | "ones" | "randn" | "rand" | "empty" | "full" => {
+            let size_args: &[CtorArg] = if factory == "full" {
+                // `torch.full` takes its dtype from the fill value: an int fills an int64 tensor.
+                match ctor.arg(1, "fill_value") {
+                    Some(v) if is(v, ValueType::Float) => {}
+                    _ => {
+                        return reject(
+                            &shown,
+                            "needs a float fill value (an int or bool one makes an int64 or bool tensor)",
+                        )
+                    }
+                }
+                ctor.args.get(..1).unwrap_or(&[])
+            } else {
+                &ctor.args
+            };
+            match size_args {
+                [CtorArg::Value(o)] if matches!(o.ty, Some(ValueType::Tuple(_))) => match &o.ty {
+                    Some(ValueType::Tuple(items)) => items.len(),
+                    _ => 0,
+                },
+                items if items.iter().all(|a| is(a, ValueType::Int)) => items.len(),
+                _ => {
+                    return reject(
+                        &shown,
+                        "needs its sizes as ints or a tuple of ints so the tensor's rank is known",
+                    )
+                }
+            }
+        }
+        // `torch.eye(n[, m])`: an identity matrix.
+        "eye" => match ctor.args.as_slice() {
+            [n] | [n, _]
+                if ctor.args.iter().all(|a| is(a, ValueType::Int)) && is(n, ValueType::Int) =>
+            {
+                2
+            }
+            _ => return reject(&shown, "needs one or two int sizes"),
         },
-        items
-            if items
-                .iter()
-                .all(|a| matches!(a, CtorArg::Value(o) if o.ty == Some(ValueType::Int))) =>
-        {
-            items.len()
-        }
-        _ => {
-            return reject(
-                &shown,
-                "needs its sizes as ints or a tuple of ints so the tensor's rank is known",
-            )
-        }
+        // `torch.linspace(start, end, steps)`: float32 in the default dtype.
+        "linspace" => match ctor.args.as_slice() {
+            [a, b, n] if number(a) && number(b) && is(n, ValueType::Int) => 1,
+            _ => {
+                return reject(
+                    &shown,
+                    "needs number start and end and an int steps, positionally",
+                )
+            }
+        },
+        // `torch.arange`: float32 when an argument is a float, int64 otherwise.
+        "arange" => match ctor.args.as_slice() {
+            args @ ([_] | [_, _] | [_, _, _]) if args.iter().all(number) => {
+                if !args.iter().any(|a| is(a, ValueType::Float)) {
+                    return reject(
+                        &shown,
+                        "of ints makes an int64 tensor; pass a float bound (`torch.arange(0.0, n)`) for float32",
+                    );
+                }
+                1
+            }
+            _ => return reject(&shown, "needs one to three number arguments, positionally"),
+        },
+        _ => return ModuleAnswer::NotCovered,
     };
     for (k, v) in &ctor.keywords {
         let fine = match k.as_str() {
@@ -798,6 +835,39 @@ mod tests {
             assert!(
                 matches!(kind_of(&bad), ModuleAnswer::Rejected(_)),
                 "{bad:?}"
+            );
+        }
+    }
+
+    /// `torch.eye`, `torch.linspace`, float `torch.arange` and `torch.full` with a float fill
+    /// are float32 of a known rank; the forms that make int64 tensors are refused.
+    #[test]
+    fn more_factories_state_their_rank_and_refuse_int_tensors() {
+        let float = || CtorArg::Value(Operand::typed(ValueType::Float));
+        let size = || CtorArg::Value(Operand::typed(ValueType::Tuple(vec![ValueType::Int])));
+        for (target, args, want) in [
+            ("torch.eye", vec![int()], f32_2()),
+            ("torch.eye", vec![int(), int()], f32_2()),
+            ("torch.linspace", vec![float(), int(), int()], f32_1()),
+            ("torch.arange", vec![float()], f32_1()),
+            ("torch.arange", vec![int(), float(), int()], f32_1()),
+            ("torch.full", vec![size(), float()], f32_1()),
+        ] {
+            let c = ctor(target, args, vec![]);
+            assert_eq!(kind_of(&c), ModuleAnswer::Tensor(want), "{c:?}");
+        }
+        for (target, args) in [
+            ("torch.arange", vec![int()]),
+            ("torch.arange", vec![int(), int(), int()]),
+            ("torch.full", vec![size(), int()]),
+            ("torch.full", vec![size()]),
+            ("torch.eye", vec![float()]),
+            ("torch.linspace", vec![float(), float()]),
+        ] {
+            let c = ctor(target, args, vec![]);
+            assert!(
+                matches!(kind_of(&c), ModuleAnswer::Rejected(ref d) if d.code == codes::MODULE_FORM),
+                "{c:?}"
             );
         }
     }
