@@ -1883,9 +1883,13 @@ impl Fx<'_> {
     fn call_node(&mut self, node: Node, args: Vec<Expr>, at: Span) -> R<Expr> {
         let shown = self.shown(&node);
         if node.ctx == 0 && node.obj == 0 {
-            return Err(self.attr_error(
+            // `self(x)` goes through `Module.__call__`, whose hooks on the model itself a
+            // native call of `forward` would skip.
+            return Err(self.error(
+                codes::MODULE_ATTRIBUTE,
                 at,
-                "calling `self` inside its own method is not lowered".into(),
+                "calling `self` inside its own method is not lowered (it runs the hooks of the model itself)",
+                Some("call `self.forward(x)` where the model's own hooks need not run"),
             ));
         }
         self.mark_called(&node);
