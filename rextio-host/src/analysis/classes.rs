@@ -1249,6 +1249,15 @@ pub(super) enum Member {
     },
 }
 
+/// `base.attr` as a message shows it, or `base[k]` for a container's element (keyed `"0"`..).
+fn shown_join(base: &str, attr: &str) -> String {
+    if !attr.is_empty() && attr.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{base}[{attr}]")
+    } else {
+        join(base, attr)
+    }
+}
+
 fn join(path: &str, attr: &str) -> String {
     if path.is_empty() {
         attr.to_owned()
@@ -1274,11 +1283,10 @@ impl Fx<'_> {
             .next()
             .unwrap_or("self")
             .to_owned();
-        if node.path.is_empty() {
-            label
-        } else {
-            join(&label, &node.path)
-        }
+        node.path
+            .split('.')
+            .filter(|c| !c.is_empty())
+            .fold(label, |shown, c| shown_join(&shown, c))
     }
 
     fn attr_error(&mut self, at: Span, message: String) -> Failed {
@@ -1623,7 +1631,7 @@ impl Fx<'_> {
 
     fn attr_of(&mut self, node: Node, attr: &str, at: Span) -> R<Member> {
         let path = join(&node.path, attr);
-        let shown = join(&self.shown(&node), attr);
+        let shown = shown_join(&self.shown(&node), attr);
         match &node.sub {
             Sub::Project(q) => {
                 let Some(class) = self.index.classes.get(q) else {
@@ -1685,7 +1693,7 @@ impl Fx<'_> {
     /// The object of attribute `attr` of `node`, a submodule `sub` (read once per path).
     fn child(&mut self, node: &Node, attr: &str, sub: &Sub, called: bool) -> usize {
         let path = join(&node.path, attr);
-        let shown = join(&self.shown(node), attr);
+        let shown = shown_join(&self.shown(node), attr);
         let cx = self.cx(node.ctx);
         if let Some(&(obj, op)) = cx.objs.get(&path) {
             if called {
@@ -1763,7 +1771,7 @@ impl Fx<'_> {
 
     fn value_slot(&mut self, node: &Node, attr: &str, ty: ValueType, at: Span) -> Expr {
         let key = (node.obj, attr.to_owned());
-        let shown = join(&self.shown(node), attr);
+        let shown = shown_join(&self.shown(node), attr);
         let label = self.cx(node.ctx).label.clone();
         if let Some(local) = self.cx(node.ctx).values.get(&key).cloned() {
             return Expr {
@@ -1792,7 +1800,7 @@ impl Fx<'_> {
     }
 
     fn module_condition(&mut self, node: &Node, attr: &str, lit: &Literal) {
-        let shown = join(&self.shown(node), attr);
+        let shown = shown_join(&self.shown(node), attr);
         let cx = self.cx(node.ctx);
         if cx.conds.insert((node.obj, attr.to_owned())) {
             cx.ops.push(ReadOp::Cond {
