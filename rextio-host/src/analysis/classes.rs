@@ -130,43 +130,66 @@ pub(super) fn read_classes(
         let Some((plugin, base, support)) = class_base(module, registry, enabled, c) else {
             continue;
         };
-        let name = c.name.as_str().to_owned();
-        let qualname = qualname_of(module, &name);
-        let mut methods = BTreeSet::new();
-        let mut init = None;
-        for s in &c.body {
-            if let ast::Stmt::FunctionDef(f) = s {
-                if f.name.as_str() == "__init__" {
-                    init = Some(f);
-                } else {
-                    methods.insert(f.name.as_str().to_owned());
-                }
+        let info = read_class(
+            module,
+            registry,
+            enabled,
+            project_classes,
+            c,
+            (plugin, base, &support),
+            None,
+        );
+        out.insert(info.qualname.clone(), info);
+    }
+}
+
+/// Class `c` of `module`, deriving from `base` (of `plugin`) directly or through `parent`,
+/// whose attributes are its own: those its own `__init__` assigns (if it defines one) over the
+/// parent's.
+fn read_class(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    project_classes: &BTreeSet<String>,
+    c: &ast::StmtClassDef,
+    (plugin, base, support): (String, String, &ModuleSupport),
+    parent: Option<&ClassInfo>,
+) -> ClassInfo {
+    let mut methods = BTreeSet::new();
+    let mut init = None;
+    for s in &c.body {
+        if let ast::Stmt::FunctionDef(f) = s {
+            if f.name.as_str() == "__init__" {
+                init = Some(f);
+            } else {
+                methods.insert(f.name.as_str().to_owned());
             }
         }
+    }
+    let mut attrs = parent.map(|p| p.attrs.clone()).unwrap_or_default();
+    if let Some(f) = init {
         let mut reader = InitReader {
             module,
             registry,
             enabled,
             plugin: &plugin,
-            support: &support,
+            support,
             project_classes,
             params: BTreeMap::new(),
             int_defaults: BTreeMap::new(),
             self_name: String::new(),
         };
-        let attrs = init.map(|f| reader.read(f)).unwrap_or_default();
-        out.insert(
-            qualname.clone(),
-            ClassInfo {
-                qualname,
-                name,
-                plugin,
-                base,
-                attrs,
-                methods,
-                parent: None,
-            },
-        );
+        attrs.extend(reader.read(f));
+    }
+    let name = c.name.as_str().to_owned();
+    ClassInfo {
+        qualname: qualname_of(module, &name),
+        name,
+        plugin,
+        base,
+        attrs,
+        methods,
+        parent: parent.map(|p| p.qualname.clone()),
     }
 }
 
@@ -178,23 +201,28 @@ pub(super) fn project_parent(
     c: &ast::StmtClassDef,
     is_class: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
-    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
-    let empty = ProjectIndex::default();
-    let fx = Fx::new(module, registry, &[], &empty);
-    let [base] = bases else {
-        return None;
-    };
-    let path = match base {
-        ast::Expr::Name(n) => {
-            let own = qualname_of(module, n.id.as_str());
-            if is_class(&own) {
-                Some(own)
-            } else {
-                fx.dotted_global(base)
-            }
+    match c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]) {
+        [base] => base_class(module, registry, base, is_class),
+        _ => None,
+    }
+}
+
+/// The class a base expression names, when `is_class` says it is one: a class of the module by
+/// its name, or a dotted path through the module's imports.
+pub(super) fn base_class(
+    module: &SourceModule,
+    registry: &Registry,
+    base: &ast::Expr,
+    is_class: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    if let ast::Expr::Name(n) = base {
+        let own = qualname_of(module, n.id.as_str());
+        if is_class(&own) {
+            return Some(own);
         }
-        other => fx.dotted_global(other),
-    }?;
+    }
+    let empty = ProjectIndex::default();
+    let path = Fx::new(module, registry, &[], &empty).dotted_global(base)?;
     is_class(&path).then_some(path)
 }
 
@@ -230,44 +258,16 @@ pub(super) fn read_derived_classes(
                 else {
                     continue;
                 };
-                let mut methods = BTreeSet::new();
-                let mut init = None;
-                for s in &c.body {
-                    if let ast::Stmt::FunctionDef(f) = s {
-                        if f.name.as_str() == "__init__" {
-                            init = Some(f);
-                        } else {
-                            methods.insert(f.name.as_str().to_owned());
-                        }
-                    }
-                }
-                let mut attrs = p.attrs.clone();
-                if let Some(f) = init {
-                    let mut reader = InitReader {
-                        module,
-                        registry,
-                        enabled,
-                        plugin: &p.plugin,
-                        support: &support,
-                        project_classes,
-                        params: BTreeMap::new(),
-                        int_defaults: BTreeMap::new(),
-                        self_name: String::new(),
-                    };
-                    attrs.extend(reader.read(f));
-                }
-                out.insert(
-                    qualname.clone(),
-                    ClassInfo {
-                        qualname,
-                        name: c.name.as_str().to_owned(),
-                        plugin: p.plugin.clone(),
-                        base: p.base.clone(),
-                        attrs,
-                        methods,
-                        parent: Some(parent),
-                    },
+                let info = read_class(
+                    module,
+                    registry,
+                    enabled,
+                    project_classes,
+                    c,
+                    (p.plugin.clone(), p.base.clone(), &support),
+                    Some(&p),
                 );
+                out.insert(qualname, info);
                 added = true;
             }
         }
@@ -1485,18 +1485,7 @@ impl Fx<'_> {
                 ));
             }
             // The element counted from the end is the one at `n + k` only while there are `n`.
-            let cx = self.cx(node.ctx);
-            if !cx
-                .ops
-                .iter()
-                .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj))
-            {
-                cx.ops.push(ReadOp::Count {
-                    obj: node.obj,
-                    count: n,
-                    path: shown.clone(),
-                });
-            }
+            self.count_check(&node, n, &shown);
             i
         } else {
             k
@@ -1569,6 +1558,13 @@ impl Fx<'_> {
                 ))
             }
         };
+        self.count_check(node, n, &shown);
+        Ok(n)
+    }
+
+    /// The read checks that container `node` holds exactly `count` elements (once per
+    /// container; every caller states the same count, the one `__init__` gives it).
+    fn count_check(&mut self, node: &Node, count: usize, shown: &str) {
         let cx = self.cx(node.ctx);
         if !cx
             .ops
@@ -1577,11 +1573,10 @@ impl Fx<'_> {
         {
             cx.ops.push(ReadOp::Count {
                 obj: node.obj,
-                count: n,
-                path: shown,
+                count,
+                path: shown.to_owned(),
             });
         }
-        Ok(n)
     }
 
     /// Element `k` of a container, as a module node.
@@ -1844,15 +1839,7 @@ impl Fx<'_> {
                 ),
             )),
             Member::Method(name) => {
-                let root = Node {
-                    ctx: 0,
-                    obj: 0,
-                    sub: self
-                        .method
-                        .as_ref()
-                        .map_or(Sub::Project(String::new()), |m| m.ctxs[0].root.clone()),
-                    path: String::new(),
-                };
+                let root = self.root_node();
                 let class = self
                     .method
                     .as_ref()
@@ -1873,18 +1860,23 @@ impl Fx<'_> {
             }
             Member::Super { class, name } => {
                 // `super().name(x)` names its class statically: no dispatch to check.
-                let root = Node {
-                    ctx: 0,
-                    obj: 0,
-                    sub: self
-                        .method
-                        .as_ref()
-                        .map_or(Sub::Project(String::new()), |m| m.ctxs[0].root.clone()),
-                    path: String::new(),
-                };
+                let root = self.root_node();
                 self.method_call(&root, &class, &name, args, at)
             }
             Member::Module(node) => self.call_node(node, args, at),
+        }
+    }
+
+    /// The instance itself, as the method's first context sees it.
+    fn root_node(&self) -> Node {
+        Node {
+            ctx: 0,
+            obj: 0,
+            sub: self
+                .method
+                .as_ref()
+                .map_or(Sub::Project(String::new()), |m| m.ctxs[0].root.clone()),
+            path: String::new(),
         }
     }
 
@@ -1950,18 +1942,7 @@ impl Fx<'_> {
                 let [mut x] = <[Expr; 1]>::try_from(args).map_err(|args| {
                     self.attr_error(at, format!("`{shown}` is called with {} arguments; a sequential container takes one", args.len()))
                 })?;
-                let cx = self.cx(node.ctx);
-                let counted = cx
-                    .ops
-                    .iter()
-                    .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj));
-                if !counted {
-                    cx.ops.push(ReadOp::Count {
-                        obj: node.obj,
-                        count: items.len(),
-                        path: shown.clone(),
-                    });
-                }
+                self.count_check(&node, items.len(), &shown);
                 for (i, item) in items.iter().enumerate() {
                     let attr = i.to_string();
                     let obj = self.child(&node, &attr, item, true);

@@ -264,26 +264,11 @@ fn derived_class_methods(
     c: &ast::StmtClassDef,
 ) -> Vec<FunctionAnalysis> {
     let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
-    let empty = ProjectIndex::default();
-    let fx = Fx::new(module, registry, &[], &empty);
-    let own: BTreeSet<String> = module
-        .ast
-        .body
+    let is_class = |q: &str| index.classes.contains_key(q);
+    let Some(parent) = bases
         .iter()
-        .filter_map(|s| match s {
-            ast::Stmt::ClassDef(c) => Some(c.name.as_str().to_owned()),
-            _ => None,
-        })
-        .collect();
-    let Some(parent) = bases.iter().find_map(|b| {
-        let path = match b {
-            ast::Expr::Name(n) if own.contains(n.id.as_str()) => {
-                Some(qualname_of(module, n.id.as_str()))
-            }
-            other => fx.dotted_global(other),
-        }?;
-        index.classes.contains_key(&path).then_some(path)
-    }) else {
+        .find_map(|b| classes::base_class(module, registry, b, &is_class))
+    else {
         return Vec::new();
     };
     let class = c.name.as_str();
@@ -596,20 +581,7 @@ fn collect_targets(body: &[ast::Stmt], out: &mut BTreeSet<String>) {
         match s {
             ast::Stmt::Assign(a) => {
                 for t in &a.targets {
-                    match t {
-                        ast::Expr::Name(n) => {
-                            out.insert(n.id.as_str().to_owned());
-                        }
-                        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
-                        | ast::Expr::List(ast::ExprList { elts, .. }) => {
-                            for e in elts {
-                                if let ast::Expr::Name(n) = e {
-                                    out.insert(n.id.as_str().to_owned());
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
+                    target_names(t, out);
                 }
             }
             ast::Stmt::AugAssign(a) => {
@@ -623,20 +595,7 @@ fn collect_targets(body: &[ast::Stmt], out: &mut BTreeSet<String>) {
                 }
             }
             ast::Stmt::For(f) => {
-                match f.target.as_ref() {
-                    ast::Expr::Name(n) => {
-                        out.insert(n.id.as_str().to_owned());
-                    }
-                    ast::Expr::Tuple(ast::ExprTuple { elts, .. })
-                    | ast::Expr::List(ast::ExprList { elts, .. }) => {
-                        for e in elts {
-                            if let ast::Expr::Name(n) = e {
-                                out.insert(n.id.as_str().to_owned());
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                target_names(&f.target, out);
                 collect_targets(&f.body, out);
                 collect_targets(&f.orelse, out);
             }
@@ -652,6 +611,25 @@ fn collect_targets(body: &[ast::Stmt], out: &mut BTreeSet<String>) {
             }
             _ => {}
         }
+    }
+}
+
+/// The names an assignment or loop target binds: a plain name, or the plain names of a tuple
+/// or list target.
+fn target_names(t: &ast::Expr, out: &mut BTreeSet<String>) {
+    match t {
+        ast::Expr::Name(n) => {
+            out.insert(n.id.as_str().to_owned());
+        }
+        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+        | ast::Expr::List(ast::ExprList { elts, .. }) => {
+            for e in elts {
+                if let ast::Expr::Name(n) = e {
+                    out.insert(n.id.as_str().to_owned());
+                }
+            }
+        }
+        _ => {}
     }
 }
 

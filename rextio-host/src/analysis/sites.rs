@@ -305,10 +305,7 @@ impl Fx<'_> {
     fn builtin_call(&mut self, c: &ast::ExprCall, at: Span) -> Option<R<Expr>> {
         let name = match c.func.as_ref() {
             ast::Expr::Name(n)
-                if BUILTINS.contains(&n.id.as_str())
-                    && !self.local_names.contains(n.id.as_str())
-                    && !self.module.imports.contains_key(n.id.as_str())
-                    && !self.module_defines(n.id.as_str()) =>
+                if BUILTINS.contains(&n.id.as_str()) && self.is_builtin(&c.func, n.id.as_str()) =>
             {
                 n.id.as_str().to_owned()
             }
@@ -331,8 +328,17 @@ impl Fx<'_> {
         Some(self.builtin(&name, c, at))
     }
 
+    /// Whether `func` names Python's builtin `name`: no local, import or module-level binding
+    /// shadows it.
+    pub(super) fn is_builtin(&self, func: &ast::Expr, name: &str) -> bool {
+        matches!(func, ast::Expr::Name(n) if n.id.as_str() == name)
+            && !self.local_names.contains(name)
+            && !self.module.imports.contains_key(name)
+            && !self.module_defines(name)
+    }
+
     /// Whether the module binds `name` itself (a def, class or assignment shadows a builtin).
-    pub(super) fn module_defines(&self, name: &str) -> bool {
+    fn module_defines(&self, name: &str) -> bool {
         self.module.ast.body.iter().any(|s| match s {
             ast::Stmt::FunctionDef(f) => f.name.as_str() == name,
             ast::Stmt::ClassDef(c) => c.name.as_str() == name,

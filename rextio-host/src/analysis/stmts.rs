@@ -48,25 +48,10 @@ impl Fx<'_> {
         let ast::Expr::Call(c) = f.iter.as_ref() else {
             return None;
         };
-        match c.func.as_ref() {
-            ast::Expr::Name(n)
-                if n.id.as_str() == "enumerate"
-                    && !self.local_names.contains("enumerate")
-                    && !self.module.imports.contains_key("enumerate")
-                    && !self.module_defines("enumerate") => {}
-            _ => return None,
+        if !self.is_builtin(&c.func, "enumerate") {
+            return None;
         }
-        let targets: Vec<&str> = match f.target.as_ref() {
-            ast::Expr::Tuple(t) => t
-                .elts
-                .iter()
-                .filter_map(|e| match e {
-                    ast::Expr::Name(n) => Some(n.id.as_str()),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let targets = target_names(f);
         let result = self.enumerate_loop(f, c, &targets, at);
         if result.is_err() {
             for n in targets {
@@ -87,11 +72,7 @@ impl Fx<'_> {
             return None;
         };
         let builtin = |fx: &Self, c: &ast::ExprCall, name: &str| {
-            matches!(c.func.as_ref(), ast::Expr::Name(n) if n.id.as_str() == name)
-                && c.arguments.keywords.is_empty()
-                && !fx.local_names.contains(name)
-                && !fx.module.imports.contains_key(name)
-                && !fx.module_defines(name)
+            fx.is_builtin(&c.func, name) && c.arguments.keywords.is_empty()
         };
         let ast::Expr::Call(range) = f.iter.as_ref() else {
             return None;
@@ -147,26 +128,11 @@ impl Fx<'_> {
         let ast::Expr::Call(c) = f.iter.as_ref() else {
             return None;
         };
-        match c.func.as_ref() {
-            ast::Expr::Name(n)
-                if n.id.as_str() == "zip"
-                    && !self.local_names.contains("zip")
-                    && !self.module.imports.contains_key("zip")
-                    && !self.module_defines("zip") => {}
-            _ => return None,
+        if !self.is_builtin(&c.func, "zip") {
+            return None;
         }
         self.method.as_ref()?;
-        let names: Vec<&str> = match f.target.as_ref() {
-            ast::Expr::Tuple(t) => t
-                .elts
-                .iter()
-                .filter_map(|e| match e {
-                    ast::Expr::Name(n) => Some(n.id.as_str()),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let names = target_names(f);
         let form = |fx: &mut Self, why: &str| {
             Some(Err(fx.error(
                 codes::NON_RANGE_FOR,
@@ -252,14 +218,7 @@ impl Fx<'_> {
         targets: &[&str],
         at: Span,
     ) -> R<Vec<Stmt>> {
-        if f.is_async || !f.orelse.is_empty() {
-            return Err(self.error(
-                codes::UNSUPPORTED_STATEMENT,
-                at,
-                "`async for` and `for ... else` are not lowered",
-                None,
-            ));
-        }
+        self.plain_loop(f, at)?;
         let (index, var) = match (targets, f.target.as_ref()) {
             ([index, var], ast::Expr::Tuple(t)) if t.elts.len() == 2 && index != var => {
                 (*index, *var)
@@ -622,7 +581,8 @@ impl Fx<'_> {
         }
     }
 
-    pub(super) fn for_range(&mut self, f: &ast::StmtFor, at: Span) -> R<Stmt> {
+    /// A `for` loop without `async` or an `else` clause, else its reason.
+    fn plain_loop(&mut self, f: &ast::StmtFor, at: Span) -> R<()> {
         if f.is_async || !f.orelse.is_empty() {
             return Err(self.error(
                 codes::UNSUPPORTED_STATEMENT,
@@ -631,6 +591,11 @@ impl Fx<'_> {
                 None,
             ));
         }
+        Ok(())
+    }
+
+    pub(super) fn for_range(&mut self, f: &ast::StmtFor, at: Span) -> R<Stmt> {
+        self.plain_loop(f, at)?;
         let ast::Expr::Name(var) = f.target.as_ref() else {
             return Err(self.error(
                 codes::NON_RANGE_FOR,
@@ -737,4 +702,20 @@ fn leaves_early(body: &[ast::Stmt]) -> bool {
         }
         _ => false,
     })
+}
+
+/// The plain names of a `for` loop's tuple target (`for a, b in ...`), in order; empty for any
+/// other target.
+fn target_names(f: &ast::StmtFor) -> Vec<&str> {
+    match f.target.as_ref() {
+        ast::Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .filter_map(|e| match e {
+                ast::Expr::Name(n) => Some(n.id.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }

@@ -373,21 +373,42 @@ impl Reader<'_, '_> {
         })
     }
 
-    /// The elements store of a container: its index among the plugin's stores.
-    fn children_store(&self) -> LResult<usize> {
-        self.support
+    /// `let __rx_items = <the elements of container object `obj`>;`, or the original runs when
+    /// it has no elements store.
+    fn items(&self, obj: usize, path: &str) -> LResult<TokenStream> {
+        let s = view(obj);
+        let Some(store) = self
+            .support
             .stores
             .iter()
             .position(|x| *x == self.support.children_store)
-            .ok_or_else(|| fail("the plugin's children store is not one of its stores"))
+        else {
+            return Err(fail("the plugin's children store is not one of its stores"));
+        };
+        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
+        let no = refuse(quote!(::std::string::String::from(#missing)));
+        Ok(quote! {
+            let __rx_items = match #s.elements(#store)? {
+                ::std::option::Option::Some(x) => x,
+                ::std::option::Option::None => { #no; }
+            };
+        })
+    }
+
+    /// The memo's record of `__rx_items`' length (a count the fast path reads back), when the
+    /// plugin's checks are traced.
+    fn record_count(&self) -> TokenStream {
+        if self.support.traced_checks {
+            let f = memo_rt("record_count");
+            quote!(#f(__rx_items.len());)
+        } else {
+            TokenStream::new()
+        }
     }
 
     /// Container object `obj` holds exactly `count` elements, or the original runs.
     fn count(&mut self, obj: usize, count: usize, path: &str) -> LResult<TokenStream> {
-        let s = view(obj);
-        let store = self.children_store()?;
-        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
-        let no_store = refuse(quote!(::std::string::String::from(#missing)));
+        let items = self.items(obj, path)?;
         let prefix = str_lit(&format!("state: `{path}` holds "));
         let suffix = str_lit(&format!(" modules, not {count}"));
         let no = refuse(quote!(
@@ -395,10 +416,7 @@ impl Reader<'_, '_> {
         ));
         Ok(quote! {
             {
-                let __rx_items = match #s.elements(#store)? {
-                    ::std::option::Option::Some(x) => x,
-                    ::std::option::Option::None => { #no_store; }
-                };
+                #items
                 if __rx_items.len() != #count {
                     #no;
                 }
@@ -408,23 +426,12 @@ impl Reader<'_, '_> {
 
     /// The number of elements container object `obj` holds, into int state slot `i`.
     fn len(&mut self, obj: usize, i: usize, path: &str) -> LResult<TokenStream> {
-        let s = view(obj);
-        let store = self.children_store()?;
-        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
-        let no = refuse(quote!(::std::string::String::from(#missing)));
-        let record = if self.support.traced_checks {
-            let f = memo_rt("record_count");
-            quote!(#f(__rx_items.len());)
-        } else {
-            TokenStream::new()
-        };
+        let items = self.items(obj, path)?;
+        let record = self.record_count();
         let id = slot(i);
         Ok(quote! {
             let #id = {
-                let __rx_items = match #s.elements(#store)? {
-                    ::std::option::Option::Some(x) => x,
-                    ::std::option::Option::None => { #no; }
-                };
+                #items
                 #record
                 __rx_items.len() as i64
             };
@@ -444,10 +451,7 @@ impl Reader<'_, '_> {
         i: usize,
         path: &str,
     ) -> LResult<TokenStream> {
-        let s = view(src);
-        let store = self.children_store()?;
-        let missing = str_lit(&format!("state: `{path}` holds no elements store"));
-        let no = refuse(quote!(::std::string::String::from(#missing)));
+        let items = self.items(src, path)?;
         let o0 = obj(0);
         let elem = format!("{path}[i]");
         let class = self.class_check(&o0, class, &elem);
@@ -460,18 +464,10 @@ impl Reader<'_, '_> {
         let inner = self.ops(ops)?;
         let elems: Vec<Ident> = (0..elems).map(slot).collect();
         let id = slot(i);
-        let record = if self.support.traced_checks {
-            let f = memo_rt("record_count");
-            quote!(#f(__rx_items.len());)
-        } else {
-            TokenStream::new()
-        };
+        let record = self.record_count();
         Ok(quote! {
             let #id = {
-                let __rx_items = match #s.elements(#store)? {
-                    ::std::option::Option::Some(x) => x,
-                    ::std::option::Option::None => { #no; }
-                };
+                #items
                 #record
                 let mut __rx_list = ::std::vec::Vec::with_capacity(__rx_items.len());
                 for #o0 in __rx_items {
