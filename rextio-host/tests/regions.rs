@@ -3,25 +3,26 @@
 //! read outside a run leave it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rextio_host::{Project, Registry};
+mod support;
 
-fn generate(src: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rextio.toml"),
-        "[plugins]\nenabled = [\"rextio-torch\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/m.py"), src).unwrap();
+use rextio_host::{Generated, Project, Registry};
+
+/// `src` as `src/m.py` of a project enabling rextio-torch, generated.
+fn generated(src: &str) -> Generated {
+    let dir = support::project(&[("m.py", src)]);
     let registry = Registry::builder()
         .plugin(rextio_torch::TorchPlugin::new())
         .build()
         .unwrap();
-    let g = Project::open(dir.path())
+    Project::open(dir.path())
         .unwrap()
         .generate(&registry)
-        .unwrap();
+        .unwrap()
+}
+
+/// The generated `lib.rs` of `src`, whose every function must route native.
+fn generate(src: &str) -> String {
+    let g = generated(src);
     let routes = g.check.report.routes();
     assert!(
         routes
@@ -33,25 +34,9 @@ fn generate(src: &str) -> String {
     g.crate_.unwrap().lib_rs
 }
 
-/// The check report of a one-module project, as debug text (routes and diagnostics).
+/// The check report of `src`, as debug text (routes and diagnostics).
 fn report(src: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rextio.toml"),
-        "[plugins]\nenabled = [\"rextio-torch\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/m.py"), src).unwrap();
-    let registry = Registry::builder()
-        .plugin(rextio_torch::TorchPlugin::new())
-        .build()
-        .unwrap();
-    let g = Project::open(dir.path())
-        .unwrap()
-        .generate(&registry)
-        .unwrap();
-    format!("{:#?}", g.check.report)
+    format!("{:#?}", generated(src).check.report)
 }
 
 const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D\n\n\n";

@@ -197,6 +197,15 @@ def pair(built_mod, eager_mod, name, seed, *args, **kwargs):
     return b.eval(), e.eval()
 
 
+def change_both(b, e, change, seed):
+    """Apply `change` to the built and the eager model (same seed for any new weights), then give
+    the built one the eager one's weights."""
+    for m in (b, e):
+        torch.manual_seed(seed)
+        change(m)
+    b.load_state_dict(e.state_dict())
+
+
 def inputs(features, seed):
     g = torch.Generator().manual_seed(seed)
     xs = {f"batch {n}": torch.randn(n, features, generator=g) for n in (1, 16, 128)}
@@ -257,11 +266,7 @@ for change in (
     lambda m: m.post.append(type(m.post[0])(16, 24)),
     lambda m: m.pre.insert(0, nn.Sequential(nn.Linear(16, 16), nn.ReLU())),
 ):
-    torch.manual_seed(42)
-    change(tw_b)
-    torch.manual_seed(42)
-    change(tw_e)
-    tw_b.load_state_dict(tw_e.state_dict())
+    change_both(tw_b, tw_e, change, 42)
     for key, x in inputs(16, 43).items():
         with torch.inference_mode(), ran(model, f"{TOWERS}.forward", "native"):
             got = tw_b(x)
@@ -280,11 +285,7 @@ for change, category in (
     (lambda m: m.layers.append(type(m.layers[0])(16, 24)), "state"),
     (lambda m: m.layers.__delitem__(0), "native"),
 ):
-    torch.manual_seed(50)
-    change(st_b)
-    torch.manual_seed(50)
-    change(st_e)
-    st_b.load_state_dict(st_e.state_dict())
+    change_both(st_b, st_e, change, 50)
     x = inputs(16, 51)["batch 16"]
     for method in ("ends", "joined", "zipped", "ranged"):
         # `ranged` loops over any length.
@@ -302,11 +303,7 @@ for change, category in (
     (lambda m: m.head.__delitem__(2), "native"),
     (lambda m: m.head.__delitem__(1), "state"),
 ):
-    torch.manual_seed(46)
-    change(st_b)
-    torch.manual_seed(46)
-    change(st_e)
-    st_b.load_state_dict(st_e.state_dict())
+    change_both(st_b, st_e, change, 46)
     for key, x in inputs(16, 47).items():
         with torch.inference_mode(), ran(model, f"{STACK}.forward", category):
             got = st_b(x)
