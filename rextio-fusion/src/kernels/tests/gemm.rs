@@ -441,3 +441,37 @@ fn a_rows_dot_products_do_not_depend_on_the_rows_beside_it() {
         });
     }
 }
+
+/// From `DOT_MAX_M` rows every output of the packed product is one chain of multiply-adds over
+/// `k` in order, whichever register block (12 or 24 rows, 8, 4, the exact tails, one) computes
+/// its row, and the epilogue runs over whole rows or strips alike: row `i` of an `m`-row
+/// product has the bits it has as the first row of a `DOT_MAX_M`-row product.
+#[test]
+fn packed_rows_do_not_depend_on_their_block() {
+    let data = values(1 << 14, 7);
+    for (k, n) in [(3, 5), (96, 48), (48, 96), (20, 16), (33, 40), (7, 129)] {
+        let w = &data[..n * k];
+        let bias = &data[8000..8000 + n];
+        let x = &data[9000..9000 + 45 * k];
+        for e in [Epilogue::None, Epilogue::Gelu(GeluEdges::PRODUCT_FORM)] {
+            each_isa(|isa| {
+                let lin = |m: usize, x: &[f32]| {
+                    let mut out = vec![f32::NAN; m * n];
+                    linear_fused(x, m, k, w, n, Some(bias), e, &mut out).unwrap();
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                for m in [DOT_MAX_M, 8, 12, 13, 16, 21, 28, 40] {
+                    let all = lin(m, &x[..m * k]);
+                    for i in 0..m {
+                        let rows = &x[i * k..(i + DOT_MAX_M) * k];
+                        assert_eq!(
+                            &all[i * n..(i + 1) * n],
+                            &lin(DOT_MAX_M, rows)[..n],
+                            "{isa:?} {e:?} ({k}, {n}): row {i} of {m}"
+                        );
+                    }
+                }
+            });
+        }
+    }
+}
