@@ -358,10 +358,13 @@ pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
         let signed_zero =
             s.bitcast_f32(s.ior(s.to_bits(y), s.iand(s.to_bits(x), s.isplat(i32::MIN))));
         let y_zero = s.eq(y, s.zero());
-        if edges.neg_zero_keeps_sign {
+        if edges.neg_zero_keeps_sign && edges.underflow_is_negative {
+            // Both: every zero takes `x`'s sign (a zero from a positive `x` keeps its own, as
+            // `x`'s sign bit is clear), one select instead of two.
+            y = s.select(y_zero, signed_zero, y);
+        } else if edges.neg_zero_keeps_sign {
             y = s.select(s.mand(y_zero, s.eq(x, s.zero())), signed_zero, y);
-        }
-        if edges.underflow_is_negative {
+        } else if edges.underflow_is_negative {
             y = s.select(s.mand(y_zero, s.lt(x, s.zero())), signed_zero, y);
         }
     }
