@@ -757,39 +757,53 @@ pub fn layer_norm_rows(
             } = self;
             let l = S::LANES;
             let inv_n = 1.0 / n as f32;
-            for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
-                let mean = row_sum(s, row) * inv_n;
-                let var = row_sq_dev(s, row, mean) * inv_n;
-                // std::max(var, 0): NaN stays NaN (Rust's f32::max would drop it).
-                let var = if var < 0.0 { 0.0 } else { var };
-                let rstd = 1.0 / (var + eps).sqrt();
-                let (scale, shift) = (s.splat(rstd), s.splat(-rstd * mean));
-                let mut i = 0;
-                while i < n {
-                    let k = (n - i).min(l);
-                    let full = k == l;
-                    let load = |src: &[f32]| {
-                        if full {
-                            s.load(&src[i..])
-                        } else {
-                            s.load_partial(&src[i..i + k], 0.0)
+            // Rows in blocks: each step (means, variances, normalising) over the whole block,
+            // so the rows' short dependent chains (a sum, its horizontal reduction, a square
+            // root and a division) overlap instead of running one after another. Each row's
+            // arithmetic is the same as alone.
+            const BLOCK: usize = 8;
+            for (xb, ob) in x.chunks(BLOCK * n).zip(out.chunks_mut(BLOCK * n)) {
+                let mut mean = [0.0f32; BLOCK];
+                let mut rstd = [0.0f32; BLOCK];
+                for (row, mu) in xb.chunks_exact(n).zip(&mut mean) {
+                    *mu = row_sum(s, row) * inv_n;
+                }
+                for ((row, &mu), r) in xb.chunks_exact(n).zip(&mean).zip(&mut rstd) {
+                    let var = row_sq_dev(s, row, mu) * inv_n;
+                    // std::max(var, 0): NaN stays NaN (Rust's f32::max would drop it).
+                    let var = if var < 0.0 { 0.0 } else { var };
+                    *r = 1.0 / (var + eps).sqrt();
+                }
+                let rows = xb.chunks_exact(n).zip(ob.chunks_exact_mut(n));
+                for ((row, o), (&mean, &rstd)) in rows.zip(mean.iter().zip(&rstd)) {
+                    let (scale, shift) = (s.splat(rstd), s.splat(-rstd * mean));
+                    let mut i = 0;
+                    while i < n {
+                        let k = (n - i).min(l);
+                        let full = k == l;
+                        let load = |src: &[f32]| {
+                            if full {
+                                s.load(&src[i..])
+                            } else {
+                                s.load_partial(&src[i..i + k], 0.0)
+                            }
+                        };
+                        // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
+                        // one-element row normalises to exactly 0.
+                        let mut y = s.add(s.mul(load(row), scale), shift);
+                        if let Some(w) = w {
+                            y = s.mul(y, load(w));
                         }
-                    };
-                    // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
-                    // one-element row normalises to exactly 0.
-                    let mut y = s.add(s.mul(load(row), scale), shift);
-                    if let Some(w) = w {
-                        y = s.mul(y, load(w));
+                        if let Some(b) = b {
+                            y = s.add(y, load(b));
+                        }
+                        if full {
+                            s.store(&mut o[i..], y);
+                        } else {
+                            s.store_partial(&mut o[i..i + k], y);
+                        }
+                        i += k;
                     }
-                    if let Some(b) = b {
-                        y = s.add(y, load(b));
-                    }
-                    if full {
-                        s.store(&mut o[i..], y);
-                    } else {
-                        s.store_partial(&mut o[i..i + k], y);
-                    }
-                    i += k;
                 }
             }
         }

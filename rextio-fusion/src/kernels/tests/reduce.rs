@@ -497,3 +497,36 @@ fn layer_norm_rows_match_the_f64_reference() {
     }
     assert!(layer_norm_rows(&[0.0; 6], 2, 3, Some(&[1.0; 2]), None, 1e-5, &mut [0.0; 6]).is_err());
 }
+
+/// Rows are normalised in blocks, each step over the whole block: every row of an `m`-row call
+/// (full blocks, a partial last one) has the bits it has alone, with the affine vectors or not.
+#[test]
+fn layer_norm_rows_do_not_depend_on_their_block() {
+    for n in [1usize, 5, 16, 48, 97] {
+        let m = 21;
+        let x: Vec<f32> = (0..m * n)
+            .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.013)
+            .collect();
+        let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+        let b: Vec<f32> = (0..n).map(|i| (i % 3) as f32 * 0.2).collect();
+        each_isa(|isa| {
+            for (wo, bo) in [(None, None), (Some(&w[..]), Some(&b[..]))] {
+                let norm = |rows: &[f32]| {
+                    let mut out = vec![f32::NAN; rows.len()];
+                    layer_norm_rows(rows, rows.len() / n, n, wo, bo, 1e-5, &mut out).unwrap();
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                for len in [1, 7, 8, 9, 16, 21] {
+                    let all = norm(&x[..len * n]);
+                    for r in 0..len {
+                        assert_eq!(
+                            &all[r * n..(r + 1) * n],
+                            &norm(&x[r * n..(r + 1) * n])[..],
+                            "{isa:?} n={n}: row {r} of {len}"
+                        );
+                    }
+                }
+            }
+        });
+    }
+}
