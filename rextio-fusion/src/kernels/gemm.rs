@@ -628,26 +628,16 @@ fn panel_rows<S: Simd, const MR: usize, const MR1: usize>(
         // every inlined block's stack). Row by row, each output is one chain of `k` dependent
         // multiply-adds: 16 rows of a 96-deep product took twice as long as in two blocks.
         let mut i = 0;
-        while i + MR1 <= m {
-            let out = &mut out[i * n + j0..];
-            micro::<S, MR1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-            i += MR1;
+        macro_rules! blocks {
+            ($($r:expr),*) => {$(
+                while m - i >= $r {
+                    let out = &mut out[i * n + j0..];
+                    micro::<S, { $r }, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
+                    i += $r;
+                }
+            )*};
         }
-        while i + 8 <= m {
-            let out = &mut out[i * n + j0..];
-            micro::<S, 8, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-            i += 8;
-        }
-        if i + 4 <= m {
-            let out = &mut out[i * n + j0..];
-            micro::<S, 4, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-            i += 4;
-        }
-        while i < m {
-            let out = &mut out[i * n + j0..];
-            micro::<S, 1, 1>(s, k, &a[i * k..], panel, ldb, out, n, cols, bias);
-            i += 1;
-        }
+        blocks!(MR1, 8, 4, 1);
     } else {
         row_blocks::<S, MR>(s, a, m, k, panel, ldb, j0, n, cols, bias, out);
     }
