@@ -710,6 +710,49 @@ fn row_sq_dev<S: Simd>(s: S, row: &[f32], mean: f32) -> f32 {
     s.reduce_add(s.add(s.add(acc[0], acc[1]), s.add(acc[2], acc[3])))
 }
 
+/// One row of [`layer_norm_rows`] from its mean and `rstd`:
+/// `(x · rstd − mean · rstd) · weight + bias`.
+#[inline(always)]
+fn normalize_row<S: Simd>(
+    s: S,
+    row: &[f32],
+    o: &mut [f32],
+    w: Option<&[f32]>,
+    b: Option<&[f32]>,
+    mean: f32,
+    rstd: f32,
+) {
+    let (l, n) = (S::LANES, row.len());
+    let (scale, shift) = (s.splat(rstd), s.splat(-rstd * mean));
+    let mut i = 0;
+    while i < n {
+        let k = (n - i).min(l);
+        let full = k == l;
+        let load = |src: &[f32]| {
+            if full {
+                s.load(&src[i..])
+            } else {
+                s.load_partial(&src[i..i + k], 0.0)
+            }
+        };
+        // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
+        // one-element row normalises to exactly 0.
+        let mut y = s.add(s.mul(load(row), scale), shift);
+        if let Some(w) = w {
+            y = s.mul(y, load(w));
+        }
+        if let Some(b) = b {
+            y = s.add(y, load(b));
+        }
+        if full {
+            s.store(&mut o[i..], y);
+        } else {
+            s.store_partial(&mut o[i..i + k], y);
+        }
+        i += k;
+    }
+}
+
 /// `out = layer_norm(x, (n,), weight, bias, eps)` over the last dim of an `m×n` matrix, as
 /// ATen's CPU kernel computes it: per row the mean and the population variance in float32,
 /// `rstd = 1 / sqrt(max(var, 0) + eps)`, then `(x · rstd − mean · rstd) · weight + bias`. A row
@@ -755,7 +798,6 @@ pub fn layer_norm_rows(
                 eps,
                 out,
             } = self;
-            let l = S::LANES;
             let inv_n = 1.0 / n as f32;
             // Rows in blocks: each step (means, variances, normalising) over the whole block,
             // so the rows' short dependent chains (a sum, its horizontal reduction, a square
@@ -776,34 +818,7 @@ pub fn layer_norm_rows(
                 }
                 let rows = xb.chunks_exact(n).zip(ob.chunks_exact_mut(n));
                 for ((row, o), (&mean, &rstd)) in rows.zip(mean.iter().zip(&rstd)) {
-                    let (scale, shift) = (s.splat(rstd), s.splat(-rstd * mean));
-                    let mut i = 0;
-                    while i < n {
-                        let k = (n - i).min(l);
-                        let full = k == l;
-                        let load = |src: &[f32]| {
-                            if full {
-                                s.load(&src[i..])
-                            } else {
-                                s.load_partial(&src[i..i + k], 0.0)
-                            }
-                        };
-                        // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
-                        // one-element row normalises to exactly 0.
-                        let mut y = s.add(s.mul(load(row), scale), shift);
-                        if let Some(w) = w {
-                            y = s.mul(y, load(w));
-                        }
-                        if let Some(b) = b {
-                            y = s.add(y, load(b));
-                        }
-                        if full {
-                            s.store(&mut o[i..], y);
-                        } else {
-                            s.store_partial(&mut o[i..i + k], y);
-                        }
-                        i += k;
-                    }
+                    normalize_row(s, row, o, w, b, mean, rstd);
                 }
             }
         }
