@@ -20,7 +20,12 @@ impl Fx<'_> {
             }
             if let ast::Stmt::For(f) = s {
                 let at = self.span(s);
-                if let Some(sts) = self.for_enumerate(f, at) {
+                // The loops over module containers that become several statements.
+                let written = self
+                    .range_len_loop(f, at)
+                    .or_else(|| self.zip_loop(f, at))
+                    .or_else(|| self.for_enumerate(f, at));
+                if let Some(sts) = written {
                     if let Ok(sts) = sts {
                         out.extend(sts);
                     }
@@ -39,12 +44,6 @@ impl Fx<'_> {
     /// `start` (default 0) before the loop, and at the top of each iteration
     /// `i = counter; counter = counter + 1`. `None` when the loop is not over `enumerate(...)`.
     fn for_enumerate(&mut self, f: &ast::StmtFor, at: Span) -> Option<R<Vec<Stmt>>> {
-        if let Some(r) = self.range_len_loop(f, at) {
-            return Some(r);
-        }
-        if let Some(r) = self.zip_loop(f, at) {
-            return Some(r);
-        }
         let ast::Expr::Call(c) = f.iter.as_ref() else {
             return None;
         };
