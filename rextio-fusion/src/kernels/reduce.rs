@@ -728,21 +728,14 @@ fn normalize_row<S: Simd>(
     while i < n {
         let k = (n - i).min(l);
         let full = k == l;
-        let load = |src: &[f32]| {
-            if full {
-                s.load(&src[i..])
-            } else {
-                s.load_partial(&src[i..i + k], 0.0)
-            }
-        };
         // A multiply then an add, as ATen's vectorised kernel computes it (no FMA): a
         // one-element row normalises to exactly 0.
-        let mut y = s.add(s.mul(load(row), scale), shift);
+        let mut y = s.add(s.mul(load_run(s, row, i, k, full), scale), shift);
         if let Some(w) = w {
-            y = s.mul(y, load(w));
+            y = s.mul(y, load_run(s, w, i, k, full));
         }
         if let Some(b) = b {
-            y = s.add(y, load(b));
+            y = s.add(y, load_run(s, b, i, k, full));
         }
         if full {
             s.store(&mut o[i..], y);
@@ -750,6 +743,19 @@ fn normalize_row<S: Simd>(
             s.store_partial(&mut o[i..i + k], y);
         }
         i += k;
+    }
+}
+
+/// `src[i..i + k]` as a vector (zero-filled past `k` unless `full`). A function rather than a
+/// closure: a closure is not always inlined, and out of line it is compiled without the
+/// kernel's instruction set, so every intrinsic in it becomes a call (measured on AVX2: a
+/// 128 × 48 LayerNorm took 11.8 µs instead of 3.0 µs).
+#[inline(always)]
+fn load_run<S: Simd>(s: S, src: &[f32], i: usize, k: usize, full: bool) -> S::V {
+    if full {
+        s.load(&src[i..])
+    } else {
+        s.load_partial(&src[i..i + k], 0.0)
     }
 }
 
