@@ -124,3 +124,47 @@ fn lane_semantics_on_special_values_are_the_documented_ones_on_every_isa() {
         }
     });
 }
+
+/// `load_partial` then `store_partial` of every length from 0 to past a vector, each into the
+/// front of a longer buffer: results as the documented lanes (`fill` past the slice), and not
+/// one element written past the slice.
+struct Partial<'a>(&'a [f32]);
+
+impl Kernel for Partial<'_> {
+    type Out = Vec<(Vec<f32>, Vec<f32>)>;
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> Self::Out {
+        let src = self.0;
+        (0..=S::LANES + 1)
+            .map(|len| {
+                let v = s.load_partial(&src[..len], -7.0);
+                let mut lanes = vec![0.0f32; S::LANES];
+                s.store(&mut lanes, v);
+                let mut dst = vec![f32::NAN; S::LANES + 2];
+                s.store_partial(&mut dst[..len], v);
+                (lanes, dst)
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn partial_loads_and_stores_touch_only_their_lanes_on_every_isa() {
+    let src: Vec<f32> = (1..=32).map(|i| i as f32).collect();
+    each_isa(|isa| {
+        for (len, (lanes, dst)) in dispatch(Partial(&src)).into_iter().enumerate() {
+            let width = lanes.len();
+            for (i, &l) in lanes.iter().enumerate() {
+                let want = if i < len { src[i] } else { -7.0 };
+                assert!(l == want, "{isa:?} load_partial len {len} lane {i}: {l}");
+            }
+            for (i, &d) in dst.iter().enumerate() {
+                let stored = i < len.min(width);
+                assert!(
+                    if stored { d == src[i] } else { d.is_nan() },
+                    "{isa:?} store_partial len {len} element {i}: {d}"
+                );
+            }
+        }
+    });
+}
