@@ -122,15 +122,14 @@ const EXP_POLY: [f32; 6] = [
     5.000_000_120_1e-1,
 ];
 
-/// `e^x` per lane.
+/// `e^x = 2^n · e^r` split for [`exp_v`] and [`exp_normal_v`]: `n = round(x / ln 2)` (as lane
+/// integers) and `e^r` for the remainder `|r| ≤ ln2/2`, by Cephes' polynomial.
 #[inline(always)]
-pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
+fn exp_parts<S: Simd>(s: S, x: S::V) -> (S::V, S::I) {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // Cephes' split of ln 2: `n·C1` is exact for |n| < 2^15.
     const C1: f32 = 0.693_359_375;
     const C2: f32 = -2.121_944_4e-4;
-    // Beyond these the result is +inf / 0 anyway; clamping keeps `n` in [-150, 128].
-    let x = clamp(s, x, -104.0, 89.0);
     let t = s.add(s.mul(x, s.splat(LOG2E)), s.splat(MAGIC_ROUND));
     let n = s.sub(t, s.splat(MAGIC_ROUND));
     let ni = s.isub(s.to_bits(t), s.to_bits(s.splat(MAGIC_ROUND)));
@@ -138,7 +137,14 @@ pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
     let r = s.mul_add(n, s.splat(-C2), r);
     let z = s.mul(r, r);
     let p = horner(s, r, EXP_POLY);
-    let p = s.add(s.mul_add(p, z, r), s.splat(1.0));
+    (s.add(s.mul_add(p, z, r), s.splat(1.0)), ni)
+}
+
+/// `e^x` per lane.
+#[inline(always)]
+pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
+    // Beyond these the result is +inf / 0 anyway; clamping keeps `n` in [-150, 128].
+    let (p, ni) = exp_parts(s, clamp(s, x, -104.0, 89.0));
     // 2^n = 2^n1 · 2^n2 with both halves normal, so subnormal results round once.
     let n1 = s.sra1(ni);
     let n2 = s.isub(ni, n1);
@@ -148,22 +154,12 @@ pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
     s.mul(s.mul(p, s1), s2)
 }
 
-/// `e^x` per lane for `x` in [-87, 88] (or NaN), where `e^x` is a normal float: [`exp_v`]
-/// without its clamp and with `2^n` applied in one step, which for a normal result rounds
-/// nowhere, so the bits are [`exp_v`]'s.
+/// `e^x` per lane for `x` in [-87, 88] (or NaN), where `2^n` is a normal float: [`exp_v`]
+/// without its clamp and with `2^n` applied in one step, which rounds where [`exp_v`]'s second
+/// step does (only for a subnormal result), so the bits are [`exp_v`]'s.
 #[inline(always)]
 pub(crate) fn exp_normal_v<S: Simd>(s: S, x: S::V) -> S::V {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const C1: f32 = 0.693_359_375;
-    const C2: f32 = -2.121_944_4e-4;
-    let t = s.add(s.mul(x, s.splat(LOG2E)), s.splat(MAGIC_ROUND));
-    let n = s.sub(t, s.splat(MAGIC_ROUND));
-    let ni = s.isub(s.to_bits(t), s.to_bits(s.splat(MAGIC_ROUND)));
-    let r = s.mul_add(n, s.splat(-C1), x);
-    let r = s.mul_add(n, s.splat(-C2), r);
-    let z = s.mul(r, r);
-    let p = horner(s, r, EXP_POLY);
-    let p = s.add(s.mul_add(p, z, r), s.splat(1.0));
+    let (p, ni) = exp_parts(s, x);
     s.mul(p, s.bitcast_f32(s.shl23(s.iadd(ni, s.isplat(127)))))
 }
 
