@@ -279,7 +279,7 @@ fn fused_regions_match_eager_on_every_path() {
     // Every SIMD intrinsic of the kernels is inlined into the code compiled for its instruction
     // set: one left out of line (a helper or closure the optimiser did not inline is compiled
     // without the kernel's target features) is a call per vector operation, which made AVX2's
-    // LayerNorm six times slower with nothing but the speed to show for it. Checked on the
+    // LayerNorm four times slower with nothing but the speed to show for it. Checked on the
     // shipped extension for every instruction set at once, whatever this CPU runs.
     let so = built
         .out
