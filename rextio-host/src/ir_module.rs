@@ -62,13 +62,19 @@ pub enum ReadOp {
         /// Path of the attribute, for messages.
         path: String,
     },
-    /// Object `obj`'s class must be exactly `class` (a method calling another method of the
-    /// instance: a subclass may override it).
-    Class {
+    /// Calling method `name` on object `obj` must run `class`'s own `name` (a method calling
+    /// another method of the instance, whose compiled body it runs): no class before `class` in
+    /// the method resolution order of `obj`'s class (past `after`, for `super().name(...)` in
+    /// class `after`) defines it, and the instance does not hold an attribute of that name.
+    Dispatch {
         /// The object.
         obj: usize,
-        /// Dotted class path.
+        /// The method's name.
+        name: String,
+        /// Dotted path of the class whose method was compiled.
         class: String,
+        /// For `super()`: dotted path of the class the call is written in.
+        after: Option<String>,
         /// Its path, for messages.
         path: String,
     },

@@ -311,12 +311,46 @@ for change, category in (
             assert_same(got, st_e(x), f"stack after a change, {key}")
 
 # A class derived from Stack: inherited `forward` (Stack's compiled body, on a Tuned instance),
-# its own `ends` through `super()`, and `both` calling both through `self`. A subclass of it
-# that overrides `ends` makes `both` run the original, which dispatches as eager does.
+# its own `ends` and `stacked` through `super()` (Stack's `stacked` calls `self.ranged` and
+# `self.forward`, which a Tuned instance dispatches to Stack's), and `both` calling methods
+# through `self`. A subclass of it that overrides `ends` makes `both` run the original, which
+# dispatches as eager does.
 TUNED = "mdl.model.Tuned"
 tu_b, tu_e = pair(model, emodel, "Tuned", 52, 16, 24)
 parity(tu_b, tu_e, model, STACK, ("forward",), inputs(16, 53), "tuned (inherited)")
-parity(tu_b, tu_e, model, TUNED, ("ends", "both"), inputs(16, 53), "tuned")
+parity(tu_b, tu_e, model, TUNED, ("ends", "both", "stacked"), inputs(16, 53), "tuned")
+
+
+# A subclass defined outside the project that overrides nothing dispatches every call to the
+# compiled methods: they run natively on its instances.
+class BuiltPlain(model.Tuned):
+    pass
+
+
+class EagerPlain(emodel.Tuned):
+    pass
+
+
+torch.manual_seed(56)
+pb = BuiltPlain(16, 24).eval()
+torch.manual_seed(56)
+pe = EagerPlain(16, 24).eval()
+parity(pb, pe, model, TUNED, ("both", "stacked"), inputs(16, 57), "plain subclass")
+parity(pb, pe, model, STACK, ("forward",), inputs(16, 57), "plain subclass (inherited)")
+# An instance attribute shadows the method for `self.ranged(...)`: the original runs and calls it.
+for m in (pb, pe):
+    m.ranged = lambda x: x * 2.0
+x = inputs(16, 58)["batch 16"]
+with torch.inference_mode(), ran(model, f"{STACK}.stacked", "state"):
+    got = pb.stacked(x)
+with torch.inference_mode():
+    assert_same(got, pe.stacked(x), "stacked() with `ranged` set on the instance")
+for m in (pb, pe):
+    del m.ranged
+with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "native"):
+    got = pb.stacked(x)
+with torch.inference_mode():
+    assert_same(got, pe.stacked(x), "stacked() once the instance attribute is gone")
 
 
 class BuiltRetuned(model.Tuned):
@@ -338,6 +372,33 @@ with torch.inference_mode(), ran(model, f"{TUNED}.both", "state"):
     got = rb.both(x)
 with torch.inference_mode():
     assert_same(got, re_.both(x), "both() of a subclass overriding ends()")
+# `stacked` calls neither `ends` nor anything else the subclass overrides: native.
+with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "native"):
+    got = rb.stacked(x)
+with torch.inference_mode():
+    assert_same(got, re_.stacked(x), "stacked() of a subclass overriding ends()")
+
+
+# A subclass overriding a method that a compiled `self.name(...)` call would reach runs the
+# original, which calls the override as eager does.
+class BuiltRanged(model.Tuned):
+    def ranged(self, x):
+        return x - 1.0
+
+
+class EagerRanged(emodel.Tuned):
+    def ranged(self, x):
+        return x - 1.0
+
+
+torch.manual_seed(59)
+gb_ = BuiltRanged(16, 24).eval()
+torch.manual_seed(59)
+ge_ = EagerRanged(16, 24).eval()
+with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "state"):
+    got = gb_.stacked(x)
+with torch.inference_mode():
+    assert_same(got, ge_.stacked(x), "stacked() of a subclass overriding ranged()")
 
 # `self.training` is read at every call: train mode takes the other branch, natively (Stack holds
 # no dropout), and a non-bool flag runs the original.

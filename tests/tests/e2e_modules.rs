@@ -27,8 +27,10 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Stack.joined",
         "mdl.model.Stack.ranged",
         "mdl.model.Stack.zipped",
+        "mdl.model.Stack.stacked",
         "mdl.model.Tuned.ends",
         "mdl.model.Tuned.both",
+        "mdl.model.Tuned.stacked",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

@@ -1161,7 +1161,8 @@ pub(super) struct ReadCx {
     states: BTreeMap<(usize, String), String>,
     conds: BTreeSet<(usize, String)>,
     root_called: bool,
-    self_class_checked: bool,
+    /// The dispatches already checked on the instance, as (`after`, name).
+    dispatched: BTreeSet<(Option<String>, String)>,
 }
 
 impl ReadCx {
@@ -1177,7 +1178,7 @@ impl ReadCx {
             states: BTreeMap::new(),
             conds: BTreeSet::new(),
             root_called: false,
-            self_class_checked: false,
+            dispatched: BTreeSet::new(),
         }
     }
 }
@@ -1845,25 +1846,36 @@ impl Fx<'_> {
                     .as_ref()
                     .map(|m| m.class.qualname.clone())
                     .unwrap_or_default();
-                // `self.other(x)` dispatches on the instance's class: the state read checks it.
-                let cx = self.cx(0);
-                if !cx.self_class_checked {
-                    cx.self_class_checked = true;
-                    cx.ops.push(ReadOp::Class {
-                        obj: 0,
-                        class: class.clone(),
-                        path: "self".into(),
-                    });
-                }
+                // `self.other(x)` dispatches on the instance's class: the state read checks that
+                // it reaches the method compiled here.
                 let defining = self.defining_class(&class, &name).unwrap_or(class);
+                self.check_dispatch(None, &defining, &name);
                 self.method_call(&root, &defining, &name, args, at)
             }
             Member::Super { class, name } => {
-                // `super().name(x)` names its class statically: no dispatch to check.
+                // `super().name(x)` follows the instance's method resolution order past the
+                // method's class: the state read checks that it reaches `class`'s method.
                 let root = self.root_node();
+                let after = self.method.as_ref().map(|m| m.class.qualname.clone());
+                self.check_dispatch(after, &class, &name);
                 self.method_call(&root, &class, &name, args, at)
             }
             Member::Module(node) => self.call_node(node, args, at),
+        }
+    }
+
+    /// Has the state read check (once per call form) that calling `name` on the instance, past
+    /// class `after` for `super()`, reaches `defining`'s compiled method.
+    fn check_dispatch(&mut self, after: Option<String>, defining: &str, name: &str) {
+        let cx = self.cx(0);
+        if cx.dispatched.insert((after.clone(), name.to_owned())) {
+            cx.ops.push(ReadOp::Dispatch {
+                obj: 0,
+                name: name.to_owned(),
+                class: defining.to_owned(),
+                after,
+                path: "self".into(),
+            });
         }
     }
 

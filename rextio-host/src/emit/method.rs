@@ -71,6 +71,41 @@ impl Reader<'_, '_> {
         }
     }
 
+    /// Refuses unless calling `name` on `__rx_dispatch_obj` (past `after` for `super()`) runs
+    /// `class`'s compiled method.
+    fn dispatch_check(
+        &self,
+        name: &str,
+        class: &str,
+        after: Option<&str>,
+        path: &str,
+    ) -> TokenStream {
+        let class_ref = rt("ClassRef");
+        let (class, name, path) = (str_lit(class), str_lit(name), str_lit(path));
+        let after = match after {
+            Some(a) => {
+                let a = str_lit(a);
+                quote! {
+                    {
+                        static __RX_AFTER: #class_ref = #class_ref::new(#a);
+                        ::std::option::Option::Some(&__RX_AFTER)
+                    }
+                }
+            }
+            None => quote!(::std::option::Option::None),
+        };
+        let no = refuse(quote!(__rx_why));
+        quote! {
+            static __RX_CLASS: #class_ref = #class_ref::new(#class);
+            let __rx_name = ::pyo3::intern!(__rx_dispatch_obj.py(), #name);
+            if let ::std::option::Option::Some(__rx_why) =
+                __RX_CLASS.dispatch(__rx_dispatch_obj, __rx_name, #after, #path)?
+            {
+                #no;
+            }
+        }
+    }
+
     fn call_check(&self, o: usize, path: &str) -> TokenStream {
         let check = &self.call_check;
         let view = view(o);
@@ -229,16 +264,26 @@ impl Reader<'_, '_> {
                 called,
                 path,
             } => self.child(*src, *dst, attr, class, *called, path),
-            ReadOp::Class {
+            ReadOp::Dispatch {
                 obj: o,
+                name,
                 class,
+                after,
                 path,
             } => {
                 let v = view(*o);
-                let check = self.class_check(&format_ident!("__rx_class_obj"), class, path);
+                let check = self.dispatch_check(name, class, after.as_deref(), path);
+                // The fast path checks the same object again (the memo's values).
+                let record = if self.support.traced_checks {
+                    let f = memo_rt("record_value");
+                    quote!(#f(__rx_dispatch_obj);)
+                } else {
+                    TokenStream::new()
+                };
                 quote! {
                     {
-                        let __rx_class_obj = #v.obj();
+                        let __rx_dispatch_obj = #v.obj();
+                        #record
                         #check
                     }
                 }
@@ -492,10 +537,23 @@ impl Reader<'_, '_> {
         for op in ops {
             match op {
                 // The container's elements store is a dictionary the memo's facts pin.
-                ReadOp::Child { .. }
-                | ReadOp::Class { .. }
-                | ReadOp::Cond { .. }
-                | ReadOp::Count { .. } => {}
+                ReadOp::Child { .. } | ReadOp::Cond { .. } | ReadOp::Count { .. } => {}
+                // Dispatch is checked at every call (see `ClassRef::dispatch`).
+                ReadOp::Dispatch {
+                    name,
+                    class,
+                    after,
+                    path,
+                    ..
+                } => {
+                    let check = self.dispatch_check(name, class, after.as_deref(), path);
+                    out.push(quote! {
+                        {
+                            let __rx_dispatch_obj = &__rx_vals.value()?;
+                            #check
+                        }
+                    });
+                }
                 ReadOp::Value {
                     ty, slot: i, path, ..
                 } => {

@@ -46,6 +46,68 @@ impl ClassRef {
         Ok(obj.get_type().is(class))
     }
 
+    /// Whether calling method `name` on `obj` runs this class's own `name`, as a compiled method
+    /// that calls `self.name(...)` (`after` is `None`) or `super().name(...)` in class `after`
+    /// assumes: `name` is not in the instance dictionary, and the first class defining `name` in
+    /// the method resolution order of `obj`'s class (past `after`, when given) is this class.
+    /// `None` when it is, else the reason the original must run (a subclass overrides `name`,
+    /// the instance holds an attribute of that name, `obj` is not an instance of this class).
+    ///
+    /// Checked at every call rather than kept by the state memo: reassigning a class's
+    /// `__bases__` changes the answer without changing any dictionary.
+    pub fn dispatch(
+        &self,
+        obj: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyString>,
+        after: Option<&ClassRef>,
+        path: &str,
+    ) -> PyResult<Option<String>> {
+        let py = obj.py();
+        let class = self.get(py)?;
+        if let Some(d) = instance_dict(obj) {
+            if raw_lookup(&d, name)?.is_some() {
+                return Ok(Some(format!(
+                    "state: `{path}.{name}` is an attribute of the instance"
+                )));
+            }
+        }
+        let after = after.map(|a| a.get(py)).transpose()?;
+        let ty = obj.get_type();
+        let mut past = after.is_none();
+        for base in ty.mro().iter() {
+            if !past {
+                past = after.is_some_and(|a| base.is(a));
+                continue;
+            }
+            let defines = match class_dict(&base) {
+                Some(d) => raw_lookup(&d, name)?.is_some(),
+                None => false,
+            };
+            if base.is(class) {
+                return Ok((!defines)
+                    .then(|| format!("state: `{}` no longer defines `{name}`", self.path)));
+            }
+            if defines {
+                let by = base
+                    .cast::<pyo3::types::PyType>()
+                    .ok()
+                    .and_then(|t| t.fully_qualified_name().ok())
+                    .map_or_else(|| "?".to_owned(), |n| n.to_string());
+                return Ok(Some(format!(
+                    "state: `{path}.{name}` is {by}'s, not the compiled {}'s",
+                    self.path
+                )));
+            }
+        }
+        let found = ty
+            .fully_qualified_name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        Ok(Some(format!(
+            "state: `{path}` is a {found}, whose `{name}` is not {}'s",
+            self.path
+        )))
+    }
+
     /// The reason an object of another class sends the call to the original.
     pub fn mismatch(&self, obj: &Bound<'_, PyAny>, path: &str) -> String {
         let found = obj
@@ -54,6 +116,22 @@ impl ClassRef {
             .map_or_else(|_| "?".to_owned(), |n| n.to_string());
         format!("state: `{path}` is a {found}, not exactly {}", self.path)
     }
+}
+
+/// The dictionary of class `cls` (its own entries, not its bases'): `None` for an object that
+/// is not a class, and for a static built-in class whose dictionary the interpreter keeps
+/// elsewhere (3.12); neither defines a project's methods.
+fn class_dict<'py>(cls: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
+    let t = cls.cast::<pyo3::types::PyType>().ok()?;
+    // SAFETY: `t` is a live type object; `tp_dict` is NULL or a dictionary the type keeps alive,
+    // of which we take our own reference.
+    let raw = unsafe { (*t.as_type_ptr()).tp_dict };
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: a borrowed, non-null reference (see above).
+    let d = unsafe { Bound::from_borrowed_ptr(cls.py(), raw) };
+    d.cast_into::<PyDict>().ok()
 }
 
 /// The instance dictionary of `obj` (without attribute lookup through its class, which for a
