@@ -17,6 +17,11 @@ pub struct MethodIr {
     pub reads: Vec<ReadOp>,
     /// The state's element types, in slot order (the state parameter's tuple type).
     pub slots: Vec<ValueType>,
+    /// Its decorators (each one an enabled plugin took: they add nothing the function-scope
+    /// guards do not, such as `@torch.no_grad()`) make the guards hold for the whole call: the
+    /// boundary enters them before it reads the state and admits the values, as the decorated
+    /// original would run everything under them.
+    pub decorated: bool,
 }
 
 /// One step of reading a method's state.

@@ -27,9 +27,10 @@ pub fn records() -> Vec<RuleRecord> {
         id: id.into(),
         scope: RuleScope::Call,
         pattern: pattern.into(),
-        constraint: "a module-level function whose body is otherwise native; the native \
-            function runs with grad disabled (outputs never require grad) and restores the \
-            caller's grad mode on every exit"
+        constraint: "a module-level function or module method whose body is otherwise \
+            native; the native function runs with grad disabled (outputs never require grad) \
+            and restores the caller's grad mode on every exit, and a method also reads and \
+            admits its state with grad disabled"
             .into(),
         outcome: RuleOutcome::Native,
         diagnostic_code: None,

@@ -400,6 +400,21 @@ with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "state"):
 with torch.inference_mode():
     assert_same(got, ge_.stacked(x), "stacked() of a subclass overriding ranged()")
 
+# A method under `@torch.no_grad()` runs natively with grad on and parameters and inputs that
+# require grad: its original would record nothing either. No warning, no grad on the result.
+st_b, st_e = pair(model, emodel, "Stack", 60, 16, 24)
+x = inputs(16, 61)["batch 16"].clone().requires_grad_(True)
+assert torch.is_grad_enabled() and all(p.requires_grad for p in st_b.parameters())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with ran(model, f"{STACK}.frozen", "native"):
+        got = st_b.frozen(x)
+assert not [w for w in caught if "rextio" in str(w.message).lower()], [str(w.message) for w in caught]
+want = st_e.frozen(x)
+assert not got.requires_grad and not want.requires_grad
+assert_same(got, want, "frozen() under grad mode")
+assert torch.is_grad_enabled()
+
 # `self.training` is read at every call: train mode takes the other branch, natively (Stack holds
 # no dropout), and a non-bool flag runs the original.
 st_b, st_e = pair(model, emodel, "Stack", 49, 16, 24)

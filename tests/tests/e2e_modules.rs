@@ -28,6 +28,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Stack.ranged",
         "mdl.model.Stack.zipped",
         "mdl.model.Stack.stacked",
+        "mdl.model.Stack.frozen",
         "mdl.model.Tuned.ends",
         "mdl.model.Tuned.both",
         "mdl.model.Tuned.stacked",

@@ -2140,7 +2140,11 @@ impl Fx<'_> {
 
     /// After a method's body: its state parameter, the statements unpacking it, and its
     /// method IR.
-    pub(super) fn finish_method(&mut self, at: Span) -> Option<(Param, Vec<Stmt>, MethodIr)> {
+    pub(super) fn finish_method(
+        &mut self,
+        at: Span,
+        decorated: bool,
+    ) -> Option<(Param, Vec<Stmt>, MethodIr)> {
         let m = self.method.as_mut()?;
         let cx = std::mem::replace(
             &mut m.ctxs[0],
@@ -2155,6 +2159,7 @@ impl Fx<'_> {
             plugin: m.class.plugin.clone(),
             reads: cx.ops,
             slots: tys,
+            decorated,
         };
         self.types.insert(self_name.clone(), state_ty.clone());
         let prologue = cx

@@ -704,7 +704,9 @@ impl Fx<'_> {
         let mut body = self.block(&f.body);
         let mut method_ir = None;
         if self.method.is_some() {
-            let (state, prologue, ir) = self.finish_method(at)?;
+            // Every decorator was taken by a plugin (`decorators` above), or this is not reached.
+            let decorated = !f.decorator_list.is_empty();
+            let (state, prologue, ir) = self.finish_method(at, decorated)?;
             params.insert(0, state);
             body.splice(0..0, prologue);
             method_ir = Some(ir);

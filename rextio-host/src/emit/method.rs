@@ -665,6 +665,14 @@ pub(super) fn method_items(
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
         .collect();
+    let guard_lets = quote!(#(let #guard_names = #guards;)*);
+    // A decorated method (`@torch.no_grad()`) runs wholly under its guards, as its original
+    // would: the state read and the admission of every value see them too.
+    let (whole_call, body_only) = if m.decorated {
+        (guard_lets, TokenStream::new())
+    } else {
+        (TokenStream::new(), guard_lets)
+    };
     let pyname = str_lit(&ir.name);
     let qualname = str_lit(&ir.qualname);
     let class = str_lit(&m.class_qualname);
@@ -680,6 +688,7 @@ pub(super) fn method_items(
                 ::pyo3::types::PyTuple::new(__rx_py, [#(#originals),*])
             };
             let mut __rx_keep: ::std::vec::Vec<::pyo3::Bound<'py, ::pyo3::PyAny>> = ::std::vec::Vec::new();
+            #whole_call
             #read_state
             let #state = match #read_state_call? {
                 ::std::result::Result::Ok(__rx_state) => __rx_state,
@@ -688,7 +697,7 @@ pub(super) fn method_items(
             #(#converts)*
             #stats.native();
             let __rx_out = {
-                #(let #guard_names = #guards;)*
+                #body_only
                 #call
             }?;
             let __rx_result = #wrap;
