@@ -710,6 +710,15 @@ impl InitReader<'_> {
                 }
             }
             ast::Expr::Call(c) => match self.ctor(c) {
+                // `math.sqrt(d)` of a number is a float (a scale such as `1 / math.sqrt(d)`).
+                Some(ctor)
+                    if ctor.target == "math.sqrt"
+                        && ctor.keywords.is_empty()
+                        && matches!(ctor.args.as_slice(), [CtorArg::Value(o)]
+                            if matches!(o.ty, Some(ValueType::Int | ValueType::Float))) =>
+                {
+                    CtorArg::Value(Operand::typed(ValueType::Float))
+                }
                 Some(ctor) => CtorArg::Call(ctor),
                 None => CtorArg::Other,
             },
@@ -730,7 +739,15 @@ impl InitReader<'_> {
                 self.operator(target, &[&b.left, &b.right])
             }
             ast::Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => {
-                self.operator(NEG_TARGET, &[&u.operand])
+                match self.ctor_arg(&u.operand) {
+                    // `-d` of a number is a number of its type (its value is not known here:
+                    // a negated literal is folded as a literal above).
+                    CtorArg::Value(Operand {
+                        ty: Some(ty @ (ValueType::Int | ValueType::Float)),
+                        ..
+                    }) => CtorArg::Value(Operand::typed(ty)),
+                    _ => self.operator(NEG_TARGET, &[&u.operand]),
+                }
             }
             _ => CtorArg::Other,
         }
@@ -758,7 +775,9 @@ impl InitReader<'_> {
     /// The type of arithmetic on ints and floats (`hidden * 4`, `1.0 / width`, `2 * 3.0 - 1`):
     /// float when an operand is a float or the operator is `/`, else int, as in Python. Only the
     /// type is needed: a method reads the live value at every call and checks its type.
-    /// Operators whose result type depends on the values (`**`) are not read.
+    /// `**` is read with a float operand only (`d ** -0.5`): a float, or for a negative base a
+    /// complex number, which the check at every call refuses; `int ** int` is an int or a
+    /// float depending on the exponent's sign, and is not read.
     fn number_arithmetic(&self, b: &ast::ExprBinOp) -> Option<ValueType> {
         let number = |e: &ast::Expr| match self.ctor_arg(e) {
             CtorArg::Value(o) => match o.ty {
@@ -780,6 +799,7 @@ impl InitReader<'_> {
             } else {
                 ValueType::Int
             }),
+            ast::Operator::Pow => any_float.then_some(ValueType::Float),
             _ => None,
         }
     }

@@ -840,6 +840,36 @@ fn refused_init_values_are_named_inside_their_containers() {
         vals.ir.as_ref().map(|ir| ir.params[0].ty.clone()),
         Some(ValueType::Tuple(vec![ValueType::Float]))
     );
+    // Scales written as powers with a float, square roots and negations are numbers too;
+    // `int ** int` (an int or a float, by the exponent's sign) is not read.
+    let b = analyse_many(&[(
+        "m",
+        "import math\nimport tp\n\n\
+         class Net(tp.Module):\n    def __init__(self, d: int):\n        super().__init__()\n\
+         \x20       self.a = d ** 0.5\n        self.b = d ** -0.5\n        self.c = 1 / math.sqrt(d)\n\
+         \x20       self.n = -d\n        self.i = d ** 2\n\n\
+         \x20   def floats(self, x: tp.Vec) -> float:\n        return self.a + self.b + self.c\n\n\
+         \x20   def neg(self, x: tp.Vec) -> int:\n        return self.n\n\n\
+         \x20   def ints(self, x: tp.Vec) -> int:\n        return self.i\n",
+    )]);
+    for (method, tys) in [
+        ("floats", vec![ValueType::Float; 3]),
+        ("neg", vec![ValueType::Int]),
+    ] {
+        let f = route_of(&b, &format!("m.Net.{method}"));
+        assert_eq!(
+            f.ir.as_ref().map(|ir| ir.params[0].ty.clone()),
+            Some(ValueType::Tuple(tys)),
+            "{method}: {:?}",
+            f.diagnostics
+        );
+    }
+    let ints = route_of(&b, "m.Net.ints");
+    assert_eq!(ints.route, Route::Fallback);
+    assert!(ints
+        .diagnostics
+        .iter()
+        .any(|d| d.code == codes::MODULE_ATTRIBUTE && d.message.contains("`self.i`")));
     // An attribute every instance of the base has (the plugin's `base_attrs`) is read the same
     // way, though `__init__` never assigns it.
     let ready = route_of(&a, "m.Net.ready_");
