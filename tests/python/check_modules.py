@@ -351,6 +351,22 @@ with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "native"):
     got = pb.stacked(x)
 with torch.inference_mode():
     assert_same(got, pe.stacked(x), "stacked() once the instance attribute is gone")
+# A method replaced on its class after import: compiled callers see the replacement is not the
+# compiled method and run the original, which calls it; putting the compiled one back restores
+# the native path.
+compiled_ranged, eager_ranged = model.Stack.ranged, emodel.Stack.ranged
+model.Stack.ranged = emodel.Stack.ranged = lambda self, x: x * -1.5
+try:
+    with torch.inference_mode(), ran(model, f"{STACK}.stacked", "state"):
+        got = pb.stacked(x)
+    with torch.inference_mode():
+        assert_same(got, pe.stacked(x), "stacked() with Stack.ranged replaced")
+finally:
+    model.Stack.ranged, emodel.Stack.ranged = compiled_ranged, eager_ranged
+with torch.inference_mode(), ran(model, f"{TUNED}.stacked", "native"):
+    got = pb.stacked(x)
+with torch.inference_mode():
+    assert_same(got, pe.stacked(x), "stacked() with Stack.ranged put back")
 
 
 class BuiltRetuned(model.Tuned):

@@ -110,6 +110,10 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
     let originals_add = originals_fn.is_some().then(
         || quote!(m.add("__rx_set_original", ::pyo3::wrap_pyfunction!(__rx_set_original, m)?)?;),
     );
+    let bound_fn = bound_item(placed);
+    let bound_add = bound_fn
+        .is_some()
+        .then(|| quote!(m.add("__rx_set_bound", ::pyo3::wrap_pyfunction!(__rx_set_bound, m)?)?;));
     let stats_add = stats_fn.is_some().then(
         || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
     );
@@ -119,6 +123,8 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
 
         #originals_fn
 
+        #bound_fn
+
         #[::pyo3::pymodule]
         fn #module(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
             use ::pyo3::types::PyModuleMethods as _;
@@ -126,6 +132,7 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
             #(#adds)*
             #stats_add
             #originals_add
+            #bound_add
             Ok(())
         }
     }
@@ -168,6 +175,33 @@ fn originals_item(placed: &[Placed]) -> Option<TokenStream> {
             fn __rx_set_original(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
                 match key {
                     #(#originals)*
+                    _ => {}
+                }
+            }
+        }
+    })
+}
+
+/// `__rx_set_bound(key, f)`: hands each compiled method the wrapper the binding put in its
+/// class, which callers' dispatch checks compare with what the class holds; none without
+/// methods.
+fn bound_item(placed: &[Placed]) -> Option<TokenStream> {
+    let arms: Vec<TokenStream> = placed
+        .iter()
+        .filter_map(|p| {
+            let m = p.function.method.as_ref()?;
+            let cell = Ident::new(&m.bound, PmSpan::call_site());
+            let key = str_lit(&p.key);
+            Some(quote!(#key => #cell.set(py, f),))
+        })
+        .collect();
+    (!arms.is_empty()).then(|| {
+        quote! {
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_set_bound")]
+            fn __rx_set_bound(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
+                match key {
+                    #(#arms)*
                     _ => {}
                 }
             }

@@ -37,6 +37,8 @@ pub struct MethodBinding {
     pub params: Vec<String>,
     /// The Rust identifier of its counters.
     pub stats: String,
+    /// The Rust identifier of the static the binding registers its wrapper in.
+    pub bound: String,
 }
 
 /// Code converting the native result `value` of type `ty` to a Python object
@@ -140,6 +142,7 @@ pub fn lower_function(
             self_name: ir.params[0].name.clone(),
             params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
             stats: stats.to_string(),
+            bound: method::bound_cell(index).to_string(),
         });
         (items, binding, None)
     } else {

@@ -43,6 +43,13 @@ fn slot(i: usize) -> Ident {
     format_ident!("__rx_s{}", i)
 }
 
+/// The static holding the wrapper that the Python binding put in place of compiled method
+/// `index` in its class (`__RX_BOUND_<index>`, registered through `__rx_set_bound`; never for a
+/// method without a Python entry point, whose class keeps its original).
+pub(super) fn bound_cell(index: usize) -> Ident {
+    format_ident!("__RX_BOUND_{}", index)
+}
+
 /// `return Ok(Err(<reason>))` from a reader.
 fn refuse(reason: TokenStream) -> TokenStream {
     quote!(return ::pyo3::PyResult::Ok(::std::result::Result::Err(#reason)))
@@ -79,7 +86,14 @@ impl Reader<'_, '_> {
         class: &str,
         after: Option<&str>,
         path: &str,
-    ) -> TokenStream {
+    ) -> LResult<TokenStream> {
+        let callee = format!("{class}.{name}");
+        let Some(index) = self.lx.callees.get(&callee) else {
+            return Err(fail(format!(
+                "`{callee}` is not a native method of this build"
+            )));
+        };
+        let compiled = bound_cell(*index);
         let class_ref = rt("ClassRef");
         let (class, name, path) = (str_lit(class), str_lit(name), str_lit(path));
         let after = match after {
@@ -95,15 +109,15 @@ impl Reader<'_, '_> {
             None => quote!(::std::option::Option::None),
         };
         let no = refuse(quote!(__rx_why));
-        quote! {
+        Ok(quote! {
             static __RX_CLASS: #class_ref = #class_ref::new(#class);
             let __rx_name = ::pyo3::intern!(__rx_dispatch_obj.py(), #name);
             if let ::std::option::Option::Some(__rx_why) =
-                __RX_CLASS.dispatch(__rx_dispatch_obj, __rx_name, #after, #path)?
+                __RX_CLASS.dispatch(__rx_dispatch_obj, __rx_name, #after, &#compiled, #path)?
             {
                 #no;
             }
-        }
+        })
     }
 
     fn call_check(&self, o: usize, path: &str) -> TokenStream {
@@ -272,7 +286,7 @@ impl Reader<'_, '_> {
                 path,
             } => {
                 let v = view(*o);
-                let check = self.dispatch_check(name, class, after.as_deref(), path);
+                let check = self.dispatch_check(name, class, after.as_deref(), path)?;
                 // The fast path checks the same object again (the memo's values).
                 let record = if self.support.traced_checks {
                     let f = memo_rt("record_value");
@@ -546,7 +560,7 @@ impl Reader<'_, '_> {
                     path,
                     ..
                 } => {
-                    let check = self.dispatch_check(name, class, after.as_deref(), path);
+                    let check = self.dispatch_check(name, class, after.as_deref(), path)?;
                     out.push(quote! {
                         {
                             let __rx_dispatch_obj = &__rx_vals.value()?;
@@ -723,11 +737,16 @@ fn reader_items(
     let read_fn = format_ident!("__rx_read_{}", index);
     let m0 = view(0);
     let mv = rt("ModView");
+    let bound = bound_cell(index);
+    let original_ty = rt("Original");
     let doc = str_lit(&format!(
         " State of `{}` read from the live instance.",
         ir.qualname
     ));
     let reader_item = quote! {
+        // The compiled wrapper in the class, checked by callers' dispatch checks.
+        static #bound: #original_ty = #original_ty::new();
+
         #[doc = #doc]
         #[allow(clippy::all, unused_variables)]
         fn #read_fn<'py>(

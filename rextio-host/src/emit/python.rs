@@ -156,6 +156,13 @@ fn methods_block(s: &mut String, fns: &[&Placed]) {
             "    {class}.{name} = __rextio_bind(__rextio_native__.{key}, {class}.__dict__[{}])",
             py_str(name)
         );
+        // Compiled callers check that the class still holds this wrapper.
+        let _ = writeln!(
+            s,
+            "    __rextio_native__.__rx_set_bound({}, {class}.__dict__[{}])",
+            py_str(key),
+            py_str(name)
+        );
     }
     let _ = writeln!(s, "    del __rextio_bind, __rextio_functools");
     let _ = writeln!(

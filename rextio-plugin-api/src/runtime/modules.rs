@@ -46,12 +46,15 @@ impl ClassRef {
         Ok(obj.get_type().is(class))
     }
 
-    /// Whether calling method `name` on `obj` runs this class's own `name`, as a compiled method
-    /// that calls `self.name(...)` (`after` is `None`) or `super().name(...)` in class `after`
-    /// assumes: `name` is not in the instance dictionary, and the first class defining `name` in
-    /// the method resolution order of `obj`'s class (past `after`, when given) is this class.
-    /// `None` when it is, else the reason the original must run (a subclass overrides `name`,
-    /// the instance holds an attribute of that name, `obj` is not an instance of this class).
+    /// Whether calling method `name` on `obj` runs this class's compiled `name`, as a compiled
+    /// method that calls `self.name(...)` (`after` is `None`) or `super().name(...)` in class
+    /// `after` assumes: `name` is not in the instance dictionary, the first class defining
+    /// `name` in the method resolution order of `obj`'s class (past `after`, when given) is this
+    /// class, and what it holds there is `compiled`, the wrapper the binding put in its place
+    /// (when it registered one: a method without a Python entry point of its own keeps its
+    /// original there). `None` when it does, else the reason the original must run (a subclass
+    /// overrides `name`, the instance holds an attribute of that name, the method was replaced
+    /// on the class, `obj` is not an instance of this class).
     ///
     /// Checked at every call rather than kept by the state memo: reassigning a class's
     /// `__bases__` changes the answer without changing any dictionary.
@@ -60,6 +63,7 @@ impl ClassRef {
         obj: &Bound<'_, PyAny>,
         name: &Bound<'_, PyString>,
         after: Option<&ClassRef>,
+        compiled: &Original,
         path: &str,
     ) -> PyResult<Option<String>> {
         let py = obj.py();
@@ -79,15 +83,21 @@ impl ClassRef {
                 past = after.is_some_and(|a| base.is(a));
                 continue;
             }
-            let defines = match class_dict(&base) {
-                Some(d) => raw_lookup(&d, name)?.is_some(),
-                None => false,
+            let found = match class_dict(&base) {
+                Some(d) => raw_lookup(&d, name)?,
+                None => None,
             };
             if base.is(class) {
-                return Ok((!defines)
-                    .then(|| format!("state: `{}` no longer defines `{name}`", self.path)));
+                return Ok(match (found, compiled.get(py)) {
+                    (None, _) => Some(format!("state: `{}` no longer defines `{name}`", self.path)),
+                    (Some(f), Some(c)) if !f.is(&c) => Some(format!(
+                        "state: `{}.{name}` was replaced after import",
+                        self.path
+                    )),
+                    _ => None,
+                });
             }
-            if defines {
+            if found.is_some() {
                 let by = base
                     .cast::<pyo3::types::PyType>()
                     .ok()
