@@ -107,16 +107,10 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
     });
     let stats_fn = stats_item(placed);
     let originals_fn = originals_item(placed);
-    let originals_add = originals_fn.is_some().then(
-        || quote!(m.add("__rx_set_original", ::pyo3::wrap_pyfunction!(__rx_set_original, m)?)?;),
-    );
     let bound_fn = bound_item(placed);
-    let bound_add = bound_fn
-        .is_some()
-        .then(|| quote!(m.add("__rx_set_bound", ::pyo3::wrap_pyfunction!(__rx_set_bound, m)?)?;));
-    let stats_add = stats_fn.is_some().then(
-        || quote!(m.add("__rx_method_stats", ::pyo3::wrap_pyfunction!(__rx_method_stats, m)?)?;),
-    );
+    let stats_add = helper_add("__rx_method_stats", &stats_fn);
+    let originals_add = helper_add("__rx_set_original", &originals_fn);
+    let bound_add = helper_add("__rx_set_bound", &bound_fn);
     let steps = inits.iter().map(|(plugin, e)| guarded_init(plugin, e));
     quote! {
         #stats_fn
@@ -157,49 +151,58 @@ fn stats_item(placed: &[Placed]) -> Option<TokenStream> {
     })
 }
 
+/// `m.add(name, <the helper pyfunction name>)` when the helper is emitted.
+fn helper_add(name: &str, item: &Option<TokenStream>) -> Option<TokenStream> {
+    let f = Ident::new(name, PmSpan::call_site());
+    item.as_ref()
+        .map(|_| quote!(m.add(#name, ::pyo3::wrap_pyfunction!(#f, m)?)?;))
+}
+
 /// `__rx_set_original(key, f)`: hands each function that keeps its original Python function
 /// that function; none when no function keeps one.
 fn originals_item(placed: &[Placed]) -> Option<TokenStream> {
-    let originals: Vec<TokenStream> = placed
-        .iter()
-        .filter_map(|p| {
-            let o = Ident::new(p.function.original.as_deref()?, PmSpan::call_site());
-            let key = str_lit(&p.key);
-            Some(quote!(#key => #o.set(py, f),))
-        })
-        .collect();
-    (!originals.is_empty()).then(|| {
-        quote! {
-            #[::pyo3::pyfunction]
-            #[pyo3(name = "__rx_set_original")]
-            fn __rx_set_original(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
-                match key {
-                    #(#originals)*
-                    _ => {}
-                }
-            }
-        }
-    })
+    setter_item(
+        "__rx_set_original",
+        placed.iter().filter_map(|p| {
+            let o = p.function.original.as_deref()?;
+            Some((p.key.as_str(), o))
+        }),
+    )
 }
 
 /// `__rx_set_bound(key, f)`: hands each compiled method the wrapper the binding put in its
 /// class, which callers' dispatch checks compare with what the class holds; none without
 /// methods.
 fn bound_item(placed: &[Placed]) -> Option<TokenStream> {
-    let arms: Vec<TokenStream> = placed
-        .iter()
-        .filter_map(|p| {
+    setter_item(
+        "__rx_set_bound",
+        placed.iter().filter_map(|p| {
             let m = p.function.method.as_ref()?;
-            let cell = Ident::new(&m.bound, PmSpan::call_site());
-            let key = str_lit(&p.key);
-            Some(quote!(#key => #cell.set(py, f),))
+            Some((p.key.as_str(), m.bound.as_str()))
+        }),
+    )
+}
+
+/// A pyfunction `name(key, f)` that sets the static registered under `key` (each pair is a
+/// key and the Rust identifier of its static, with a `set(py, f)`); unknown keys are ignored.
+/// `None` when there is nothing to set.
+fn setter_item<'a>(
+    name: &str,
+    cells: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Option<TokenStream> {
+    let arms: Vec<TokenStream> = cells
+        .map(|(key, cell)| {
+            let key = str_lit(key);
+            let cell = Ident::new(cell, PmSpan::call_site());
+            quote!(#key => #cell.set(py, f),)
         })
         .collect();
+    let f = Ident::new(name, PmSpan::call_site());
     (!arms.is_empty()).then(|| {
         quote! {
             #[::pyo3::pyfunction]
-            #[pyo3(name = "__rx_set_bound")]
-            fn __rx_set_bound(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
+            #[pyo3(name = #name)]
+            fn #f(py: ::pyo3::Python<'_>, key: &str, f: ::pyo3::Py<::pyo3::PyAny>) {
                 match key {
                     #(#arms)*
                     _ => {}
