@@ -100,18 +100,14 @@ impl ClassRef {
             if found.is_some() {
                 let by = base
                     .cast::<pyo3::types::PyType>()
-                    .ok()
-                    .and_then(|t| t.fully_qualified_name().ok())
-                    .map_or_else(|| "?".to_owned(), |n| n.to_string());
+                    .map_or_else(|_| "?".to_owned(), type_name);
                 return Ok(Some(format!(
                     "state: `{path}.{name}` is {by}'s, not the compiled {}'s",
                     self.path
                 )));
             }
         }
-        let found = ty
-            .fully_qualified_name()
-            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        let found = type_name(&ty);
         Ok(Some(format!(
             "state: `{path}` is a {found}, whose `{name}` is not {}'s",
             self.path
@@ -120,12 +116,15 @@ impl ClassRef {
 
     /// The reason an object of another class sends the call to the original.
     pub fn mismatch(&self, obj: &Bound<'_, PyAny>, path: &str) -> String {
-        let found = obj
-            .get_type()
-            .fully_qualified_name()
-            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        let found = type_name(&obj.get_type());
         format!("state: `{path}` is a {found}, not exactly {}", self.path)
     }
+}
+
+/// A class's dotted name for messages (`pkg.model.Block`), `?` when it cannot be read.
+fn type_name(t: &Bound<'_, pyo3::types::PyType>) -> String {
+    t.fully_qualified_name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
 /// The dictionary of class `cls` (its own entries, not its bases'): `None` for an object that
