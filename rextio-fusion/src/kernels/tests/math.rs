@@ -174,8 +174,10 @@ fn math_error_bounds_hold_on_every_isa() {
             "{isa:?} erf {e:?}"
         );
 
-        // gelu: absolute error relative to max(1, |x|).
-        let xs = points(-20.0, 20.0);
+        // gelu: absolute error relative to max(1, |x|), densest where erf(x/√2) nears ±1.
+        let mut xs = points(-20.0, 20.0);
+        xs.extend(sweep(-6.0, -3.0, 1 << 18));
+        xs.extend(sweep(3.0, 6.0, 1 << 18));
         let gelu = |x: f64| 0.5 * x * (1.0 + erf_f64(x / std::f64::consts::SQRT_2));
         let mut ys = vec![0.0; xs.len()];
         unary(Unary::Gelu(GeluEdges::PRODUCT_FORM), &xs, &mut ys).unwrap();
@@ -195,7 +197,7 @@ fn math_error_bounds_hold_on_every_isa() {
                 ..Default::default()
             },
         ));
-        assert!(worst <= 1.6e-7, "{isa:?} gelu {worst:e}");
+        assert!(worst <= 2.5e-7, "{isa:?} gelu {worst:e}");
 
         // silu: relative (down to -88, below which torch's formula gives -0).
         let xs = points(-100.0, 100.0);
