@@ -279,16 +279,12 @@ pub(crate) fn silu_v<S: Simd>(s: S, x: S::V) -> S::V {
     s.div(x, s.add(s.splat(1.0), exp_v(s, s.neg(x))))
 }
 
-/// `erf x` per lane.
+/// `erf x` per lane for `|x| < 1` ([`erf_v`]'s first piece): `x·P(x²)`.
 #[inline(always)]
-pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
-    let one = s.splat(1.0);
-    let ax = s.abs(x);
-    // |x| < 1: x·P(x²).
-    let x2 = s.mul(x, x);
-    let pa = horner(
+fn erf_small_v<S: Simd>(s: S, x: S::V) -> S::V {
+    let p = horner(
         s,
-        x2,
+        s.mul(x, x),
         [
             7.853_861_259_694_839e-5,
             -8.010_193_849_912_611e-4,
@@ -299,7 +295,15 @@ pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
             1.128_379_165_726_877_1,
         ],
     );
-    let small = s.mul(x, pa);
+    s.mul(x, p)
+}
+
+/// `erf x` per lane.
+#[inline(always)]
+pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
+    let one = s.splat(1.0);
+    let ax = s.abs(x);
+    let small = erf_small_v(s, x);
     if s.bitmask(s.ge(ax, one)) == 0 {
         return small;
     }
@@ -361,12 +365,26 @@ impl GeluEdges {
     };
 }
 
-/// `|x|` from which `erf(x/√2)` rounds to ±1 in f32 (`erfc(3.92) < 2^-25`): [`gelu_v`]'s
-/// rational form is fitted below it and answers ±1 from it on.
-const GELU_ERF_LIMIT: f32 = 5.544;
+/// The first `|x|` (as an f32) from which the exact `erf(x/√2)` rounds to ±1 in f32
+/// (`erfc(x/√2) < 2^-25`): from it on [`gelu_v`] answers `x` above zero and a zero below, as
+/// eager's `0.5x·(1 + erf(x/√2))` does (its own first zero is at -5.54304 on its oneDNN path).
+const GELU_LIMIT: f32 = 5.542_594;
 
-/// `erf(x/√2) = x·P(x²)/Q(x²)` on `|x| < 5.544`: a minimax fit of the relative error (3.4e-8
-/// in exact arithmetic; coefficients highest degree first, `Q(0) = 1`).
+/// `erfcx(t/√2) = e^(t²/2)·erfc(t/√2) = P(t)/Q(t)` on `0 ≤ t ≤ 5.5426` (used from `t = 3`): a minimax fit of the
+/// relative error (1.3e-9 in exact arithmetic). Every coefficient is positive, so both
+/// polynomials are well conditioned and `Q(t) ≥ 1`. Highest degree first.
+const GELU_ERFCX_P: [f32; 5] = [6.338_888e-3, 6.791_054e-2, 3.257_098_2e-1, 8.194_09e-1, 1.0];
+const GELU_ERFCX_Q: [f32; 6] = [
+    7.943_95e-3,
+    8.513_709e-2,
+    4.157_665e-1,
+    1.116_122_6,
+    1.617_293_5,
+    1.0,
+];
+
+/// `erf(x/√2) = x·P(x²)/Q(x²)` on `|x| ≤ 5.544`: a minimax fit of the relative error (3.4e-8
+/// in exact arithmetic; coefficients highest degree first, `Q(0) = 1`, `Q`'s positive).
 const GELU_ERF_P: [f32; 8] = [
     -5.674_283_5e-12,
     1.054_136_9e-9,
@@ -385,32 +403,58 @@ const GELU_ERF_Q: [f32; 5] = [
     1.0,
 ];
 
-/// `erf(x/√2)` per lane for GELU: one rational function and one division, with no branch and
-/// no `e^x`, about a third of [`erf_v`]'s work. Its error is absolute (2.9e-7 with FMA, 3.5e-7
-/// portable), which is what GELU needs: `x·Φ(x)` only ever multiplies it by `x/2`.
+/// Below this `x`, [`gelu_v`] takes the `erfc` form (see there).
+const GELU_TAIL: f32 = -3.0;
+
+/// [`gelu_v`] before its edges, with every zero `+0`.
 #[inline(always)]
-fn gelu_erf_v<S: Simd>(s: S, x: S::V) -> S::V {
+fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
+    let zero = s.zero();
+    let hx = s.mul(x, s.splat(0.5));
+    let t = s.abs(x);
+    let far = s.ge(t, s.splat(GELU_LIMIT));
+    // `erf(x/√2)` as one rational function (absolute error 3e-7), ±1 from the limit on.
     let x2 = s.mul(x, x);
-    let p = horner(s, x2, GELU_ERF_P);
-    // `Q` has positive coefficients, so `Q(x²) ≥ 1` below the limit.
-    let q = horner(s, x2, GELU_ERF_Q);
-    let r = s.div(s.mul(x, p), q);
-    // ±1 from the limit on, where `P/Q` leaves its fitted range (or overflows); NaN stays `r`.
+    let erf = s.div(
+        s.mul(x, horner(s, x2, GELU_ERF_P)),
+        horner(s, x2, GELU_ERF_Q),
+    );
     let one = s.bitcast_f32(s.ior(
         s.iand(s.to_bits(x), s.isplat(i32::MIN)),
         s.to_bits(s.splat(1.0)),
     ));
-    s.select(s.ge(s.abs(x), s.splat(GELU_ERF_LIMIT)), one, r)
+    let erf = s.select(far, one, erf);
+    // `0.5x + 0.5x·erf`, plus `+0` so that a `-0` sum is `+0`.
+    let y = s.add(s.mul_add(hx, erf, hx), zero);
+    let tail = s.lt(x, s.splat(GELU_TAIL));
+    if s.bitmask(tail) == 0 {
+        return y;
+    }
+    // The negative tail, where `1 + erf` cancels: `0.5x·erfc(|x|/√2)` with
+    // `erfc(t/√2) = e^(-t²/2)·erfcx(t/√2)`, accurate relative to itself. `-x²/2` is in
+    // [-15.4, -4.5] below the limit, where `e^x` is normal; past it `c` is 0 (whatever
+    // `exp_normal_v` made of those lanes), so `gelu = +0` there (NaN at `-inf`).
+    let e = exp_normal_v(s, s.mul(x2, s.splat(-0.5)));
+    let r = s.div(horner(s, t, GELU_ERFCX_P), horner(s, t, GELU_ERFCX_Q));
+    let c = s.select(far, zero, s.mul(e, r));
+    // Each lane's form depends on its own value only, never on its neighbours'.
+    s.select(tail, s.mul_add(hx, c, zero), y)
 }
 
-/// GELU (erf form) per lane: `0.5x + 0.5x·erf(x/√2)` as one multiply-add (which gives `+0` for
-/// `-0` and once `erf` rounds to -1), then the zeros' signs and `gelu(+inf)` as `edges` says.
-/// Only selects and bit operations follow the multiply-add, the same on every instruction set.
+/// GELU (erf form) per lane: `0.5x + 0.5x·erf(x/√2)` as eager writes it, with `erf(x/√2)`
+/// one rational function (no branch, no `e^x`: [`erf_v`] computes both of its pieces for any
+/// vector mixing `|x| < 1` with larger values, which trained activations nearly always are).
+/// Below `x = -3`, where `1 + erf` cancels (the rational's 3e-7 would be a relative error of
+/// 1e-4 at `x = -3` and all of the value by `x = -5.2`), lanes take `0.5x·erfc(|x|/√2)` instead, from
+/// `e^(-x²/2)` and a rational `erfcx`, so the negative tail (`gelu(-5) ≈ -1.4e-6`) keeps its
+/// digits; a vector computes that form only when it holds such a lane.
+///
+/// Zeros come out `+0`; then their signs and `gelu(+inf)` follow `edges`, with only selects and
+/// bit operations, the same on every instruction set. From [`GELU_LIMIT`] on, `erf` is ±1:
+/// `gelu(x) = x` above (`+inf` included), `+0` below and NaN at `-inf`, as eager. NaN stays NaN.
 #[inline(always)]
 pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
-    let hx = s.mul(x, s.splat(0.5));
-    let e = gelu_erf_v(s, x);
-    let mut y = s.mul_add(hx, e, hx);
+    let mut y = gelu_body_v(s, x);
     if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
         // Where `y` is zero, `copysign(0, x)`.
         let signed_zero =
