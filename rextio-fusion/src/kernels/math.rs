@@ -279,12 +279,16 @@ pub(crate) fn silu_v<S: Simd>(s: S, x: S::V) -> S::V {
     s.div(x, s.add(s.splat(1.0), exp_v(s, s.neg(x))))
 }
 
-/// `erf x` per lane for `|x| < 1` ([`erf_v`]'s first piece): `x·P(x²)`.
+/// `erf x` per lane.
 #[inline(always)]
-fn erf_small_v<S: Simd>(s: S, x: S::V) -> S::V {
-    let p = horner(
+pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
+    let one = s.splat(1.0);
+    let ax = s.abs(x);
+    // |x| < 1: x·P(x²).
+    let x2 = s.mul(x, x);
+    let pa = horner(
         s,
-        s.mul(x, x),
+        x2,
         [
             7.853_861_259_694_839e-5,
             -8.010_193_849_912_611e-4,
@@ -295,15 +299,7 @@ fn erf_small_v<S: Simd>(s: S, x: S::V) -> S::V {
             1.128_379_165_726_877_1,
         ],
     );
-    s.mul(x, p)
-}
-
-/// `erf x` per lane.
-#[inline(always)]
-pub(crate) fn erf_v<S: Simd>(s: S, x: S::V) -> S::V {
-    let one = s.splat(1.0);
-    let ax = s.abs(x);
-    let small = erf_small_v(s, x);
+    let small = s.mul(x, pa);
     if s.bitmask(s.ge(ax, one)) == 0 {
         return small;
     }
@@ -365,14 +361,20 @@ impl GeluEdges {
     };
 }
 
+/// `v` with `x`'s sign bit added (`copysign(v, x)` for a non-negative `v`).
+#[inline(always)]
+fn with_sign_of<S: Simd>(s: S, v: S::V, x: S::V) -> S::V {
+    s.bitcast_f32(s.ior(s.to_bits(v), s.iand(s.to_bits(x), s.isplat(i32::MIN))))
+}
+
 /// The first `|x|` (as an f32) from which the exact `erf(x/√2)` rounds to ±1 in f32
 /// (`erfc(x/√2) < 2^-25`): from it on [`gelu_v`] answers `x` above zero and a zero below, as
 /// eager's `0.5x·(1 + erf(x/√2))` does (its own first zero is at -5.54304 on its oneDNN path).
 const GELU_LIMIT: f32 = 5.542_594;
 
-/// `erfcx(t/√2) = e^(t²/2)·erfc(t/√2) = P(t)/Q(t)` on `0 ≤ t ≤ 5.5426` (used from `t = 3`): a minimax fit of the
-/// relative error (1.3e-9 in exact arithmetic). Every coefficient is positive, so both
-/// polynomials are well conditioned and `Q(t) ≥ 1`. Highest degree first.
+/// `erfcx(t/√2) = e^(t²/2)·erfc(t/√2) = P(t)/Q(t)` on `0 ≤ t ≤ 5.5426` (used from `t = 3`): a
+/// minimax fit of the relative error (1.3e-9 in exact arithmetic). Every coefficient is
+/// positive, so both polynomials are well conditioned and `Q(t) ≥ 1`. Highest degree first.
 const GELU_ERFCX_P: [f32; 5] = [6.338_888e-3, 6.791_054e-2, 3.257_098_2e-1, 8.194_09e-1, 1.0];
 const GELU_ERFCX_Q: [f32; 6] = [
     7.943_95e-3,
@@ -419,13 +421,10 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
         s.mul(x, horner(s, x2, GELU_ERF_P)),
         horner(s, x2, GELU_ERF_Q),
     );
-    let one = s.bitcast_f32(s.ior(
-        s.iand(s.to_bits(x), s.isplat(i32::MIN)),
-        s.to_bits(s.splat(1.0)),
-    ));
-    let erf = s.select(far, one, erf);
-    // `0.5x + 0.5x·erf`, plus `+0` so that a `-0` sum is `+0`.
-    let y = s.add(s.mul_add(hx, erf, hx), zero);
+    let erf = s.select(far, with_sign_of(s, s.splat(1.0), x), erf);
+    // `0.5x + 0.5x·erf` in one multiply-add: a zero sum is `+0` (`erf` has `x`'s sign, so
+    // `0.5x·erf` is never `-0`, and `-0.5x·1 + 0.5x` is `+0`).
+    let y = s.mul_add(hx, erf, hx);
     let tail = s.lt(x, s.splat(GELU_TAIL));
     if s.bitmask(tail) == 0 {
         return y;
@@ -445,9 +444,9 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
 /// one rational function (no branch, no `e^x`: [`erf_v`] computes both of its pieces for any
 /// vector mixing `|x| < 1` with larger values, which trained activations nearly always are).
 /// Below `x = -3`, where `1 + erf` cancels (the rational's 3e-7 would be a relative error of
-/// 1e-4 at `x = -3` and all of the value by `x = -5.2`), lanes take `0.5x·erfc(|x|/√2)` instead, from
-/// `e^(-x²/2)` and a rational `erfcx`, so the negative tail (`gelu(-5) ≈ -1.4e-6`) keeps its
-/// digits; a vector computes that form only when it holds such a lane.
+/// 1e-4 at `x = -3` and all of the value by `x = -5.2`), lanes take `0.5x·erfc(|x|/√2)`
+/// instead, from `e^(-x²/2)` and a rational `erfcx`, so the negative tail (`gelu(-5) ≈
+/// -1.4e-6`) keeps its digits; a vector computes that form only when it holds such a lane.
 ///
 /// Zeros come out `+0`; then their signs and `gelu(+inf)` follow `edges`, with only selects and
 /// bit operations, the same on every instruction set. From [`GELU_LIMIT`] on, `erf` is ±1:
@@ -457,8 +456,7 @@ pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
     let mut y = gelu_body_v(s, x);
     if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
         // Where `y` is zero, `copysign(0, x)`.
-        let signed_zero =
-            s.bitcast_f32(s.ior(s.to_bits(y), s.iand(s.to_bits(x), s.isplat(i32::MIN))));
+        let signed_zero = with_sign_of(s, y, x);
         let y_zero = s.eq(y, s.zero());
         if edges.neg_zero_keeps_sign && edges.underflow_is_negative {
             // Both: every zero takes `x`'s sign (a zero from a positive `x` keeps its own, as
