@@ -898,31 +898,38 @@ fn dot_row<S: Simd>(s: S, x: &[f32], w: &[f32], n: usize, out_row: &mut [f32]) {
         return;
     }
     let xt = s.load_partial(&x[kf..], 0.0);
+    let (xp, wp) = (x.as_ptr(), w.as_ptr());
     let mut j0 = 0;
     while j0 < n {
-        let wr: [&[f32]; 8] = std::array::from_fn(|c| &w[(j0 + c).min(n - 1) * k..][..k]);
+        // Row `c` of the tile is `w`'s row `min(j0 + c, n - 1)`: `k` floats inside `w` (checked
+        // above: `n·k <= w.len()`). Raw pointers, so that no tile pays eight slice checks.
+        // SAFETY: `min(j0 + c, n - 1)·k <= (n - 1)·k`, an offset inside `w`.
+        let wr: [*const f32; 8] =
+            std::array::from_fn(|c| unsafe { wp.add((j0 + c).min(n - 1) * k) });
         let mut acc = [s.zero(); 8];
         let mut p = 0;
         while p < kf {
             // SAFETY: `p + l <= kf <= k`, the length of `x` and of every row in `wr`.
             unsafe {
-                let xv = s.loadu(x.as_ptr().add(p));
+                let xv = s.loadu(xp.add(p));
                 for (a, r) in acc.iter_mut().zip(&wr) {
-                    *a = s.mul_add(xv, s.loadu(r.as_ptr().add(p)), *a);
+                    *a = s.mul_add(xv, s.loadu(r.add(p)), *a);
                 }
             }
             p += l;
         }
         if kf < k {
             for (a, r) in acc.iter_mut().zip(&wr) {
-                *a = s.mul_add(xt, s.load_partial(&r[kf..], 0.0), *a);
+                // SAFETY: `r[kf..k]` lies inside its row (see above).
+                let tail = unsafe { std::slice::from_raw_parts(r.add(kf), k - kf) };
+                *a = s.mul_add(xt, s.load_partial(tail, 0.0), *a);
             }
         }
-        let lo = s.reduce4([acc[0], acc[1], acc[2], acc[3]]);
-        let hi = s.reduce4([acc[4], acc[5], acc[6], acc[7]]);
-        let cols = 8.min(n - j0);
-        for (o, v) in out_row[j0..j0 + cols].iter_mut().zip(lo.iter().chain(&hi)) {
-            *o = *v;
+        let sums = s.reduce8(acc);
+        if j0 + 8 <= n {
+            out_row[j0..j0 + 8].copy_from_slice(&sums);
+        } else {
+            out_row[j0..n].copy_from_slice(&sums[..n - j0]);
         }
         j0 += 8;
     }

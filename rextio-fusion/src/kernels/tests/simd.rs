@@ -168,3 +168,36 @@ fn partial_loads_and_stores_touch_only_their_lanes_on_every_isa() {
         }
     });
 }
+
+/// `reduce8` of eight vectors and `reduce4` of each half, as bits.
+struct Reductions<'a>(&'a [f32]);
+
+impl Kernel for Reductions<'_> {
+    type Out = (Vec<u32>, Vec<u32>);
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> Self::Out {
+        let v: [S::V; 8] = std::array::from_fn(|i| s.load(&self.0[i * S::LANES..]));
+        let eight = s.reduce8(v);
+        let lo = s.reduce4([v[0], v[1], v[2], v[3]]);
+        let hi = s.reduce4([v[4], v[5], v[6], v[7]]);
+        let bits = |x: &[f32]| x.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        (bits(&eight), bits(&[lo, hi].concat()))
+    }
+}
+
+#[test]
+fn reduce8_sums_each_vector_in_reduce4_order_on_every_isa() {
+    // Magnitudes 2^-24..2^24 apart, so that any other order of the additions rounds
+    // differently (and the sums are not all equal).
+    let src: Vec<f32> = (0..8 * 16)
+        .map(|i| {
+            let e = [24, -24, 0, 12, -12, 6, 18, -6][i % 8] + (i / 8) as i32 % 3;
+            let sign = if i % 5 == 0 { -1.0 } else { 1.0 };
+            sign * (1.0 + i as f32 / 7.0) * 2f32.powi(e)
+        })
+        .collect();
+    each_isa(|isa| {
+        let (eight, four) = dispatch(Reductions(&src));
+        assert_eq!(eight, four, "{isa:?}: reduce8 and reduce4 differ");
+    });
+}
