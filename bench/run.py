@@ -123,7 +123,10 @@ class Models:
     eager: Any
     #: The built package's class holding the same weights (None: see `Project.native_reason`).
     native: Any = None
-    #: The free twin's weight arguments (`modules.free_args`).
+    #: The free twin's weight arguments (`modules.free_args`): the built model's own tensors when
+    #: there is one, so that the native and native_free lanes read the same memory (the eager
+    #: lanes' tensors would reach the twin's timed blocks warm from the eager lanes' blocks, and
+    #: the module/free ratio would measure the cache as well as the module form).
     free_args: tuple[Any, ...] = ()
     #: `__rextio_method_stats__` of the built module (None without one).
     stats: Callable[[], Any] | None = None
@@ -473,6 +476,7 @@ def module_models(p: Project, opts: Options, jit_dir: Path) -> Models:
     if p.wrapper is not None and (p.native_status == TIMED or p.free_status == TIMED):
         try:
             m.native = modules.same_weights(getattr(p.wrapper, w.model), eager)
+            m.free_args = modules.free_args(m.native)
             m.stats = getattr(p.wrapper, "__rextio_method_stats__", None)
         except Exception as exc:
             p.native_status = UNAVAILABLE
