@@ -17,6 +17,7 @@ pub struct Shape {
 
 impl Shape {
     /// A shape from sizes (rank <= 2).
+    #[inline]
     pub fn of(sizes: &[usize]) -> Option<Shape> {
         match *sizes {
             [] => Some(Shape {

@@ -240,13 +240,11 @@ fn extract_on(
     dtype: &str,
     rank: usize,
 ) -> PyResult<RxtTorchTensor> {
-    let (ptr, meta) = match shim::borrow(obj)? {
-        shim::Borrowed::Tensor(ptr, meta) => (ptr, meta),
-        shim::Borrowed::NotATensor => {
-            return Err(PyTypeError::new_err(
-                "rextio-torch: expected a torch.Tensor",
-            ))
-        }
+    let mut meta = shim::RxMeta::zeroed();
+    let Some(ptr) = shim::borrow(obj, &mut meta)? else {
+        return Err(PyTypeError::new_err(
+            "rextio-torch: expected a torch.Tensor",
+        ));
     };
     let Some(owner) = NonNull::new(obj.as_ptr()) else {
         return Err(PyTypeError::new_err(
@@ -255,7 +253,7 @@ fn extract_on(
     };
     // SAFETY: `ptr` is the `at::Tensor` inside `obj`; the handle is never freed (ManuallyDrop)
     // and `obj`, a call argument that keeps it valid, outlives the value (see `ArgObject`).
-    let t = ManuallyDrop::new(unsafe { Tensor::from_ptr(ptr.cast()) });
+    let t = ManuallyDrop::new(unsafe { Tensor::from_ptr(ptr.as_ptr().cast()) });
     let mut t = RxtTorchTensor {
         h: Handle::Borrowed(t, ArgObject(owner)),
         view: FastView::Unknown,

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::{ffi, PyErr};
 use rextio_fusion::Shape;
 use std::ffi::{c_char, c_void, CStr};
+use std::ptr::NonNull;
 use tch::Tensor;
 
 /// Mirrors `rx_meta` in `rx_shim.cpp`.
@@ -26,7 +27,7 @@ pub(crate) struct RxMeta {
 }
 
 impl RxMeta {
-    const fn zeroed() -> Self {
+    pub(crate) const fn zeroed() -> Self {
         Self {
             data: std::ptr::null_mut(),
             sizes: [0; 2],
@@ -82,24 +83,23 @@ fn shim_error() -> PyErr {
     super::torch_error(&msg)
 }
 
-/// A Python object's tensor, borrowed.
-pub(crate) enum Borrowed {
-    /// Not a `torch.Tensor`.
-    NotATensor,
-    /// The `at::Tensor` the object holds (valid while the object lives; never to be freed) and
-    /// its description.
-    Tensor(*mut c_void, RxMeta),
-}
-
-/// Borrow the tensor a Python object holds (the GIL is held by the caller through `obj`).
-pub(crate) fn borrow(obj: &pyo3::Bound<'_, pyo3::PyAny>) -> Result<Borrowed, PyErr> {
-    let mut meta = RxMeta::zeroed();
+/// Borrow the tensor a Python object holds (the GIL is held by the caller through `obj`): the
+/// `at::Tensor` inside the object (valid while the object lives; never to be freed), described
+/// into `meta`, or `None` when the object is not a `torch.Tensor`.
+///
+/// `meta` is the caller's, read field by field where the shim wrote it: returning the
+/// description by value made every extraction move it with wide loads over the shim's narrow
+/// stores, which the CPU cannot forward (a stall per load, on every tensor of every call).
+pub(crate) fn borrow(
+    obj: &pyo3::Bound<'_, pyo3::PyAny>,
+    meta: &mut RxMeta,
+) -> Result<Option<NonNull<c_void>>, PyErr> {
     let mut out: *mut c_void = std::ptr::null_mut();
-    // SAFETY: `obj` is a live object and we hold the GIL; the out-pointers are valid locals.
-    let rc = unsafe { rx_borrow(obj.as_ptr(), &mut out, &mut meta) };
+    // SAFETY: `obj` is a live object and we hold the GIL; the out-pointers are valid.
+    let rc = unsafe { rx_borrow(obj.as_ptr(), &mut out, meta) };
     match rc {
-        RX_OK if !out.is_null() => Ok(Borrowed::Tensor(out, meta)),
-        RX_NOT_A_TENSOR => Ok(Borrowed::NotATensor),
+        RX_OK => NonNull::new(out).map(Some).ok_or_else(shim_error),
+        RX_NOT_A_TENSOR => Ok(None),
         _ => Err(shim_error()),
     }
 }
@@ -207,7 +207,9 @@ pub(crate) enum FastView {
 }
 
 impl FastView {
-    /// The fused path's view of a described tensor.
+    /// The fused path's view of a described tensor (inlined into each extraction, so that the
+    /// view is built where it is stored rather than returned through memory and copied).
+    #[inline(always)]
     pub(crate) fn of(m: &RxMeta) -> FastView {
         let fits = m.layout == LAYOUT_STRIDED
             && m.device_type == DEVICE_CPU
