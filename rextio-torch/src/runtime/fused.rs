@@ -42,7 +42,11 @@ impl rextio_fusion::Host for Torch {
     /// Cached when the boundary or a fused call made it, else one shim call.
     fn view(&self, t: &RxtTorchTensor, writable: bool) -> PyResult<Option<(Shape, *mut f32)>> {
         let v = match t.cached_view() {
-            FastView::Unknown => FastView::of(&shim::describe(t.tensor(), writable)?),
+            FastView::Unknown => {
+                let mut meta = shim::RxMeta::zeroed();
+                shim::describe(t.tensor(), writable, &mut meta)?;
+                FastView::of(&meta)
+            }
             known => known,
         };
         Ok(match v {

@@ -104,13 +104,13 @@ pub(crate) fn borrow(
     }
 }
 
-/// Describe a handle; `writable` asks for the mutable data pointer.
-pub(crate) fn describe(t: &Tensor, writable: bool) -> Result<RxMeta, PyErr> {
-    let mut meta = RxMeta::zeroed();
-    // SAFETY: `t.as_ptr()` is a live `at::Tensor*` for the duration of the call.
-    let rc = unsafe { rx_describe(t.as_ptr().cast_mut().cast(), &mut meta, i32::from(writable)) };
+/// Describe a handle into the caller's `meta` (read in place, as [`borrow`] says why);
+/// `writable` asks for the mutable data pointer.
+pub(crate) fn describe(t: &Tensor, writable: bool, meta: &mut RxMeta) -> Result<(), PyErr> {
+    // SAFETY: `t.as_ptr()` is a live `at::Tensor*` for the duration of the call; `meta` is valid.
+    let rc = unsafe { rx_describe(t.as_ptr().cast_mut().cast(), meta, i32::from(writable)) };
     if rc == RX_OK {
-        Ok(meta)
+        Ok(())
     } else {
         Err(shim_error())
     }
