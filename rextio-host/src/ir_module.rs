@@ -90,6 +90,10 @@ pub enum ReadOp {
         obj: usize,
         /// The number of elements.
         count: usize,
+        /// The names it holds them under, in the order its call and iteration visit them
+        /// (`"0"`, `"1"`, ... or the names `__init__` gave): the elements the method reads by
+        /// name are then the ones the container visits, in the same order.
+        names: Vec<String>,
         /// Its path, for messages.
         path: String,
     },

@@ -443,6 +443,30 @@ for flag, category in ((True, "native"), (False, "native"), (1, "state")):
     with torch.inference_mode():
         assert_same(got, st_e(x), f"stack with training={flag!r}")
 
+# Sequentials from an OrderedDict: elements found by their names, every call checks them.
+NAMED = "mdl.model.Named"
+nm_b, nm_e = pair(model, emodel, "Named", 52, 16, 24)
+parity(nm_b, nm_e, model, NAMED, ("forward", "parts"), inputs(16, 53), "named")
+for change, categories in (
+    # A new weight under the same name is read at the next call.
+    (lambda m: setattr(m.body, "fc", nn.Linear(16, 24)), ("native", "native")),
+    # One element more: `forward` runs the original (which calls all four); `parts` names its
+    # elements and counts none from the end of `tail`, so it stays native.
+    (lambda m: m.tail.add_module("extra", nn.ReLU()), ("state", "native")),
+    # The same names in another order (`fc` deleted and added again, so last): eager calls them
+    # in the new order, so both run the original (and raise as eager does, on the widths).
+    (lambda m: (delattr(m.body, "fc"), m.body.add_module("fc", nn.Linear(16, 24))),
+     ("state", "state")),
+    # The element named `act` gone: both run the original (eager's `parts` raises then).
+    (lambda m: m.body.__delitem__(1), ("state", "state")),
+):
+    change_both(nm_b, nm_e, change, 54)
+    x = inputs(16, 55)["batch 16"]
+    for method, category in zip(("forward", "parts"), categories):
+        with torch.inference_mode(), ran(model, f"{NAMED}.{method}", category):
+            outcome(lambda: call(nm_b, method, x), lambda: call(nm_e, method, x),
+                    f"named {method} after a change")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

@@ -32,6 +32,8 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Tuned.ends",
         "mdl.model.Tuned.both",
         "mdl.model.Tuned.stacked",
+        "mdl.model.Named.forward",
+        "mdl.model.Named.parts",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

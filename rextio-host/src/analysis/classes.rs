@@ -63,6 +63,9 @@ pub enum Sub {
         class: String,
         /// The elements.
         items: Vec<Sub>,
+        /// The elements' names when `__init__` gives them (`Sequential(OrderedDict(...))`);
+        /// `None` for the positional names `"0"`, `"1"`, ...
+        names: Option<Vec<String>>,
     },
     /// A container iterated by a method; every element has one kind.
     List {
@@ -77,6 +80,14 @@ pub enum Sub {
 }
 
 impl Sub {
+    /// The name under which a `Sequential` holds its element `i` (its key in `_modules`).
+    fn seq_name(names: &Option<Vec<String>>, i: usize) -> String {
+        names
+            .as_ref()
+            .and_then(|n| n.get(i).cloned())
+            .unwrap_or_else(|| i.to_string())
+    }
+
     fn class(&self) -> &str {
         match self {
             Sub::Kind(k) => &k.class_path,
@@ -923,6 +934,71 @@ impl InitReader<'_> {
         }
     }
 
+    /// The names and submodules of `OrderedDict([("name", module), ...])` (a list or tuple
+    /// display of pairs) or `OrderedDict(name=module, ...)`, in order: what `Sequential` holds
+    /// under those names. Names are string literals, each once, non-empty and without a `.`
+    /// (what `add_module` accepts).
+    fn named_elements(&self, od: &ast::ExprCall) -> Result<(Vec<String>, Vec<Sub>), Why> {
+        let mut pairs: Vec<(String, &ast::Expr)> = Vec::new();
+        match (&od.arguments.args[..], &od.arguments.keywords[..]) {
+            ([], kws) if !kws.is_empty() => {
+                for k in kws.iter() {
+                    let Some(name) = k.arg.as_ref() else {
+                        return Err(Why::Predicate(
+                            "unpacks a mapping into its `OrderedDict` (`**`)".into(),
+                        ));
+                    };
+                    pairs.push((name.as_str().to_owned(), &k.value));
+                }
+            }
+            ([ast::Expr::List(ast::ExprList { elts, .. })
+            | ast::Expr::Tuple(ast::ExprTuple { elts, .. })], []) => {
+                for e in elts.iter() {
+                    let pair = match e {
+                        ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+                        | ast::Expr::List(ast::ExprList { elts, .. }) => elts,
+                        _ => {
+                            return Err(Why::Predicate(
+                                "gives its `OrderedDict` an element that is not a `(name, module)` pair".into(),
+                            ))
+                        }
+                    };
+                    let [ast::Expr::StringLiteral(name), value] = &pair[..] else {
+                        return Err(Why::Predicate(
+                            "gives its `OrderedDict` an element that is not a `(\"name\", module)` pair with a string literal name".into(),
+                        ));
+                    };
+                    pairs.push((name.value.to_str().to_owned(), value));
+                }
+            }
+            _ => {
+                return Err(Why::Predicate(
+                    "is given an `OrderedDict` that is not one list of `(\"name\", module)` pairs or keyword arguments".into(),
+                ))
+            }
+        }
+        if pairs.is_empty() {
+            return Err(Why::Predicate("is given an empty `OrderedDict`".into()));
+        }
+        let mut names = Vec::with_capacity(pairs.len());
+        let mut items = Vec::with_capacity(pairs.len());
+        for (name, value) in pairs {
+            if name.is_empty() || name.contains('.') {
+                return Err(Why::Predicate(format!(
+                    "names a module `{name}`, which `add_module` refuses"
+                )));
+            }
+            if names.contains(&name) {
+                return Err(Why::Predicate(format!(
+                    "names two modules `{name}` (the `OrderedDict` keeps one)"
+                )));
+            }
+            items.push(self.element(value)?);
+            names.push(name);
+        }
+        Ok((names, items))
+    }
+
     /// An element of a container: a submodule, or why not (a predicate of the container).
     fn element(&self, e: &ast::Expr) -> Result<Sub, Why> {
         match self.value_of(e) {
@@ -946,6 +1022,16 @@ impl InitReader<'_> {
             if !call.arguments.keywords.is_empty() {
                 return Err(Why::Predicate("has keyword arguments".into()));
             }
+            if let [ast::Expr::Call(od)] = &call.arguments.args[..] {
+                if self.resolve(&od.func).as_deref() == Some("collections.OrderedDict") {
+                    let (names, items) = self.named_elements(od)?;
+                    return Ok(Attr::Sub(Sub::Seq {
+                        class: self.support.sequential[0].clone(),
+                        items,
+                        names: Some(names),
+                    }));
+                }
+            }
             let mut items = Vec::new();
             for a in call.arguments.args.iter() {
                 match a {
@@ -956,6 +1042,7 @@ impl InitReader<'_> {
             return Ok(Attr::Sub(Sub::Seq {
                 class: self.support.sequential[0].clone(),
                 items,
+                names: None,
             }));
         }
         if self.support.lists.contains(&ctor.target) {
@@ -1511,7 +1598,12 @@ impl Fx<'_> {
         } else {
             k
         };
-        let attr = i.to_string();
+        let attr = match &node.sub {
+            Sub::Seq { names, .. } => {
+                usize::try_from(i).map_or_else(|_| i.to_string(), |i| Sub::seq_name(names, i))
+            }
+            _ => i.to_string(),
+        };
         let obj = self.child(&node, &attr, &elem, false);
         Ok(Member::Module(Node {
             ctx: node.ctx,
@@ -1592,9 +1684,17 @@ impl Fx<'_> {
             .iter()
             .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj))
         {
+            let names = (0..count)
+                .map(|i| match &node.sub {
+                    Sub::Seq { names, .. } => Sub::seq_name(names, i),
+                    _ => i.to_string(),
+                })
+                .collect();
+            let cx = self.cx(node.ctx);
             cx.ops.push(ReadOp::Count {
                 obj: node.obj,
                 count,
+                names,
                 path: shown.to_owned(),
             });
         }
@@ -1691,6 +1791,29 @@ impl Fx<'_> {
                     ),
                 )),
             },
+            Sub::Seq {
+                items,
+                names: Some(names),
+                ..
+            } if names.iter().any(|n| n == attr) => {
+                // A named element of a `Sequential` (`self.body.fc`), found by its name as
+                // `Module.__getattr__` finds it in `_modules`.
+                let Some(sub) = names
+                    .iter()
+                    .position(|n| n == attr)
+                    .and_then(|i| items.get(i))
+                    .cloned()
+                else {
+                    return Err(Failed);
+                };
+                let obj = self.child(&node, attr, &sub, false);
+                Ok(Member::Module(Node {
+                    ctx: node.ctx,
+                    obj,
+                    sub,
+                    path,
+                }))
+            }
             Sub::Seq { .. } | Sub::List { .. } => Err(self.attr_error(
                 at,
                 format!("`{shown}` reads an attribute of a container; index or call it instead"),
@@ -1970,13 +2093,13 @@ impl Fx<'_> {
                     }
                 }
             }
-            Sub::Seq { items, .. } => {
+            Sub::Seq { items, names, .. } => {
                 let [mut x] = <[Expr; 1]>::try_from(args).map_err(|args| {
                     self.attr_error(at, format!("`{shown}` is called with {} arguments; a sequential container takes one", args.len()))
                 })?;
                 self.count_check(&node, items.len(), &shown);
                 for (i, item) in items.iter().enumerate() {
-                    let attr = i.to_string();
+                    let attr = Sub::seq_name(&names, i);
                     let obj = self.child(&node, &attr, item, true);
                     let child = Node {
                         ctx: node.ctx,

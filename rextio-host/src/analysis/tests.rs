@@ -913,3 +913,65 @@ fn expressions_that_are_not_lowered_are_named() {
         );
     }
 }
+
+#[test]
+fn sequentials_from_an_ordered_dict_are_read_by_their_names_and_order() {
+    let a = analyse_many(&[(
+        "m",
+        "import collections\nfrom collections import OrderedDict\nimport tp\n\n\
+         class Half(tp.Module):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Net(tp.Module):\n    def __init__(self, name: str):\n        super().__init__()\n\
+         \x20       self.s = tp.Seq(OrderedDict([(\"a\", Half()), (\"b\", Half())]))\n\
+         \x20       self.k = tp.Seq(collections.OrderedDict(first=Half()))\n\
+         \x20       self.dup = tp.Seq(OrderedDict([(\"a\", Half()), (\"a\", Half())]))\n\
+         \x20       self.dot = tp.Seq(OrderedDict([(\"a.b\", Half())]))\n\
+         \x20       self.var = tp.Seq(OrderedDict([(name, Half())]))\n\
+         \x20       self.star = tp.Seq(OrderedDict(**{\"a\": Half()}))\n\n\
+         \x20   def whole(self, x: tp.Vec) -> tp.Vec:\n        return self.s(x)\n\n\
+         \x20   def named(self, x: tp.Vec) -> tp.Vec:\n        return self.s.b(x) + self.k[0](x) + self.s[-1](x)\n\n\
+         \x20   def dup_(self, x: tp.Vec) -> tp.Vec:\n        return self.dup(x)\n\n\
+         \x20   def dot_(self, x: tp.Vec) -> tp.Vec:\n        return self.dot(x)\n\n\
+         \x20   def var_(self, x: tp.Vec) -> tp.Vec:\n        return self.var(x)\n\n\
+         \x20   def star_(self, x: tp.Vec) -> tp.Vec:\n        return self.star(x)\n",
+    )]);
+    let counts = |method: &str| -> Vec<Vec<String>> {
+        let f = route_of(&a, &format!("m.Net.{method}"));
+        assert!(
+            matches!(f.route, Route::Native(_)),
+            "{method}: {:?}",
+            f.diagnostics
+        );
+        let ir = f.ir.clone().unwrap();
+        ir.method
+            .as_ref()
+            .unwrap()
+            .reads
+            .iter()
+            .filter_map(|r| match r {
+                crate::ir_module::ReadOp::Count { names, .. } => Some(names.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // The whole call visits both names in order, and the call checks that the live container
+    // holds exactly those names in that order.
+    assert_eq!(counts("whole"), [vec!["a".to_owned(), "b".to_owned()]]);
+    // By name and by index from the start, no count is needed; from the end it is.
+    assert_eq!(counts("named"), [vec!["a".to_owned(), "b".to_owned()]]);
+    for (method, expected) in [
+        ("dup_", "`self.dup` is not compiled: it is assigned `tp.Seq(...)`, which names two modules `a` (the `OrderedDict` keeps one)"),
+        ("dot_", "`self.dot` is not compiled: it is assigned `tp.Seq(...)`, which names a module `a.b`, which `add_module` refuses"),
+        ("var_", "`self.var` is not compiled: it is assigned `tp.Seq(...)`, which gives its `OrderedDict` an element that is not a `(\"name\", module)` pair with a string literal name"),
+        ("star_", "`self.star` is not compiled: it is assigned `tp.Seq(...)`, which unpacks a mapping into its `OrderedDict` (`**`)"),
+    ] {
+        let f = route_of(&a, &format!("m.Net.{method}"));
+        assert_eq!(f.route, Route::Fallback, "{method}");
+        let messages: Vec<&str> = f
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages, [expected], "{method}");
+    }
+}

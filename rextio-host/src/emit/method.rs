@@ -315,7 +315,12 @@ impl Reader<'_, '_> {
                 slot: i,
                 path,
             } => self.value(*src, attr, ty, *i, path)?,
-            ReadOp::Count { obj, count, path } => self.count(*obj, *count, path)?,
+            ReadOp::Count {
+                obj,
+                count,
+                names,
+                path,
+            } => self.count(*obj, *count, names, path)?,
             ReadOp::Len { obj, slot: i, path } => self.len(*obj, *i, path)?,
             ReadOp::State {
                 src,
@@ -434,16 +439,18 @@ impl Reader<'_, '_> {
 
     /// `let __rx_items = <the elements of container object `obj`>;`, or the original runs when
     /// it has no elements store.
-    fn items(&self, obj: usize, path: &str) -> LResult<TokenStream> {
-        let s = view(obj);
-        let Some(store) = self
-            .support
+    /// The index of the plugin's children store among its stores.
+    fn children_store(&self) -> LResult<usize> {
+        self.support
             .stores
             .iter()
             .position(|x| *x == self.support.children_store)
-        else {
-            return Err(fail("the plugin's children store is not one of its stores"));
-        };
+            .ok_or_else(|| fail("the plugin's children store is not one of its stores"))
+    }
+
+    fn items(&self, obj: usize, path: &str) -> LResult<TokenStream> {
+        let s = view(obj);
+        let store = self.children_store()?;
         let missing = str_lit(&format!("state: `{path}` holds no elements store"));
         let no = refuse(quote!(::std::string::String::from(#missing)));
         Ok(quote! {
@@ -466,18 +473,39 @@ impl Reader<'_, '_> {
     }
 
     /// Container object `obj` holds exactly `count` elements, or the original runs.
-    fn count(&mut self, obj: usize, count: usize, path: &str) -> LResult<TokenStream> {
+    fn count(
+        &mut self,
+        obj: usize,
+        count: usize,
+        names: &[String],
+        path: &str,
+    ) -> LResult<TokenStream> {
         let items = self.items(obj, path)?;
         let prefix = str_lit(&format!("state: `{path}` holds "));
         let suffix = str_lit(&format!(" modules, not {count}"));
         let no = refuse(quote!(
             ::std::format!("{}{}{}", #prefix, __rx_items.len(), #suffix)
         ));
+        let s = view(obj);
+        let store = self.children_store()?;
+        let shown = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let moved = str_lit(&format!(
+            "state: `{path}` does not hold its modules under the names {shown} in that order"
+        ));
+        let no_order = refuse(quote!(::std::string::String::from(#moved)));
+        let names = names.iter().map(|n| str_lit(n));
         Ok(quote! {
             {
                 #items
                 if __rx_items.len() != #count {
                     #no;
+                }
+                if #s.element_names_are(#store, &[#(#names),*])? != ::std::option::Option::Some(true) {
+                    #no_order;
                 }
             }
         })

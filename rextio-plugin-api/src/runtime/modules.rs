@@ -420,6 +420,25 @@ impl<'py> ModView<'py> {
         Ok(None)
     }
 
+    /// Whether store `i` holds exactly the keys `names`, in that order (a container's element
+    /// names: what its call and iteration visit, in order); `None` without that store.
+    pub fn element_names_are(&self, i: usize, names: &[&str]) -> PyResult<Option<bool>> {
+        let Some(d) = self.store(i)? else {
+            return Ok(None);
+        };
+        memo::note_contents(d, true);
+        if d.len() != names.len() {
+            return Ok(Some(false));
+        }
+        for ((k, _), want) in d.iter().zip(names) {
+            match k.cast::<PyString>() {
+                Ok(k) if k.to_str()? == *want => {}
+                _ => return Ok(Some(false)),
+            }
+        }
+        Ok(Some(true))
+    }
+
     /// The values of store `i` in order (a container's elements); `None` without that store.
     pub fn elements(&self, i: usize) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
         Ok(self.store(i)?.map(|d| {
