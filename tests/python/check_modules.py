@@ -467,6 +467,18 @@ for change, categories in (
             outcome(lambda: call(nm_b, method, x), lambda: call(nm_e, method, x),
                     f"named {method} after a change")
 
+# Containers built from lists in `__init__`: the Sequential holds as many layers as the default
+# depth gives; a model built deeper runs the original, with the same results.
+LAYERED = "mdl.model.Layered"
+ly_b, ly_e = pair(model, emodel, "Layered", 56, 16, 24)
+parity(ly_b, ly_e, model, LAYERED, ("forward",), inputs(16, 57), "layered")
+ly_b, ly_e = pair(model, emodel, "Layered", 58, 16, 24, depth=3)
+x = inputs(16, 59)["batch 16"]
+with torch.inference_mode(), ran(model, f"{LAYERED}.forward", "state"):
+    got = ly_b(x)
+with torch.inference_mode():
+    assert_same(got, ly_e(x), "layered, deeper than the default")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

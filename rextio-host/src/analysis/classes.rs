@@ -189,6 +189,7 @@ fn read_class(
             params: BTreeMap::new(),
             int_defaults: BTreeMap::new(),
             self_name: String::new(),
+            local_lists: BTreeMap::new(),
         };
         attrs.extend(reader.read(f));
     }
@@ -337,6 +338,33 @@ struct InitReader<'a> {
     /// `__init__` parameters whose default is an int literal, with it.
     int_defaults: BTreeMap<String, i64>,
     self_name: String,
+    /// Lists built in local variables of `__init__` so far (`layers = []`, then appends), as
+    /// the statement being read finds them.
+    local_lists: BTreeMap<String, LocalList>,
+}
+
+/// A list a local variable of `__init__` holds, followed through the statements at its top
+/// level.
+#[derive(Debug, Clone)]
+enum LocalList {
+    /// Its elements, in order.
+    Known(Vec<ast::Expr>),
+    /// Why it is not followed.
+    Unknown(String),
+}
+
+/// The most elements a list followed in `__init__` may have.
+const MAX_LOCAL_LIST: usize = 64;
+
+/// Whether identifier `name` occurs as a whole word in `text` (a conservative test of whether
+/// a statement mentions a local: a string containing the word counts too).
+fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c == '_' || c.is_alphanumeric();
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
 }
 
 impl InitReader<'_> {
@@ -371,6 +399,7 @@ impl InitReader<'_> {
         }
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for s in &f.body {
+            self.follow_lists(s);
             match s {
                 ast::Stmt::Assign(a) => {
                     let [target] = a.targets.as_slice() else {
@@ -420,6 +449,202 @@ impl InitReader<'_> {
             }
         }
         attrs
+    }
+
+    /// Follow the local lists of `__init__` through statement `s` (at its top level):
+    /// `name = [...]` starts one; `name.append(m)`, `name.extend([...])` and `name += [...]`
+    /// add to it, also directly in the body of a `for _ in range(n)` loop with `n` stated
+    /// (written out `n` times); any other statement that mentions a followed list stops
+    /// following it. A container built from the list (`nn.Sequential(*name)`) reads it as it
+    /// is at that statement.
+    fn follow_lists(&mut self, s: &ast::Stmt) {
+        const HOW: &str = "(rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)";
+        if let ast::Stmt::Assign(a) = s {
+            if let [ast::Expr::Name(n)] = a.targets.as_slice() {
+                let name = n.id.as_str().to_owned();
+                let list = match self.list_elements(&a.value) {
+                    Some(elts) if !self.mentions_lists(&a.value) => LocalList::Known(elts),
+                    _ => LocalList::Unknown(format!(
+                        "`{name}` is assigned something other than a list display {HOW}"
+                    )),
+                };
+                self.local_lists.insert(name, list);
+                return;
+            }
+            // A container built from a list only reads it.
+            if a.targets.len() == 1
+                && self.self_attr(&a.targets[0]).is_some()
+                && self.only_unpacks_lists(&a.value)
+            {
+                return;
+            }
+        }
+        if let Some(ops) = self.list_ops(s) {
+            for (name, elts) in ops {
+                self.extend_list(&name, &elts, 1);
+            }
+            return;
+        }
+        if let ast::Stmt::For(f) = s {
+            let n = self.stated_length(&f.iter);
+            let ops: Option<Vec<_>> = f
+                .body
+                .iter()
+                .filter(|b| self.mentions_lists_stmt(b))
+                .map(|b| self.list_ops(b))
+                .collect();
+            if let (Some(n), Some(ops), true) = (n, ops, f.orelse.is_empty()) {
+                for _ in 0..n {
+                    for (name, elts) in ops.iter().flatten() {
+                        self.extend_list(name, elts, 1);
+                    }
+                }
+                return;
+            }
+        }
+        let text = self
+            .module
+            .source
+            .get(s.range().to_std_range())
+            .unwrap_or("");
+        for (name, list) in self.local_lists.iter_mut() {
+            if mentions(text, name) && matches!(list, LocalList::Known(_)) {
+                *list = LocalList::Unknown(format!(
+                    "`{name}` is changed by a statement rextio does not follow {HOW}"
+                ));
+            }
+        }
+    }
+
+    /// Add `elts` to followed list `name` (when it is followed).
+    fn extend_list(&mut self, name: &str, elts: &[ast::Expr], times: usize) {
+        let Some(list) = self.local_lists.get_mut(name) else {
+            return;
+        };
+        if let LocalList::Known(items) = list {
+            for _ in 0..times {
+                items.extend(elts.iter().cloned());
+            }
+            if items.len() > MAX_LOCAL_LIST {
+                *list =
+                    LocalList::Unknown(format!("`{name}` grows past {MAX_LOCAL_LIST} elements"));
+            }
+        }
+    }
+
+    /// Statement `s` as additions to followed lists: `name.append(m)`, `name.extend([...])`,
+    /// `name += [...]` (whose elements mention no followed list). `None` when it is not one.
+    fn list_ops(&self, s: &ast::Stmt) -> Option<Vec<(String, Vec<ast::Expr>)>> {
+        let followed = |n: &str| self.local_lists.contains_key(n);
+        match s {
+            ast::Stmt::Expr(e) => {
+                let ast::Expr::Call(c) = e.value.as_ref() else {
+                    return None;
+                };
+                let ast::Expr::Attribute(a) = c.func.as_ref() else {
+                    return None;
+                };
+                let ast::Expr::Name(n) = a.value.as_ref() else {
+                    return None;
+                };
+                if !followed(n.id.as_str()) || !c.arguments.keywords.is_empty() {
+                    return None;
+                }
+                let elts = match (a.attr.as_str(), c.arguments.args.as_ref()) {
+                    ("append", [m]) => vec![m.clone()],
+                    ("extend", [l]) => self.list_elements(l)?,
+                    _ => return None,
+                };
+                if elts.iter().any(|e| self.mentions_lists(e)) {
+                    return None;
+                }
+                Some(vec![(n.id.as_str().to_owned(), elts)])
+            }
+            ast::Stmt::AugAssign(a) if a.op == ast::Operator::Add => {
+                let ast::Expr::Name(n) = a.target.as_ref() else {
+                    return None;
+                };
+                if !followed(n.id.as_str()) || self.mentions_lists(&a.value) {
+                    return None;
+                }
+                Some(vec![(
+                    n.id.as_str().to_owned(),
+                    self.list_elements(&a.value)?,
+                )])
+            }
+            _ => None,
+        }
+    }
+
+    /// The elements of a list display, or `n` copies of a list comprehension's element over
+    /// `range(n)` with `n` stated (at most [`MAX_LOCAL_LIST`]).
+    fn list_elements(&self, e: &ast::Expr) -> Option<Vec<ast::Expr>> {
+        match e {
+            ast::Expr::List(l) => Some(l.elts.clone()),
+            ast::Expr::ListComp(lc)
+                if lc.generators.len() == 1
+                    && lc.generators[0].ifs.is_empty()
+                    && !lc.generators[0].is_async =>
+            {
+                let n = self
+                    .stated_length(&lc.generators[0].iter)
+                    .filter(|n| *n <= MAX_LOCAL_LIST)?;
+                Some(vec![(*lc.elt).clone(); n])
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the source of `e` mentions a followed list.
+    fn mentions_lists(&self, e: &ast::Expr) -> bool {
+        let text = self
+            .module
+            .source
+            .get(e.range().to_std_range())
+            .unwrap_or("");
+        self.local_lists.keys().any(|n| mentions(text, n))
+    }
+
+    /// Whether the source of statement `s` mentions a followed list.
+    fn mentions_lists_stmt(&self, s: &ast::Stmt) -> bool {
+        let text = self
+            .module
+            .source
+            .get(s.range().to_std_range())
+            .unwrap_or("");
+        self.local_lists.keys().any(|n| mentions(text, n))
+    }
+
+    /// Whether `e` uses followed lists only as `*name` or as the one argument of a call
+    /// (`nn.Sequential(*layers)`, `nn.ModuleList(blocks)`), which read the list.
+    fn only_unpacks_lists(&self, e: &ast::Expr) -> bool {
+        let ast::Expr::Call(c) = e else {
+            return !self.mentions_lists(e);
+        };
+        if self.mentions_lists(&c.func)
+            || c.arguments
+                .keywords
+                .iter()
+                .any(|k| self.mentions_lists(&k.value))
+        {
+            return false;
+        }
+        c.arguments.args.iter().all(|a| match a {
+            ast::Expr::Starred(st) => match st.value.as_ref() {
+                ast::Expr::Name(_) => true,
+                other => !self.mentions_lists(other),
+            },
+            ast::Expr::Name(_) if c.arguments.args.len() == 1 => true,
+            other => !self.mentions_lists(other),
+        })
+    }
+
+    /// The elements of followed list `name` at this statement, or why there are none.
+    fn local_list(&self, name: &str) -> Option<Result<&[ast::Expr], String>> {
+        match self.local_lists.get(name)? {
+            LocalList::Known(items) => Some(Ok(items)),
+            LocalList::Unknown(why) => Some(Err(why.clone())),
+        }
     }
 
     /// `nn.ModuleList()` or `nn.ModuleList([])`: the list class.
@@ -928,8 +1153,19 @@ impl InitReader<'_> {
                     ))),
                 }
             }
+            ast::Expr::Name(n) => match self.local_list(n.id.as_str()) {
+                Some(Ok(items)) => items.iter().map(|e| self.element(e)).collect(),
+                Some(Err(why)) => Err(Why::Predicate(format!(
+                    "unpacks `{}`, which is not followed: {why}",
+                    n.id.as_str()
+                ))),
+                None => Err(Why::Predicate(format!(
+                    "unpacks `{}`, which is not a list built in `__init__`",
+                    n.id.as_str()
+                ))),
+            },
             _ => Err(Why::Predicate(
-                "unpacks something other than a list display or a comprehension".into(),
+                "unpacks something other than a list display, a comprehension or a list built in `__init__`".into(),
             )),
         }
     }
@@ -1049,6 +1285,23 @@ impl InitReader<'_> {
             let (elems, expect): (Vec<&ast::Expr>, _) = match call.arguments.args.first() {
                 Some(ast::Expr::List(l)) if call.arguments.args.len() == 1 => {
                     (l.elts.iter().collect(), Some(l.elts.len()))
+                }
+                Some(ast::Expr::Name(n)) if call.arguments.args.len() == 1 => {
+                    match self.local_list(n.id.as_str()) {
+                        Some(Ok(items)) => (items.iter().collect(), Some(items.len())),
+                        Some(Err(why)) => {
+                            return Err(Why::Predicate(format!(
+                                "is given `{}`, which is not followed: {why}",
+                                n.id.as_str()
+                            )))
+                        }
+                        None => {
+                            return Err(Why::Predicate(format!(
+                                "is given `{}`, which is not a list built in `__init__`",
+                                n.id.as_str()
+                            )))
+                        }
+                    }
                 }
                 Some(ast::Expr::ListComp(lc))
                     if call.arguments.args.len() == 1

@@ -81,7 +81,7 @@ impl Plugin for Tp {
         Some(rextio_plugin_api::ModuleSupport {
             bases: vec!["tp.Module".into()],
             sequential: vec!["tp.Seq".into()],
-            lists: vec![],
+            lists: vec!["tp.List".into()],
             register_methods: vec![],
             stores: vec![],
             tensor_stores: vec![],
@@ -963,6 +963,69 @@ fn sequentials_from_an_ordered_dict_are_read_by_their_names_and_order() {
         ("dot_", "`self.dot` is not compiled: it is assigned `tp.Seq(...)`, which names a module `a.b`, which `add_module` refuses"),
         ("var_", "`self.var` is not compiled: it is assigned `tp.Seq(...)`, which gives its `OrderedDict` an element that is not a `(\"name\", module)` pair with a string literal name"),
         ("star_", "`self.star` is not compiled: it is assigned `tp.Seq(...)`, which unpacks a mapping into its `OrderedDict` (`**`)"),
+    ] {
+        let f = route_of(&a, &format!("m.Net.{method}"));
+        assert_eq!(f.route, Route::Fallback, "{method}");
+        let messages: Vec<&str> = f
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages, [expected], "{method}");
+    }
+}
+
+#[test]
+fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_loops() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\n\n\
+         class Half(tp.Module):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Net(tp.Module):\n    def __init__(self, depth: int = 3, flag: bool = True):\n        super().__init__()\n\
+         \x20       layers = [Half()]\n        for _ in range(depth):\n            layers += [Half(), Half()]\n\
+         \x20       layers.append(Half())\n        self.s = tp.Seq(*layers)\n\
+         \x20       blocks = [Half() for _ in range(depth)]\n        for _ in range(2):\n            blocks.append(Half())\n\
+         \x20       self.l = tp.List(blocks)\n\
+         \x20       odd = [Half()]\n        if flag:\n            odd.append(Half())\n        self.odd = tp.Seq(*odd)\n\
+         \x20       self.none = tp.Seq(*missing)\n\n\
+         \x20   def whole(self, x: tp.Vec) -> tp.Vec:\n        return self.s(x)\n\n\
+         \x20   def loop(self, x: tp.Vec) -> tp.Vec:\n        for b in self.l:\n            x = b(x)\n        return x\n\n\
+         \x20   def odd_(self, x: tp.Vec) -> tp.Vec:\n        return self.odd(x)\n\n\
+         \x20   def none_(self, x: tp.Vec) -> tp.Vec:\n        return self.none(x)\n",
+    )]);
+    let whole = route_of(&a, "m.Net.whole");
+    assert!(
+        matches!(whole.route, Route::Native(_)),
+        "{:?}",
+        whole.diagnostics
+    );
+    // One, then two per loop pass at the default depth 3, then one: eight elements, whose
+    // count and names the call checks.
+    let counts: Vec<usize> = whole
+        .ir
+        .as_ref()
+        .unwrap()
+        .method
+        .as_ref()
+        .unwrap()
+        .reads
+        .iter()
+        .filter_map(|r| match r {
+            crate::ir_module::ReadOp::Count { count, .. } => Some(*count),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, [8]);
+    let looped = route_of(&a, "m.Net.loop");
+    assert!(
+        matches!(looped.route, Route::Native(_)),
+        "{:?}",
+        looped.diagnostics
+    );
+    for (method, expected) in [
+        ("odd_", "`self.odd` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `odd`, which is not followed: `odd` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
+        ("none_", "`self.none` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `missing`, which is not a list built in `__init__`"),
     ] {
         let f = route_of(&a, &format!("m.Net.{method}"));
         assert_eq!(f.route, Route::Fallback, "{method}");
