@@ -148,8 +148,10 @@ surface.",
     CodeDoc {
         code: GELU_APPROXIMATE,
         summary: "GELU approximation other than \"none\"",
-        explanation: "Only exact GELU is lowered: `F.gelu(t)` or `F.gelu(t, approximate=\"none\")` with a \
-string literal. `approximate=\"tanh\"`, dynamic or positional values, and `.gelu()` stay on Python. \
+        explanation: "Exact GELU is lowered: `F.gelu(t)` or `F.gelu(t, approximate=\"none\")` with a \
+string literal; so is its tanh form, `F.gelu(t, approximate=\"tanh\")`, which runs eager's own kernel \
+(one libtorch call; it is not fused). Other or dynamic values, a positional `approximate`, and \
+`.gelu()` stay on Python. \
 Native exact GELU answers as eager does on the host it runs on, special values included: eager calls \
 oneDNN for a contiguous float32 tensor of more than one element unless the program turned it off \
 (`torch.backends.mkldnn.enabled = False`), and oneDNN's answers for `gelu(-0)`, for the zeros of \
@@ -346,7 +348,7 @@ mismatch raises the same RuntimeError. The result is a fresh tensor that never a
         explanation: "A compiled method of an `nn.Module` class calls the submodules its `__init__` assigns \
 when they are one of: `nn.Linear(in, out[, bias=True|False])`, `nn.LayerNorm(n[, eps][, \
 elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU()`, `nn.SiLU()` \
-(inplace omitted or False), `nn.GELU()` (exact), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
+(inplace omitted or False), `nn.GELU()` (exact, or `approximate=\"tanh\"`), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
 `nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
 mode the original method runs), `nn.Softmax(dim=<int literal>)`, `nn.LogSoftmax(dim=<int \
 literal>)` and `nn.Flatten([start_dim][, end_dim])` with int literal dims (on rank-1 and rank-2 \

@@ -112,6 +112,8 @@ entries! {
     LeakyRelu => leaky_relu;
     /// `F.leaky_relu` with a given slope.
     LeakyReluSlope => leaky_relu_slope;
+    /// `F.gelu(t, approximate="tanh")`.
+    GeluTanh => gelu_tanh;
     /// `F.elu` with `alpha=1.0`.
     Elu => elu;
     /// `F.softplus` with `beta=1, threshold=20`.

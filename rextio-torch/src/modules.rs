@@ -331,17 +331,28 @@ fn pointwise(
     Ok(site(target, vec![CallPart::Input], vec![]))
 }
 
-/// `nn.GELU()` exact: `F.gelu(x)`.
+/// `nn.GELU()` exact: `F.gelu(x)`; `nn.GELU(approximate="tanh")`: `F.gelu(x,
+/// approximate="tanh")`. The live `approximate` must stay the one the call was proven with.
 fn gelu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    match lit(ctor.arg(0, "approximate")) {
-        None if ctor.arg(0, "approximate").is_none() => {}
-        Some(Literal::Str(s)) if s == "none" => {}
+    let tanh = match lit(ctor.arg(0, "approximate")) {
+        None if ctor.arg(0, "approximate").is_none() => false,
+        Some(Literal::Str(s)) if s == "none" => false,
+        Some(Literal::Str(s)) if s == "tanh" => true,
         _ => {
             return Err(refuse(
                 "nn.GELU",
-                "is compiled only exact (approximate omitted or \"none\")",
+                "is compiled exact or in its tanh form (approximate omitted, \"none\" or \"tanh\", a literal)",
             ))
         }
+    };
+    if tanh {
+        parts.condition("approximate", Literal::Str("tanh".into()));
+        let form = CallPart::Lit(Literal::Str("tanh".into()));
+        return Ok(site(
+            &functional("gelu"),
+            vec![CallPart::Input],
+            vec![("approximate", form)],
+        ));
     }
     parts.condition("approximate", Literal::Str("none".into()));
     Ok(site(&functional("gelu"), vec![CallPart::Input], vec![]))
@@ -782,13 +793,28 @@ mod tests {
         assert!(k
             .attrs
             .contains(&("negative_slope".into(), ValueType::Float)));
+        // GELU's tanh form calls `F.gelu(x, approximate="tanh")` while the live module keeps it.
+        let k = sub(kind_of(&ctor(
+            "torch.nn.GELU",
+            vec![],
+            vec![("approximate", lit(Literal::Str("tanh".into())))],
+        )));
+        assert_eq!(
+            k.conditions,
+            vec![("approximate".into(), Literal::Str("tanh".into()))]
+        );
+        assert!(
+            matches!(&k.call, SubmoduleCall::Site { keywords, .. } if keywords.len() == 1),
+            "{:?}",
+            k.call
+        );
         // Forms whose computation differs are refused with the documented code.
         for bad in [
             ctor("torch.nn.Softmax", vec![], vec![]),
             ctor(
                 "torch.nn.GELU",
                 vec![],
-                vec![("approximate", lit(Literal::Str("tanh".into())))],
+                vec![("approximate", lit(Literal::Str("erf".into())))],
             ),
             ctor(
                 "torch.nn.ReLU",

@@ -25,6 +25,8 @@ pub const LINEAR_KEYWORDS: &str = "rextio-torch/functional-linear-keywords-f32-c
 pub const F_RELU: &str = "rextio-torch/functional-relu-f32-cpu-rank1-2";
 /// Exact GELU.
 pub const GELU: &str = "rextio-torch/functional-gelu-none-f32-cpu-rank1-2";
+/// GELU's tanh approximation (per-op: eager's kernel).
+pub const GELU_TANH: &str = "rextio-torch/functional-gelu-tanh-f32-cpu-rank1-2";
 /// `a @ b`, 2 x 2.
 pub const MATMUL_BINOP: &str = "rextio-torch/tensor-matmul-f32-cpu-2d";
 /// `a @ b`, 2 x 1 or 1 x 2.
@@ -992,11 +994,18 @@ pub const FUNCTIONAL: &[FunctionalOp] = {
         FunctionalOp {
             op: Functional::Gelu,
             name: "gelu",
-            docs: &[doc(
-                GELU,
-                "torch.nn.functional.gelu(t[, approximate=\"none\"])",
-                "one positional tensor; approximate omitted or literal \"none\"; rank 1 or 2",
-            )],
+            docs: &[
+                doc(
+                    GELU,
+                    "torch.nn.functional.gelu(t[, approximate=\"none\"])",
+                    "one positional tensor; approximate omitted or literal \"none\"; rank 1 or 2",
+                ),
+                doc(
+                    GELU_TANH,
+                    "torch.nn.functional.gelu(t, approximate=\"tanh\")",
+                    "one positional tensor; approximate the literal \"tanh\" by keyword; rank 1 or 2",
+                ),
+            ],
         },
         FunctionalOp {
             op: Functional::Silu,

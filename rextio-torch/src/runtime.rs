@@ -739,6 +739,11 @@ pub fn leaky_relu_slope<S: Into<Scalar>>(t: &RxtTorchTensor, slope: S) -> PyResu
     ok(t.tensor().f_where_self(&positive, &scaled))
 }
 
+/// `F.gelu(t, approximate="tanh")`: eager's own kernel (its tanh form has no oneDNN path).
+pub fn gelu_tanh(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+    ok(t.tensor().f_gelu("tanh"))
+}
+
 /// `F.elu(t)` with `alpha=1.0`.
 pub fn elu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     ok(t.tensor().f_elu())

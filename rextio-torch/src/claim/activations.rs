@@ -107,7 +107,7 @@ fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
         reject(
             codes::GELU_APPROXIMATE,
             format!("F.gelu {why}"),
-            "write F.gelu(t) or F.gelu(t, approximate=\"none\")",
+            "write F.gelu(t), F.gelu(t, approximate=\"none\") or F.gelu(t, approximate=\"tanh\")",
         )
     };
     let bound = bind(site, &["input"], &["approximate"]).map_err(form)?;
@@ -116,16 +116,30 @@ fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "needs its tensor as the only positional argument".into(),
         ));
     }
+    let mut tanh = false;
     if let Some(s) = get(&bound, "approximate") {
         match operand(site, s).and_then(|o| o.literal.as_ref()) {
             Some(Literal::Str(v)) if v == "none" => {}
+            Some(Literal::Str(v)) if v == "tanh" => tanh = true,
             Some(Literal::Str(v)) => {
-                return Err(form(format!("with approximate={v:?} is not exact GELU")))
+                return Err(form(format!(
+                    "with approximate={v:?} is neither exact GELU nor its tanh form"
+                )))
             }
             _ => return Err(form("with a non-literal approximate is not lowered".into())),
         }
     }
     let r = super::f32_rank(&site.args[0], "F.gelu")?;
+    if tanh {
+        return plan_f32(
+            rules::GELU_TANH,
+            r,
+            Op::Call {
+                f: Rt::GeluTanh,
+                args: vec![super::Arg::Tensor(Src::Arg(0))],
+            },
+        );
+    }
     plan_f32(
         rules::GELU,
         r,

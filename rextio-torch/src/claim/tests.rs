@@ -152,6 +152,14 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             ),
             "functional-gelu-none-f32-cpu-rank1-2 -> f32-cpu-1d",
         ),
+        (
+            call(
+                &f("gelu"),
+                vec![t2()],
+                vec![kw("approximate", string("tanh"))],
+            ),
+            "functional-gelu-tanh-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
         // matmul
         (
             binop("@", t2(), t2()),
@@ -908,7 +916,7 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             call(
                 &f("gelu"),
                 vec![t2()],
-                vec![kw("approximate", string("tanh"))],
+                vec![kw("approximate", string("sigmoid"))],
             ),
             "RXTP-TORCH-011",
         ),

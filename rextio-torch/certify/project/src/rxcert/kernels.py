@@ -122,6 +122,14 @@ def gelu_explicit(x: M) -> M:
     return F.gelu(x, approximate="none")
 
 
+def gelu_tanh(x: V) -> V:
+    return F.gelu(x, approximate="tanh")
+
+
+def gelu_tanh_rows(x: M) -> M:
+    return F.gelu(x, approximate="tanh") + x
+
+
 def unary_abs(x: V) -> V:
     return torch.abs(x)
 
