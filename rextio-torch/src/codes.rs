@@ -69,6 +69,8 @@ pub const CAT_FORM: &str = "RXTP-TORCH-030";
 /// A `torch.nn` submodule or tensor attribute assigned in a module class's `__init__` in a form
 /// a compiled method does not call or read.
 pub const MODULE_FORM: &str = "RXTP-TORCH-031";
+/// `F.batch_norm` outside the eval-mode contract.
+pub const BATCH_NORM_FORM: &str = "RXTP-TORCH-032";
 
 /// The code table printed by `rextio explain`.
 pub const CODES: &[CodeDoc] = &[
@@ -343,6 +345,17 @@ Sizes of the other dim are checked by libtorch at run time exactly as eager chec
 mismatch raises the same RuntimeError. The result is a fresh tensor that never aliases an input.",
     },
     CodeDoc {
+        code: BATCH_NORM_FORM,
+        summary: "batch_norm outside the eval-mode contract",
+        explanation: "`F.batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, \
+momentum=0.1, eps=1e-5)` is lowered in eval mode only: `x` a rank-2 float32 tensor `(N, C)`, the running \
+statistics rank-1 float32 tensors (their length is checked by libtorch at run time, as eager checks it), \
+`weight` and `bias` rank-1 tensors or None, `training` omitted or the literal False, `momentum` and `eps` \
+floats. It runs eager's own kernel (one libtorch call), which reads the running statistics and never \
+updates them. `training=True` (or a value that may be true) updates the running statistics in place and \
+normalises by the batch, and stays on Python, as do rank-1 inputs and missing running statistics.",
+    },
+    CodeDoc {
         code: MODULE_FORM,
         summary: "a torch.nn submodule or tensor attribute in a form compiled methods do not use",
         explanation: "A compiled method of an `nn.Module` class calls the submodules its `__init__` assigns \
@@ -350,7 +363,9 @@ when they are one of: `nn.Linear(in, out[, bias=True|False])`, `nn.LayerNorm(n[,
 elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU()`, `nn.SiLU()` \
 (inplace omitted or False), `nn.GELU()` (exact, or `approximate=\"tanh\"`), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
 `nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
-mode the original method runs), `nn.Softmax(dim=<int literal>)`, `nn.LogSoftmax(dim=<int \
+mode the original method runs), `nn.BatchNorm1d(n[, eps][, momentum][, affine=True|False])` with running \
+statistics (in eval mode it normalises by them; in training mode, which updates them, the original \
+method runs), `nn.Softmax(dim=<int literal>)`, `nn.LogSoftmax(dim=<int \
 literal>)` and `nn.Flatten([start_dim][, end_dim])` with int literal dims (on rank-1 and rank-2 \
 inputs, as `torch.flatten`). Boolean options must be literals (which computation runs depends on them); a device \
 or dtype argument is not float32 CPU. Tensor attributes are read when their rank is known from the \

@@ -120,6 +120,8 @@ entries! {
     Softplus => softplus;
     /// `F.layer_norm` over the last dim.
     LayerNorm => layer_norm;
+    /// `F.batch_norm` in eval mode.
+    BatchNormEval => batch_norm_eval;
     /// `t.transpose(d0, d1)` / `t.t()` / `t.T`, materialised.
     Transpose => transpose;
     /// `t.unsqueeze(d)`, materialised.

@@ -226,6 +226,7 @@ type Reader = fn(&ModuleCtor, &mut Parts) -> Result<SubmoduleCall, Refused>;
 const KINDS: &[(&str, Reader)] = &[
     ("Linear", linear),
     ("LayerNorm", layer_norm),
+    ("BatchNorm1d", batch_norm),
     ("ReLU", |c, p| pointwise(c, p, "torch.relu", true)),
     ("SiLU", |c, p| {
         pointwise(c, p, "torch.nn.functional.silu", true)
@@ -312,6 +313,57 @@ fn layer_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Ref
         CallPart::Attr("eps".into()),
     ];
     Ok(site(&functional("layer_norm"), args, vec![]))
+}
+
+/// `nn.BatchNorm1d(n, eps, momentum, affine, track_running_stats)` in eval mode:
+/// `F.batch_norm(x, running_mean, running_var, weight, bias, training=False, eps=eps)`. In
+/// training mode (which updates the running statistics) the original runs; so it does without
+/// running statistics.
+fn batch_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
+    let affine = flag(ctor, 3, "affine", true)?;
+    if !flag(ctor, 4, "track_running_stats", true)? {
+        return Err(refuse(
+            "nn.BatchNorm1d",
+            "without running statistics (track_running_stats=False) normalises by each batch; only running statistics are compiled",
+        ));
+    }
+    if ctor.arg(5, "device").is_some() || ctor.arg(6, "dtype").is_some() {
+        return Err(refuse(
+            "nn.BatchNorm1d",
+            "with a device or dtype is not float32 CPU",
+        ));
+    }
+    parts.condition("training", Literal::Bool(false));
+    parts.condition("track_running_stats", Literal::Bool(true));
+    parts.attr("running_mean", f32_1());
+    parts.attr("running_var", f32_1());
+    parts.attr("eps", ValueType::Float);
+    let mut part = |n: &str| {
+        if affine {
+            parts.attr(n, f32_1());
+            CallPart::Attr(n.into())
+        } else {
+            parts.attr(n, ValueType::NoneType);
+            CallPart::Lit(Literal::None)
+        }
+    };
+    let w = part("weight");
+    let b = part("bias");
+    let args = vec![
+        CallPart::Input,
+        CallPart::Attr("running_mean".into()),
+        CallPart::Attr("running_var".into()),
+        w,
+        b,
+    ];
+    Ok(site(
+        &functional("batch_norm"),
+        args,
+        vec![
+            ("training", CallPart::Lit(Literal::Bool(false))),
+            ("eps", CallPart::Attr("eps".into())),
+        ],
+    ))
 }
 
 /// An activation without parameters (`nn.ReLU`, `nn.Tanh`, ...): `target(x)`. `inplace`:
@@ -793,6 +845,29 @@ mod tests {
         assert!(k
             .attrs
             .contains(&("negative_slope".into(), ValueType::Float)));
+        // BatchNorm1d runs in eval mode with running statistics; affine=False passes None.
+        let k = sub(kind_of(&ctor(
+            "torch.nn.BatchNorm1d",
+            vec![int()],
+            vec![("affine", lit(Literal::Bool(false)))],
+        )));
+        assert_eq!(
+            k.conditions,
+            vec![
+                ("training".into(), Literal::Bool(false)),
+                ("track_running_stats".into(), Literal::Bool(true)),
+            ]
+        );
+        assert!(k.attrs.contains(&("running_var".into(), f32_1())));
+        assert!(k.attrs.contains(&("weight".into(), ValueType::NoneType)));
+        assert!(matches!(
+            kind_of(&ctor(
+                "torch.nn.BatchNorm1d",
+                vec![int()],
+                vec![("track_running_stats", lit(Literal::Bool(false)))],
+            )),
+            ModuleAnswer::Rejected(_)
+        ));
         // GELU's tanh form calls `F.gelu(x, approximate="tanh")` while the live module keeps it.
         let k = sub(kind_of(&ctor(
             "torch.nn.GELU",

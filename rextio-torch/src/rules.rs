@@ -25,6 +25,8 @@ pub const LINEAR_KEYWORDS: &str = "rextio-torch/functional-linear-keywords-f32-c
 pub const F_RELU: &str = "rextio-torch/functional-relu-f32-cpu-rank1-2";
 /// Exact GELU.
 pub const GELU: &str = "rextio-torch/functional-gelu-none-f32-cpu-rank1-2";
+/// Eval-mode batch normalisation of a rank-2 input over its dim 1 (per-op: eager's kernel).
+pub const BATCH_NORM: &str = "rextio-torch/functional-batch-norm-eval-f32-cpu-2d";
 /// GELU's tanh approximation (per-op: eager's kernel).
 pub const GELU_TANH: &str = "rextio-torch/functional-gelu-tanh-f32-cpu-rank1-2";
 /// `a @ b`, 2 x 2.
@@ -1263,6 +1265,12 @@ fn extended_records() -> Vec<RuleRecord> {
         Call,
         "torch.nn.functional.layer_norm(x, (n,) | [n][, weight][, bias][, eps])",
         "x rank 1 or 2; normalized_shape a one-element tuple[int] or [n] (checked against the last dim at run time, as eager); weight/bias rank 1 or None; eps float",
+    ));
+    out.push(native(
+        BATCH_NORM,
+        Call,
+        "torch.nn.functional.batch_norm(x, running_mean, running_var[, weight][, bias][, training=False][, momentum][, eps])",
+        "x rank 2 (N, C); running statistics rank 1 (their length checked at run time, as eager); weight/bias rank 1 or None; training omitted or literal False; momentum, eps floats",
     ));
     let mut clamp_rules: Vec<&str> = Vec::new();
     for c in CLAMPS {

@@ -772,6 +772,29 @@ pub fn layer_norm(
     ))
 }
 
+/// `F.batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum, eps)`:
+/// eager's kernel in eval mode, which reads the running statistics and never updates them
+/// (momentum plays no part then). libtorch checks the statistics' length against `x`'s dim 1.
+pub fn batch_norm_eval(
+    x: &RxtTorchTensor,
+    running_mean: &RxtTorchTensor,
+    running_var: &RxtTorchTensor,
+    weight: Option<&RxtTorchTensor>,
+    bias: Option<&RxtTorchTensor>,
+    eps: f64,
+) -> PyResult<RxtTorchTensor> {
+    ok(x.tensor().f_batch_norm(
+        weight.map(|w| w.tensor()),
+        bias.map(|b| b.tensor()),
+        Some(running_mean.tensor()),
+        Some(running_var.tensor()),
+        false,
+        0.0,
+        eps,
+        false,
+    ))
+}
+
 /// A fresh copy of a view: results never alias their inputs, because owned temporaries may be
 /// written in place later.
 fn materialise(view: Tensor) -> PyResult<RxtTorchTensor> {

@@ -483,6 +483,23 @@ with torch.inference_mode(), ran(model, f"{LAYERED}.forward", "state"):
 with torch.inference_mode():
     assert_same(got, ly_e(x), "layered, deeper than the default")
 
+# BatchNorm1d: eval mode reads the running statistics natively; a training-mode call runs the
+# original, which updates them (in both models alike), and the next eval call sees them.
+TABULAR = "mdl.model.Tabular"
+tb_b, tb_e = pair(model, emodel, "Tabular", 60, 16, 24)
+parity(tb_b, tb_e, model, TABULAR, ("forward",), inputs(16, 61), "tabular")
+x = inputs(16, 62)["batch 16"]
+for m in (tb_b, tb_e):
+    m.train()
+with torch.no_grad(), ran(model, f"{TABULAR}.forward", "training"):
+    got = tb_b(x)
+with torch.no_grad():
+    assert_same(got, tb_e(x), "tabular in training mode")
+same_state(tb_b, tb_e, "tabular running statistics after a training call")
+for m in (tb_b, tb_e):
+    m.eval()
+parity(tb_b, tb_e, model, TABULAR, ("forward",), inputs(16, 63), "tabular after training")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

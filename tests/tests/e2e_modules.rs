@@ -35,6 +35,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Named.forward",
         "mdl.model.Named.parts",
         "mdl.model.Layered.forward",
+        "mdl.model.Tabular.forward",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

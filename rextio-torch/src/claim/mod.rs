@@ -367,6 +367,7 @@ pub(crate) fn rows() -> Vec<Route<Planned>> {
         "operator.neg" => activations::plan_neg_operator,
         "torch.where" => compare::plan_where,
         "torch.nn.functional.layer_norm" => norm::plan_layer_norm,
+        "torch.nn.functional.batch_norm" => norm::plan_batch_norm,
         "torch.max" => reductions::plan_max_dim,
         "torch.cat" => |s| concat::plan_cat(s, "cat"),
         "torch.concat" => |s| concat::plan_cat(s, "concat"),

@@ -79,3 +79,120 @@ pub fn plan_layer_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
         },
     )
 }
+
+/// `F.batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+/// momentum=0.1, eps=1e-5)` in eval mode on a rank-2 input: eager's kernel.
+pub fn plan_batch_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let form = |why: String| {
+        reject(
+            codes::BATCH_NORM_FORM,
+            format!("F.batch_norm {why}"),
+            "call it in eval mode: F.batch_norm(x, running_mean, running_var, weight, bias, training=False, eps=eps) on a rank-2 input",
+        )
+    };
+    let bound = bind(
+        site,
+        &[
+            "input",
+            "running_mean",
+            "running_var",
+            "weight",
+            "bias",
+            "training",
+            "momentum",
+            "eps",
+        ],
+        &[],
+    )
+    .map_err(form)?;
+    let Some(x) = get(&bound, "input") else {
+        return Err(form("is missing its input".into()));
+    };
+    let Some(xo) = operand(site, x) else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let r = f32_rank(xo, "F.batch_norm")?;
+    if r != 2 {
+        return Err(form(format!(
+            "needs a rank-2 input (N, C), got {}",
+            describe(xo)
+        )));
+    }
+    if let Some(t) = get(&bound, "training") {
+        if !matches!(
+            operand(site, t).and_then(|o| o.literal.as_ref()),
+            Some(Literal::Bool(false))
+        ) {
+            return Err(form(
+                "with training other than a literal False updates the running statistics in place"
+                    .into(),
+            ));
+        }
+    }
+    let mut stats = Vec::new();
+    for name in ["running_mean", "running_var"] {
+        let s = get(&bound, name).filter(|s| {
+            !matches!(
+                operand(site, *s).and_then(|o| o.literal.as_ref()),
+                Some(Literal::None)
+            )
+        });
+        match s {
+            Some(s) if operand(site, s).and_then(rank) == Some(1) => stats.push(Arg::Tensor(s)),
+            _ => {
+                let found = s
+                    .and_then(|s| operand(site, s))
+                    .map_or_else(|| "None".to_owned(), describe);
+                return Err(form(format!(
+                    "needs {name} as a rank-1 float32 tensor, got {found}"
+                )));
+            }
+        }
+    }
+    let mut affine = Vec::new();
+    for name in ["weight", "bias"] {
+        let src = get(&bound, name).filter(|s| {
+            !matches!(
+                operand(site, *s).and_then(|o| o.literal.as_ref()),
+                Some(Literal::None)
+            )
+        });
+        if let Some(s) = src {
+            if operand(site, s).and_then(rank) != Some(1) {
+                let found = operand(site, s).map(describe).unwrap_or_default();
+                return Err(form(format!(
+                    "needs {name} as a rank-1 float32 tensor or None, got {found}"
+                )));
+            }
+        }
+        affine.push(Arg::OptTensor(src));
+    }
+    for name in ["momentum", "eps"] {
+        if let Some(s) = get(&bound, name) {
+            match operand(site, s) {
+                Some(o) if o.ty == Some(ValueType::Float) => {}
+                Some(o) => {
+                    return Err(form(format!(
+                        "needs {name} as a float literal or float parameter, got {}",
+                        describe(o)
+                    )))
+                }
+                None => return Err(ClaimOutcome::NotCovered),
+            }
+        }
+    }
+    let eps = match get(&bound, "eps") {
+        None => Arg::Float(DEFAULT_EPS),
+        Some(s) => Arg::Scalar(s),
+    };
+    let [rm, rv] = <[Arg; 2]>::try_from(stats).map_err(|_| ClaimOutcome::NotCovered)?;
+    let [w, b] = <[Arg; 2]>::try_from(affine).map_err(|_| ClaimOutcome::NotCovered)?;
+    plan_f32(
+        rules::BATCH_NORM,
+        r,
+        Op::Call {
+            f: Rt::BatchNormEval,
+            args: vec![Arg::Tensor(x), rm, rv, w, b, eps],
+        },
+    )
+}

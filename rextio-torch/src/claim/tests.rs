@@ -547,6 +547,19 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             call(&f("layer_norm"), vec![t2(), tuple_int()], vec![]),
             "functional-layer-norm-last-dim-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
+        // batch_norm in eval mode
+        (
+            call(&f("batch_norm"), vec![t2(), t1(), t1()], vec![]),
+            "functional-batch-norm-eval-f32-cpu-2d -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("batch_norm"),
+                vec![t2(), t1(), t1(), t1(), none()],
+                vec![kw("training", boolean(false)), kw("eps", flt(1e-3))],
+            ),
+            "functional-batch-norm-eval-f32-cpu-2d -> f32-cpu-2d",
+        ),
         (
             call(
                 &f("layer_norm"),
@@ -1234,6 +1247,31 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             "RXTP-TORCH-018",
         ),
         (call(&f("layer_norm"), vec![t2()], vec![]), "RXTP-TORCH-018"),
+        // batch_norm: training updates the statistics; rank 1; missing statistics
+        (
+            call(
+                &f("batch_norm"),
+                vec![t2(), t1(), t1()],
+                vec![kw("training", boolean(true))],
+            ),
+            "RXTP-TORCH-032",
+        ),
+        (
+            call(
+                &f("batch_norm"),
+                vec![t2(), t1(), t1()],
+                vec![kw("training", Operand::typed(ValueType::Bool))],
+            ),
+            "RXTP-TORCH-032",
+        ),
+        (
+            call(&f("batch_norm"), vec![t1(), t1(), t1()], vec![]),
+            "RXTP-TORCH-032",
+        ),
+        (
+            call(&f("batch_norm"), vec![t2(), none(), none()], vec![]),
+            "RXTP-TORCH-032",
+        ),
         (
             call(&f("layer_norm"), vec![b2(), tuple_int()], vec![]),
             "RXTP-TORCH-010",

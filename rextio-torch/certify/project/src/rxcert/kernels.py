@@ -334,6 +334,14 @@ def layer_norm_affine(x: M, w: V, b: V) -> M:
     return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
 
 
+def batch_norm_affine(x: M, mean: V, var: V, w: V, b: V) -> M:
+    return F.batch_norm(x, mean, var * var, w, b, training=False, eps=1e-3)
+
+
+def batch_norm_plain(x: M, mean: V, var: V, momentum: float) -> M:
+    return F.batch_norm(x, mean, var) + F.batch_norm(x, mean, var, None, None, False, momentum)
+
+
 def layer_norm_plain(x: M, eps: float) -> M:
     return F.layer_norm(x, (4,), eps=eps) + F.layer_norm(x, (x.size(1),), weight=None, bias=None)
 
