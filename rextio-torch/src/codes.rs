@@ -277,11 +277,12 @@ float fill value (literal or parameter). The result is a fresh float32 tensor of
         summary: "parameterised activation outside the lowered parameters",
         explanation: "`F.silu(t[, inplace=False])`, `F.leaky_relu(t[, negative_slope][, inplace=False])` with \
 `negative_slope` an int/float literal or parameter (default 0.01), `F.elu(t[, alpha=1.0][, \
-inplace=False])` with `alpha` omitted or the literal 1.0, and `F.softplus(t[, beta=1][, \
-threshold=20])` with both omitted or literally the defaults, `F.hardtanh(t[, min_val=-1.0][, \
+inplace=False])` and `F.softplus(t[, beta=1][, threshold=20])` with their parameters float \
+literals or float parameters, or int literals within 2^24 (the defaults run the fused kernels; \
+other values run eager's kernel through one libtorch call), `F.hardtanh(t[, min_val=-1.0][, \
 max_val=1.0][, inplace=False])` with bounds that are int or float literals and `min_val <= \
-max_val` (eager raises otherwise), and `F.relu6(t[, inplace=False])` are lowered. Other `alpha`, \
-`beta` or `threshold` values, non-literal ones, and `inplace=True` stay on Python.",
+max_val` (eager raises otherwise), and `F.relu6(t[, inplace=False])` are lowered. `alpha`, \
+`beta` or `threshold` held in int parameters or other values, and `inplace=True` stay on Python.",
     },
     CodeDoc {
         code: MAX_DIM_FORM,

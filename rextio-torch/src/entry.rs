@@ -118,6 +118,10 @@ entries! {
     Elu => elu;
     /// `F.softplus` with `beta=1, threshold=20`.
     Softplus => softplus;
+    /// `F.elu` with another `alpha`.
+    EluAlpha => elu_alpha;
+    /// `F.softplus` with other `beta` / `threshold`.
+    SoftplusParams => softplus_params;
     /// `F.layer_norm` over the last dim.
     LayerNorm => layer_norm;
     /// `F.batch_norm` in eval mode.

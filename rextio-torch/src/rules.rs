@@ -73,6 +73,10 @@ pub const LEAKY_RELU_SLOPE: &str = "rextio-torch/functional-leaky-relu-slope-f32
 pub const ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
 /// `F.softplus` with the default beta and threshold.
 pub const SOFTPLUS: &str = "rextio-torch/functional-softplus-f32-cpu-rank1-2";
+/// `F.elu` with another `alpha` (per-op: eager's kernel).
+pub const ELU_ALPHA: &str = "rextio-torch/functional-elu-alpha-f32-cpu-rank1-2";
+/// `F.softplus` with other `beta` / `threshold` (per-op: eager's kernel).
+pub const SOFTPLUS_PARAMS: &str = "rextio-torch/functional-softplus-params-f32-cpu-rank1-2";
 /// `F.hardtanh` with literal bounds (eager's `clamp`).
 pub const HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
 /// `F.relu6` (eager's `hardtanh(t, 0, 6)`).
@@ -1037,20 +1041,34 @@ pub const FUNCTIONAL: &[FunctionalOp] = {
         FunctionalOp {
             op: Functional::Elu,
             name: "elu",
-            docs: &[doc(
-                ELU,
-                "torch.nn.functional.elu(t[, alpha=1.0][, inplace=False])",
-                "alpha omitted or the literal 1.0; rank 1 or 2",
-            )],
+            docs: &[
+                doc(
+                    ELU,
+                    "torch.nn.functional.elu(t[, alpha=1.0][, inplace=False])",
+                    "alpha omitted or the literal 1.0; rank 1 or 2",
+                ),
+                doc(
+                    ELU_ALPHA,
+                    "torch.nn.functional.elu(t, alpha[, inplace=False])",
+                    "alpha a float literal or parameter, or an int literal within 2^24; rank 1 or 2",
+                ),
+            ],
         },
         FunctionalOp {
             op: Functional::Softplus,
             name: "softplus",
-            docs: &[doc(
-                SOFTPLUS,
-                "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
-                "beta and threshold omitted or the literal defaults; rank 1 or 2",
-            )],
+            docs: &[
+                doc(
+                    SOFTPLUS,
+                    "torch.nn.functional.softplus(t[, beta=1][, threshold=20])",
+                    "beta and threshold omitted or the literal defaults; rank 1 or 2",
+                ),
+                doc(
+                    SOFTPLUS_PARAMS,
+                    "torch.nn.functional.softplus(t, beta[, threshold])",
+                    "beta and threshold float literals or parameters, or int literals within 2^24 (an omitted one its default); rank 1 or 2",
+                ),
+            ],
         },
         FunctionalOp {
             op: Functional::Hardtanh,

@@ -749,6 +749,16 @@ pub fn elu(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     ok(t.tensor().f_elu())
 }
 
+/// `F.elu(t, alpha)` with another `alpha`: eager's kernel through the shim.
+pub fn elu_alpha(t: &RxtTorchTensor, alpha: f64) -> PyResult<RxtTorchTensor> {
+    shim::elu(t.tensor(), alpha).map(RxtTorchTensor::from_tensor)
+}
+
+/// `F.softplus(t, beta, threshold)` with other parameters: eager's kernel through the shim.
+pub fn softplus_params(t: &RxtTorchTensor, beta: f64, threshold: f64) -> PyResult<RxtTorchTensor> {
+    shim::softplus(t.tensor(), beta, threshold).map(RxtTorchTensor::from_tensor)
+}
+
 /// `F.softplus(t)` with `beta=1, threshold=20`.
 pub fn softplus(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     ok(t.tensor().f_softplus())

@@ -6,7 +6,7 @@ use super::{bind, get, operand, plan_f32, reject, Arg, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
 use crate::rules::{Functional, FunctionalOp, Unary};
 use crate::{codes, rules};
-use rextio_plugin_api::{ClaimSite, Literal};
+use rextio_plugin_api::{ClaimSite, Literal, ValueType};
 
 /// `t.relu()`, `t.exp()`, ... (a row of [`rules::UNARY_OPS`]).
 pub fn plan_method(site: &ClaimSite) -> Result<Plan, NoPlan> {
@@ -169,6 +169,28 @@ fn not_in_place(site: &ClaimSite, bound: &[(&str, Src)], shown: &str) -> Result<
     Ok(())
 }
 
+/// A parameter passed to eager's kernel as a double: a float literal or parameter, or an int
+/// literal small enough that float and int arithmetic agree on it (eager converts either to
+/// the kernel's float).
+fn float_param(site: &ClaimSite, s: Src, shown: &str, p: &str) -> Result<super::Arg, NoPlan> {
+    let Some(o) = operand(site, s) else {
+        return Err(super::ClaimOutcome::NotCovered);
+    };
+    match (&o.ty, &o.literal) {
+        (Some(ValueType::Float), _) => Ok(super::Arg::Scalar(s)),
+        (_, Some(Literal::Int(v))) if v.unsigned_abs() <= 1 << 24 => {
+            // Exact: |v| <= 2^24 is a float and a double alike.
+            #[allow(clippy::cast_precision_loss)]
+            Ok(super::Arg::Float(*v as f64))
+        }
+        _ => Err(reject(
+            codes::ACTIVATION_PARAMS,
+            format!("{shown} with {p} {} is not lowered", super::describe(o)),
+            &format!("pass {p} as a float literal or a float parameter"),
+        )),
+    }
+}
+
 /// A literal number equal to `v`.
 fn literal_is(site: &ClaimSite, s: Src, v: f64) -> bool {
     number_literal(site, s) == Some(v)
@@ -267,14 +289,16 @@ fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = "F.elu";
     let (bound, r) = bind_activation(site, shown, &["input", "alpha", "inplace"])?;
     not_in_place(site, &bound, shown)?;
-    if let Some(s) = get(&bound, "alpha") {
-        if !literal_is(site, s, 1.0) {
-            return Err(reject(
-                codes::ACTIVATION_PARAMS,
-                format!("{shown} with an alpha other than the literal 1.0 is not lowered"),
-                "omit alpha (1.0)",
-            ));
-        }
+    if let Some(s) = get(&bound, "alpha").filter(|s| !literal_is(site, *s, 1.0)) {
+        let alpha = float_param(site, s, shown, "alpha")?;
+        return plan_f32(
+            rules::ELU_ALPHA,
+            r,
+            Op::Call {
+                f: Rt::EluAlpha,
+                args: vec![super::Arg::Tensor(Src::Arg(0)), alpha],
+            },
+        );
     }
     plan_f32(
         rules::ELU,
@@ -290,18 +314,28 @@ fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
 fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let shown = "F.softplus";
     let (bound, r) = bind_activation(site, shown, &["input", "beta", "threshold"])?;
+    let mut params = Vec::new();
+    let mut defaults = true;
     for (p, default) in [("beta", 1.0), ("threshold", 20.0)] {
-        if let Some(s) = get(&bound, p) {
-            if !literal_is(site, s, default) {
-                return Err(reject(
-                    codes::ACTIVATION_PARAMS,
-                    format!(
-                        "{shown} with {p} other than the literal default {default} is not lowered"
-                    ),
-                    "omit beta and threshold (1 and 20)",
-                ));
+        match get(&bound, p) {
+            Some(s) if !literal_is(site, s, default) => {
+                defaults = false;
+                params.push(float_param(site, s, shown, p)?);
             }
+            _ => params.push(super::Arg::Float(default)),
         }
+    }
+    if !defaults {
+        let mut args = vec![super::Arg::Tensor(Src::Arg(0))];
+        args.extend(params);
+        return plan_f32(
+            rules::SOFTPLUS_PARAMS,
+            r,
+            Op::Call {
+                f: Rt::SoftplusParams,
+                args,
+            },
+        );
     }
     plan_f32(
         rules::SOFTPLUS,

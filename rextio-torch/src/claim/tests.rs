@@ -511,6 +511,22 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             "functional-softplus-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
         (
+            call(&f("elu"), vec![t2(), flt(0.5)], vec![]),
+            "functional-elu-alpha-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("elu"), vec![t1()], vec![kw("alpha", fparam())]),
+            "functional-elu-alpha-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(&f("softplus"), vec![t2()], vec![kw("beta", flt(2.0))]),
+            "functional-softplus-params-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("softplus"), vec![t2(), int(1), int(10)], vec![]),
+            "functional-softplus-params-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
             call(&f("hardtanh"), vec![t2()], vec![]),
             "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
@@ -1163,20 +1179,18 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             ),
             "RXTP-TORCH-004",
         ),
+        // Parameters in int parameters, or int literals past 2^24 (where float and int
+        // conversions could round apart), stay on Python.
         (
-            call(&f("elu"), vec![t2(), flt(0.5)], vec![]),
+            call(&f("elu"), vec![t2(), iparam()], vec![]),
             "RXTP-TORCH-024",
         ),
         (
-            call(&f("elu"), vec![t2()], vec![kw("alpha", fparam())]),
+            call(&f("elu"), vec![t2()], vec![kw("alpha", int(1 << 25))]),
             "RXTP-TORCH-024",
         ),
         (
-            call(&f("softplus"), vec![t2()], vec![kw("beta", flt(2.0))]),
-            "RXTP-TORCH-024",
-        ),
-        (
-            call(&f("softplus"), vec![t2(), int(1), int(10)], vec![]),
+            call(&f("softplus"), vec![t2()], vec![kw("beta", iparam())]),
             "RXTP-TORCH-024",
         ),
         (

@@ -67,6 +67,8 @@ extern "C" {
     fn rx_release(tensor: *mut c_void);
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
     fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
+    fn rx_elu(tensor: *mut c_void, alpha: f64, out: *mut *mut c_void) -> i32;
+    fn rx_softplus(tensor: *mut c_void, beta: f64, threshold: f64, out: *mut *mut c_void) -> i32;
     fn rx_empty_cpu(
         rank: i32,
         sizes: *const i64,
@@ -114,6 +116,32 @@ pub(crate) fn describe(t: &Tensor, writable: bool, meta: &mut RxMeta) -> Result<
     } else {
         Err(shim_error())
     }
+}
+
+/// The owned `at::Tensor*` a shim op returned, or its error.
+fn owned_result(rc: i32, out: *mut c_void) -> Result<Tensor, PyErr> {
+    if rc != RX_OK || out.is_null() {
+        return Err(shim_error());
+    }
+    // SAFETY: `out` is a fresh `at::Tensor*` that nothing else owns; tch's `Tensor` takes
+    // ownership (and frees it with `at_free`).
+    Ok(unsafe { Tensor::from_ptr(out.cast()) })
+}
+
+/// `F.elu(t, alpha)`: eager's kernel (`at::elu`), a new tensor.
+pub(crate) fn elu(t: &Tensor, alpha: f64) -> Result<Tensor, PyErr> {
+    let mut out: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `t.as_ptr()` is a live `at::Tensor*` for the call; `out` is a valid local.
+    let rc = unsafe { rx_elu(t.as_ptr().cast_mut().cast(), alpha, &mut out) };
+    owned_result(rc, out)
+}
+
+/// `F.softplus(t, beta, threshold)`: eager's kernel (`at::softplus`), a new tensor.
+pub(crate) fn softplus(t: &Tensor, beta: f64, threshold: f64) -> Result<Tensor, PyErr> {
+    let mut out: *mut c_void = std::ptr::null_mut();
+    // SAFETY: as in `elu`.
+    let rc = unsafe { rx_softplus(t.as_ptr().cast_mut().cast(), beta, threshold, &mut out) };
+    owned_result(rc, out)
 }
 
 /// A new uninitialised contiguous CPU tensor and its data pointer (null when empty).

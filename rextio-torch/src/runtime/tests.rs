@@ -133,6 +133,18 @@ fn activations_with_parameters_use_eager_defaults() {
     );
     // softplus's threshold 20: above it the input itself.
     assert_eq!(values(&softplus(&t1(&[25.0])).unwrap()), [25.0]);
+    // Other parameters through the shim: beta scales the input before the threshold test, and
+    // log1p(exp(beta * x)) / beta below it; elu's alpha scales exp(x) - 1.
+    let sp = values(&softplus_params(&t1(&[3.0, 0.0]), 2.0, 5.0).unwrap());
+    assert!(
+        sp[0] == 3.0 && (sp[1] - std::f32::consts::LN_2 / 2.0).abs() < 1e-7,
+        "{sp:?}"
+    );
+    let ea = values(&elu_alpha(&t1(&[-1.0, 2.0]), 0.5).unwrap());
+    assert!(
+        (ea[0] - (-0.316_060_28)).abs() < 1e-6 && ea[1] == 2.0,
+        "{ea:?}"
+    );
     // elu with alpha 1: exp(x) - 1 below zero.
     let elu = values(&elu(&t1(&[-1.0, 2.0])).unwrap());
     assert!(

@@ -7,7 +7,9 @@
 #include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/elu.h>
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/softplus.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/GradMode.h>
@@ -280,6 +282,24 @@ int32_t rx_mkldnn_enabled() {
   } catch (...) {
     return 0;
   }
+}
+
+// `at::elu(t, alpha)` and `at::softplus(t, beta, threshold)`: eager's kernels for the forms tch
+// exposes only with their default parameters. A new owned `at::Tensor*` goes to `out`.
+int rx_elu(void* tensor, double alpha, void** out) {
+  *out = nullptr;
+  return rx_guarded([&] {
+    *out = new at::Tensor(at::elu(*static_cast<at::Tensor*>(tensor), alpha));
+    return RX_OK;
+  });
+}
+
+int rx_softplus(void* tensor, double beta, double threshold, void** out) {
+  *out = nullptr;
+  return rx_guarded([&] {
+    *out = new at::Tensor(at::softplus(*static_cast<at::Tensor*>(tensor), beta, threshold));
+    return RX_OK;
+  });
 }
 
 // Exact GELU of `n` floats as eager computes it on this host, for the runtime's probe of

@@ -307,6 +307,14 @@ def act_softplus(x: V) -> V:
     return F.softplus(x) + F.softplus(x, beta=1, threshold=20)
 
 
+def act_elu_alpha(x: M, alpha: float) -> M:
+    return F.elu(x, 0.5) + F.elu(x, alpha=alpha) + F.elu(x, alpha=2)
+
+
+def act_softplus_params(x: V) -> V:
+    return F.softplus(x, beta=2.0) + F.softplus(x, 0.5, 5.0) + F.softplus(x, threshold=1)
+
+
 def act_hardtanh(x: M) -> M:
     return F.hardtanh(x)
 
