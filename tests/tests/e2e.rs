@@ -162,6 +162,7 @@ fn whole_surface_project_routes_as_documented_and_matches_eager() {
         "reduce_all",
         "mixed_matmul",
         "no_bias",
+        "tanh_gelu",
     ];
     for f in native {
         assert_eq!(
@@ -172,7 +173,7 @@ fn whole_surface_project_routes_as_documented_and_matches_eager() {
         );
     }
     let fallback = [
-        ("tanh_gelu", "RXTP-TORCH-011"),
+        ("positional_gelu", "RXTP-TORCH-011"),
         ("rounding", "RXTP-TORCH-012"),
         ("rank0_mean", "RXTP-TORCH-009"),
         ("inplace_relu", "RXTP-TORCH-004"),

@@ -468,6 +468,8 @@ impl InitReader<'_> {
                         "`{name}` is assigned something other than a list display {HOW}"
                     )),
                 };
+                // A followed list the value mentions may now be reached under another name.
+                self.stop_following(s, HOW);
                 self.local_lists.insert(name, list);
                 return;
             }
@@ -486,22 +488,40 @@ impl InitReader<'_> {
             return;
         }
         if let ast::Stmt::For(f) = s {
-            let n = self.stated_length(&f.iter);
-            let ops: Option<Vec<_>> = f
-                .body
-                .iter()
-                .filter(|b| self.mentions_lists_stmt(b))
-                .map(|b| self.list_ops(b))
-                .collect();
-            if let (Some(n), Some(ops), true) = (n, ops, f.orelse.is_empty()) {
+            // Every pass runs the whole body: no statement of it may leave the loop early, and
+            // the loop variable is not a followed list.
+            let control = |b: &ast::Stmt| {
+                let text = self
+                    .module
+                    .source
+                    .get(b.range().to_std_range())
+                    .unwrap_or("");
+                ["break", "continue", "return", "raise", "yield"]
+                    .iter()
+                    .any(|w| mentions(text, w))
+            };
+            let mut ops = Vec::new();
+            let mut plain = f.orelse.is_empty() && !self.mentions_lists(&f.target);
+            for b in &f.body {
+                match self.list_ops(b) {
+                    Some(o) => ops.extend(o),
+                    None => plain &= !self.mentions_lists_stmt(b) && !control(b),
+                }
+            }
+            if let (Some(n), true) = (self.stated_length(&f.iter), plain) {
                 for _ in 0..n {
-                    for (name, elts) in ops.iter().flatten() {
+                    for (name, elts) in &ops {
                         self.extend_list(name, elts, 1);
                     }
                 }
                 return;
             }
         }
+        self.stop_following(s, HOW);
+    }
+
+    /// Stop following every list statement `s` mentions.
+    fn stop_following(&mut self, s: &ast::Stmt, how: &str) {
         let text = self
             .module
             .source
@@ -510,7 +530,7 @@ impl InitReader<'_> {
         for (name, list) in self.local_lists.iter_mut() {
             if mentions(text, name) && matches!(list, LocalList::Known(_)) {
                 *list = LocalList::Unknown(format!(
-                    "`{name}` is changed by a statement rextio does not follow {HOW}"
+                    "`{name}` is changed by a statement rextio does not follow {how}"
                 ));
             }
         }
@@ -621,6 +641,12 @@ impl InitReader<'_> {
         let ast::Expr::Call(c) = e else {
             return !self.mentions_lists(e);
         };
+        let container = self.resolve(&c.func).is_some_and(|t| {
+            self.support.sequential.contains(&t) || self.support.lists.contains(&t)
+        });
+        if !container {
+            return !self.mentions_lists(e);
+        }
         if self.mentions_lists(&c.func)
             || c.arguments
                 .keywords

@@ -988,11 +988,15 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
          \x20       blocks = [Half() for _ in range(depth)]\n        for _ in range(2):\n            blocks.append(Half())\n\
          \x20       self.l = tp.List(blocks)\n\
          \x20       odd = [Half()]\n        if flag:\n            odd.append(Half())\n        self.odd = tp.Seq(*odd)\n\
-         \x20       self.none = tp.Seq(*missing)\n\n\
+         \x20       self.none = tp.Seq(*missing)\n\
+         \x20       alias = [Half()]\n        other = alias\n        other.append(Half())\n        self.al = tp.Seq(*alias)\n\
+         \x20       brk = []\n        for _ in range(2):\n            brk.append(Half())\n            if flag:\n                break\n        self.brk = tp.Seq(*brk)\n\n\
          \x20   def whole(self, x: tp.Vec) -> tp.Vec:\n        return self.s(x)\n\n\
          \x20   def loop(self, x: tp.Vec) -> tp.Vec:\n        for b in self.l:\n            x = b(x)\n        return x\n\n\
          \x20   def odd_(self, x: tp.Vec) -> tp.Vec:\n        return self.odd(x)\n\n\
-         \x20   def none_(self, x: tp.Vec) -> tp.Vec:\n        return self.none(x)\n",
+         \x20   def none_(self, x: tp.Vec) -> tp.Vec:\n        return self.none(x)\n\n\
+         \x20   def al_(self, x: tp.Vec) -> tp.Vec:\n        return self.al(x)\n\n\
+         \x20   def brk_(self, x: tp.Vec) -> tp.Vec:\n        return self.brk(x)\n",
     )]);
     let whole = route_of(&a, "m.Net.whole");
     assert!(
@@ -1026,6 +1030,9 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
     for (method, expected) in [
         ("odd_", "`self.odd` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `odd`, which is not followed: `odd` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
         ("none_", "`self.none` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `missing`, which is not a list built in `__init__`"),
+        // Reached under another name, or grown in a loop that may stop early: not followed.
+        ("al_", "`self.al` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `alias`, which is not followed: `alias` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
+        ("brk_", "`self.brk` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `brk`, which is not followed: `brk` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
     ] {
         let f = route_of(&a, &format!("m.Net.{method}"));
         assert_eq!(f.route, Route::Fallback, "{method}");
