@@ -483,7 +483,7 @@ impl InitReader<'_> {
         }
         if let Some(ops) = self.list_ops(s) {
             for (name, elts) in ops {
-                self.extend_list(&name, &elts, 1);
+                self.extend_list(&name, &elts);
             }
             return;
         }
@@ -491,14 +491,9 @@ impl InitReader<'_> {
             // Every pass runs the whole body: no statement of it may leave the loop early, and
             // the loop variable is not a followed list.
             let control = |b: &ast::Stmt| {
-                let text = self
-                    .module
-                    .source
-                    .get(b.range().to_std_range())
-                    .unwrap_or("");
                 ["break", "continue", "return", "raise", "yield"]
                     .iter()
-                    .any(|w| mentions(text, w))
+                    .any(|w| mentions(self.text(b), w))
             };
             let mut ops = Vec::new();
             let mut plain = f.orelse.is_empty() && !self.mentions_lists(&f.target);
@@ -511,7 +506,7 @@ impl InitReader<'_> {
             if let (Some(n), true) = (self.stated_length(&f.iter), plain) {
                 for _ in 0..n {
                     for (name, elts) in &ops {
-                        self.extend_list(name, elts, 1);
+                        self.extend_list(name, elts);
                     }
                 }
                 return;
@@ -522,13 +517,9 @@ impl InitReader<'_> {
 
     /// Stop following every list statement `s` mentions.
     fn stop_following(&mut self, s: &ast::Stmt, how: &str) {
-        let text = self
-            .module
-            .source
-            .get(s.range().to_std_range())
-            .unwrap_or("");
+        let text = self.text(s).to_owned();
         for (name, list) in self.local_lists.iter_mut() {
-            if mentions(text, name) && matches!(list, LocalList::Known(_)) {
+            if mentions(&text, name) && matches!(list, LocalList::Known(_)) {
                 *list = LocalList::Unknown(format!(
                     "`{name}` is changed by a statement rextio does not follow {how}"
                 ));
@@ -537,14 +528,12 @@ impl InitReader<'_> {
     }
 
     /// Add `elts` to followed list `name` (when it is followed).
-    fn extend_list(&mut self, name: &str, elts: &[ast::Expr], times: usize) {
+    fn extend_list(&mut self, name: &str, elts: &[ast::Expr]) {
         let Some(list) = self.local_lists.get_mut(name) else {
             return;
         };
         if let LocalList::Known(items) = list {
-            for _ in 0..times {
-                items.extend(elts.iter().cloned());
-            }
+            items.extend(elts.iter().cloned());
             if items.len() > MAX_LOCAL_LIST {
                 *list =
                     LocalList::Unknown(format!("`{name}` grows past {MAX_LOCAL_LIST} elements"));
@@ -617,22 +606,25 @@ impl InitReader<'_> {
 
     /// Whether the source of `e` mentions a followed list.
     fn mentions_lists(&self, e: &ast::Expr) -> bool {
-        let text = self
-            .module
-            .source
-            .get(e.range().to_std_range())
-            .unwrap_or("");
-        self.local_lists.keys().any(|n| mentions(text, n))
+        self.mentions_a_list(self.text(e))
     }
 
     /// Whether the source of statement `s` mentions a followed list.
     fn mentions_lists_stmt(&self, s: &ast::Stmt) -> bool {
-        let text = self
-            .module
-            .source
-            .get(s.range().to_std_range())
-            .unwrap_or("");
+        self.mentions_a_list(self.text(s))
+    }
+
+    /// Whether `text` mentions a followed list.
+    fn mentions_a_list(&self, text: &str) -> bool {
         self.local_lists.keys().any(|n| mentions(text, n))
+    }
+
+    /// The source text of `node` ("" when its range is not in the source).
+    fn text(&self, node: &impl Ranged) -> &str {
+        self.module
+            .source
+            .get(node.range().to_std_range())
+            .unwrap_or("")
     }
 
     /// Whether `e` uses followed lists only as `*name` or as the one argument of a call

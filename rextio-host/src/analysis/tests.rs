@@ -817,15 +817,7 @@ fn refused_init_values_are_named_inside_their_containers() {
         ("expr_", "`self.expr` is not compiled: it is assigned `tp.vec() * 2`, which is not a submodule or tensor `tp` reads"),
         ("pow_", "`self.pow` is not compiled: it is assigned an expression rextio does not read (it reads submodule constructors, tensor factory calls and scalars)"),
     ] {
-        let f = route_of(&a, &format!("m.Net.{method}"));
-        assert_eq!(f.route, Route::Fallback, "{method}");
-        let messages: Vec<&str> = f
-            .diagnostics
-            .iter()
-            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
-            .map(|d| d.message.as_str())
-            .collect();
-        assert_eq!(messages, [expected], "{method}");
+        assert_refused(&a, method, expected);
     }
     // Arithmetic on numbers is a number: a float here (`2 * 3.0 - 1`), read live at each call.
     let vals = route_of(&a, "m.Net.vals_");
@@ -964,15 +956,7 @@ fn sequentials_from_an_ordered_dict_are_read_by_their_names_and_order() {
         ("var_", "`self.var` is not compiled: it is assigned `tp.Seq(...)`, which gives its `OrderedDict` an element that is not a `(\"name\", module)` pair with a string literal name"),
         ("star_", "`self.star` is not compiled: it is assigned `tp.Seq(...)`, which unpacks a mapping into its `OrderedDict` (`**`)"),
     ] {
-        let f = route_of(&a, &format!("m.Net.{method}"));
-        assert_eq!(f.route, Route::Fallback, "{method}");
-        let messages: Vec<&str> = f
-            .diagnostics
-            .iter()
-            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
-            .map(|d| d.message.as_str())
-            .collect();
-        assert_eq!(messages, [expected], "{method}");
+        assert_refused(&a, method, expected);
     }
 }
 
@@ -1034,14 +1018,19 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
         ("al_", "`self.al` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `alias`, which is not followed: `alias` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
         ("brk_", "`self.brk` is not compiled: it is assigned `tp.Seq(...)`, which unpacks `brk`, which is not followed: `brk` is changed by a statement rextio does not follow (rextio follows `name = [...]`, then `name.append(m)`, `name.extend([...])` and `name += [...]` at the top level of `__init__` or directly in a `for _ in range(n)` loop with `n` stated; a list comprehension over such a `range(n)` counts as a list display)"),
     ] {
-        let f = route_of(&a, &format!("m.Net.{method}"));
-        assert_eq!(f.route, Route::Fallback, "{method}");
-        let messages: Vec<&str> = f
-            .diagnostics
-            .iter()
-            .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
-            .map(|d| d.message.as_str())
-            .collect();
-        assert_eq!(messages, [expected], "{method}");
+        assert_refused(&a, method, expected);
     }
+}
+
+/// `m.Net.<method>` stays on Python with exactly the one RXT023 message `expected`.
+fn assert_refused(a: &[ModuleAnalysis], method: &str, expected: &str) {
+    let f = route_of(a, &format!("m.Net.{method}"));
+    assert_eq!(f.route, Route::Fallback, "{method}");
+    let messages: Vec<&str> = f
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == codes::MODULE_ATTRIBUTE)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(messages, [expected], "{method}");
 }

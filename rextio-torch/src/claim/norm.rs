@@ -1,7 +1,7 @@
 //! `F.layer_norm` over the last dim.
 
 use super::{
-    bind, describe, f32_rank, get, operand, plan_f32, rank, reject, Arg, NoPlan, Op, Plan,
+    bind, describe, f32_rank, get, operand, plan_f32, rank, reject, Arg, NoPlan, Op, Plan, Src,
 };
 use crate::entry::Rt;
 use crate::{codes, rules};
@@ -38,24 +38,8 @@ pub fn plan_layer_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
             describe(nso)
         )));
     }
-    let mut affine = Vec::new();
-    for name in ["weight", "bias"] {
-        let src = get(&bound, name).filter(|s| {
-            !matches!(
-                operand(site, *s).and_then(|o| o.literal.as_ref()),
-                Some(Literal::None)
-            )
-        });
-        if let Some(s) = src {
-            if operand(site, s).and_then(rank) != Some(1) {
-                let found = operand(site, s).map(describe).unwrap_or_default();
-                return Err(form(format!(
-                    "needs {name} as a rank-1 float32 tensor or None, got {found}"
-                )));
-            }
-        }
-        affine.push(Arg::OptTensor(src));
-    }
+    let w = affine_part(site, &bound, "weight", &form)?;
+    let b = affine_part(site, &bound, "bias", &form)?;
     let eps = match get(&bound, "eps") {
         None => Arg::Float(DEFAULT_EPS),
         Some(s) => match operand(site, s) {
@@ -69,7 +53,6 @@ pub fn plan_layer_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
             None => return Err(ClaimOutcome::NotCovered),
         },
     };
-    let [w, b] = <[Arg; 2]>::try_from(affine).map_err(|_| ClaimOutcome::NotCovered)?;
     plan_f32(
         rules::LAYER_NORM,
         r,
@@ -149,24 +132,8 @@ pub fn plan_batch_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
             }
         }
     }
-    let mut affine = Vec::new();
-    for name in ["weight", "bias"] {
-        let src = get(&bound, name).filter(|s| {
-            !matches!(
-                operand(site, *s).and_then(|o| o.literal.as_ref()),
-                Some(Literal::None)
-            )
-        });
-        if let Some(s) = src {
-            if operand(site, s).and_then(rank) != Some(1) {
-                let found = operand(site, s).map(describe).unwrap_or_default();
-                return Err(form(format!(
-                    "needs {name} as a rank-1 float32 tensor or None, got {found}"
-                )));
-            }
-        }
-        affine.push(Arg::OptTensor(src));
-    }
+    let w = affine_part(site, &bound, "weight", &form)?;
+    let b = affine_part(site, &bound, "bias", &form)?;
     for name in ["momentum", "eps"] {
         if let Some(s) = get(&bound, name) {
             match operand(site, s) {
@@ -186,7 +153,6 @@ pub fn plan_batch_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
         Some(s) => Arg::Scalar(s),
     };
     let [rm, rv] = <[Arg; 2]>::try_from(stats).map_err(|_| ClaimOutcome::NotCovered)?;
-    let [w, b] = <[Arg; 2]>::try_from(affine).map_err(|_| ClaimOutcome::NotCovered)?;
     plan_f32(
         rules::BATCH_NORM,
         r,
@@ -195,4 +161,29 @@ pub fn plan_batch_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
             args: vec![Arg::Tensor(x), rm, rv, w, b, eps],
         },
     )
+}
+
+/// The weight or bias `name` of a normalisation: a rank-1 tensor, or absent / `None`; `form`
+/// refuses anything else.
+fn affine_part(
+    site: &ClaimSite,
+    bound: &[(&str, Src)],
+    name: &str,
+    form: &dyn Fn(String) -> NoPlan,
+) -> Result<Arg, NoPlan> {
+    let src = get(bound, name).filter(|s| {
+        !matches!(
+            operand(site, *s).and_then(|o| o.literal.as_ref()),
+            Some(Literal::None)
+        )
+    });
+    if let Some(s) = src {
+        if operand(site, s).and_then(rank) != Some(1) {
+            let found = operand(site, s).map(describe).unwrap_or_default();
+            return Err(form(format!(
+                "needs {name} as a rank-1 float32 tensor or None, got {found}"
+            )));
+        }
+    }
+    Ok(Arg::OptTensor(src))
 }
