@@ -80,12 +80,15 @@ pub enum Sub {
 }
 
 impl Sub {
-    /// The name under which a `Sequential` holds its element `i` (its key in `_modules`).
-    fn seq_name(names: &Option<Vec<String>>, i: usize) -> String {
-        names
-            .as_ref()
-            .and_then(|n| n.get(i).cloned())
-            .unwrap_or_else(|| i.to_string())
+    /// The key under which this container holds its element `i` in `_modules`: the name
+    /// `__init__` gave it (`Sequential(OrderedDict(...))`), else its position.
+    fn element_name(&self, i: usize) -> String {
+        match self {
+            Sub::Seq {
+                names: Some(names), ..
+            } => names.get(i).cloned().unwrap_or_else(|| i.to_string()),
+            _ => i.to_string(),
+        }
     }
 
     fn class(&self) -> &str {
@@ -353,8 +356,9 @@ enum LocalList {
     Unknown(String),
 }
 
-/// The most elements a list followed in `__init__` may have.
-const MAX_LOCAL_LIST: usize = 64;
+/// The most elements a container `__init__` builds may be written out with (a comprehension
+/// unpacked into a `Sequential`, a list followed through `__init__`).
+const MAX_WRITTEN_OUT: usize = 64;
 
 /// Whether identifier `name` occurs as a whole word in `text` (a conservative test of whether
 /// a statement mentions a local: a string containing the word counts too).
@@ -463,7 +467,7 @@ impl InitReader<'_> {
             if let [ast::Expr::Name(n)] = a.targets.as_slice() {
                 let name = n.id.as_str().to_owned();
                 let list = match self.list_elements(&a.value) {
-                    Some(elts) if !self.mentions_lists(&a.value) => LocalList::Known(elts),
+                    Some(elts) if !self.mentions_lists(a.value.as_ref()) => LocalList::Known(elts),
                     _ => LocalList::Unknown(format!(
                         "`{name}` is assigned something other than a list display {HOW}"
                     )),
@@ -496,11 +500,11 @@ impl InitReader<'_> {
                     .any(|w| mentions(self.text(b), w))
             };
             let mut ops = Vec::new();
-            let mut plain = f.orelse.is_empty() && !self.mentions_lists(&f.target);
+            let mut plain = f.orelse.is_empty() && !self.mentions_lists(f.target.as_ref());
             for b in &f.body {
                 match self.list_ops(b) {
                     Some(o) => ops.extend(o),
-                    None => plain &= !self.mentions_lists_stmt(b) && !control(b),
+                    None => plain &= !self.mentions_lists(b) && !control(b),
                 }
             }
             if let (Some(n), true) = (self.stated_length(&f.iter), plain) {
@@ -534,9 +538,9 @@ impl InitReader<'_> {
         };
         if let LocalList::Known(items) = list {
             items.extend(elts.iter().cloned());
-            if items.len() > MAX_LOCAL_LIST {
+            if items.len() > MAX_WRITTEN_OUT {
                 *list =
-                    LocalList::Unknown(format!("`{name}` grows past {MAX_LOCAL_LIST} elements"));
+                    LocalList::Unknown(format!("`{name}` grows past {MAX_WRITTEN_OUT} elements"));
             }
         }
     }
@@ -573,7 +577,7 @@ impl InitReader<'_> {
                 let ast::Expr::Name(n) = a.target.as_ref() else {
                     return None;
                 };
-                if !followed(n.id.as_str()) || self.mentions_lists(&a.value) {
+                if !followed(n.id.as_str()) || self.mentions_lists(a.value.as_ref()) {
                     return None;
                 }
                 Some(vec![(
@@ -586,7 +590,7 @@ impl InitReader<'_> {
     }
 
     /// The elements of a list display, or `n` copies of a list comprehension's element over
-    /// `range(n)` with `n` stated (at most [`MAX_LOCAL_LIST`]).
+    /// `range(n)` with `n` stated (at most [`MAX_WRITTEN_OUT`]).
     fn list_elements(&self, e: &ast::Expr) -> Option<Vec<ast::Expr>> {
         match e {
             ast::Expr::List(l) => Some(l.elts.clone()),
@@ -597,25 +601,16 @@ impl InitReader<'_> {
             {
                 let n = self
                     .stated_length(&lc.generators[0].iter)
-                    .filter(|n| *n <= MAX_LOCAL_LIST)?;
+                    .filter(|n| *n <= MAX_WRITTEN_OUT)?;
                 Some(vec![(*lc.elt).clone(); n])
             }
             _ => None,
         }
     }
 
-    /// Whether the source of `e` mentions a followed list.
-    fn mentions_lists(&self, e: &ast::Expr) -> bool {
-        self.mentions_a_list(self.text(e))
-    }
-
-    /// Whether the source of statement `s` mentions a followed list.
-    fn mentions_lists_stmt(&self, s: &ast::Stmt) -> bool {
-        self.mentions_a_list(self.text(s))
-    }
-
-    /// Whether `text` mentions a followed list.
-    fn mentions_a_list(&self, text: &str) -> bool {
+    /// Whether the source of `node` (an expression or a statement) mentions a followed list.
+    fn mentions_lists(&self, node: &impl Ranged) -> bool {
+        let text = self.text(node);
         self.local_lists.keys().any(|n| mentions(text, n))
     }
 
@@ -639,7 +634,7 @@ impl InitReader<'_> {
         if !container {
             return !self.mentions_lists(e);
         }
-        if self.mentions_lists(&c.func)
+        if self.mentions_lists(c.func.as_ref())
             || c.arguments
                 .keywords
                 .iter()
@@ -657,11 +652,18 @@ impl InitReader<'_> {
         })
     }
 
-    /// The elements of followed list `name` at this statement, or why there are none.
-    fn local_list(&self, name: &str) -> Option<Result<&[ast::Expr], String>> {
-        match self.local_lists.get(name)? {
-            LocalList::Known(items) => Some(Ok(items)),
-            LocalList::Unknown(why) => Some(Err(why.clone())),
+    /// The elements the local list `n` holds at this statement, or why a container that
+    /// `verb` it ("unpacks", "is given") is not read.
+    fn followed_list(&self, n: &ast::ExprName, verb: &str) -> Result<&[ast::Expr], Why> {
+        let name = n.id.as_str();
+        match self.local_lists.get(name) {
+            Some(LocalList::Known(items)) => Ok(items),
+            Some(LocalList::Unknown(why)) => Err(Why::Predicate(format!(
+                "{verb} `{name}`, which is not followed: {why}"
+            ))),
+            None => Err(Why::Predicate(format!(
+                "{verb} `{name}`, which is not a list built in `__init__`"
+            ))),
         }
     }
 
@@ -1150,7 +1152,6 @@ impl InitReader<'_> {
     /// `__init__` parameter's default; the call checks the live count, so a model built with
     /// another `n` runs the original).
     fn unpacked(&self, value: &ast::Expr) -> Result<Vec<Sub>, Why> {
-        const MAX_UNPACKED: usize = 64;
         match value {
             ast::Expr::List(ast::ExprList { elts, .. })
             | ast::Expr::Tuple(ast::ExprTuple { elts, .. }) => {
@@ -1162,26 +1163,20 @@ impl InitReader<'_> {
                     && !lc.generators[0].is_async =>
             {
                 match self.stated_length(&lc.generators[0].iter) {
-                    Some(n) if n <= MAX_UNPACKED => {
+                    Some(n) if n <= MAX_WRITTEN_OUT => {
                         let elem = self.element(&lc.elt)?;
                         Ok(vec![elem; n])
                     }
                     _ => Err(Why::Predicate(format!(
-                        "unpacks a comprehension whose length is not stated (`range(n)` of an int literal or of an `__init__` parameter's default, at most {MAX_UNPACKED})"
+                        "unpacks a comprehension whose length is not stated (`range(n)` of an int literal or of an `__init__` parameter's default, at most {MAX_WRITTEN_OUT})"
                     ))),
                 }
             }
-            ast::Expr::Name(n) => match self.local_list(n.id.as_str()) {
-                Some(Ok(items)) => items.iter().map(|e| self.element(e)).collect(),
-                Some(Err(why)) => Err(Why::Predicate(format!(
-                    "unpacks `{}`, which is not followed: {why}",
-                    n.id.as_str()
-                ))),
-                None => Err(Why::Predicate(format!(
-                    "unpacks `{}`, which is not a list built in `__init__`",
-                    n.id.as_str()
-                ))),
-            },
+            ast::Expr::Name(n) => self
+                .followed_list(n, "unpacks")?
+                .iter()
+                .map(|e| self.element(e))
+                .collect(),
             _ => Err(Why::Predicate(
                 "unpacks something other than a list display, a comprehension or a list built in `__init__`".into(),
             )),
@@ -1305,21 +1300,8 @@ impl InitReader<'_> {
                     (l.elts.iter().collect(), Some(l.elts.len()))
                 }
                 Some(ast::Expr::Name(n)) if call.arguments.args.len() == 1 => {
-                    match self.local_list(n.id.as_str()) {
-                        Some(Ok(items)) => (items.iter().collect(), Some(items.len())),
-                        Some(Err(why)) => {
-                            return Err(Why::Predicate(format!(
-                                "is given `{}`, which is not followed: {why}",
-                                n.id.as_str()
-                            )))
-                        }
-                        None => {
-                            return Err(Why::Predicate(format!(
-                                "is given `{}`, which is not a list built in `__init__`",
-                                n.id.as_str()
-                            )))
-                        }
-                    }
+                    let items = self.followed_list(n, "is given")?;
+                    (items.iter().collect(), Some(items.len()))
                 }
                 Some(ast::Expr::ListComp(lc))
                     if call.arguments.args.len() == 1
@@ -1869,12 +1851,7 @@ impl Fx<'_> {
         } else {
             k
         };
-        let attr = match &node.sub {
-            Sub::Seq { names, .. } => {
-                usize::try_from(i).map_or_else(|_| i.to_string(), |i| Sub::seq_name(names, i))
-            }
-            _ => i.to_string(),
-        };
+        let attr = usize::try_from(i).map_or_else(|_| i.to_string(), |i| node.sub.element_name(i));
         let obj = self.child(&node, &attr, &elem, false);
         Ok(Member::Module(Node {
             ctx: node.ctx,
@@ -1955,12 +1932,7 @@ impl Fx<'_> {
             .iter()
             .any(|op| matches!(op, ReadOp::Count { obj, .. } if *obj == node.obj))
         {
-            let names = (0..count)
-                .map(|i| match &node.sub {
-                    Sub::Seq { names, .. } => Sub::seq_name(names, i),
-                    _ => i.to_string(),
-                })
-                .collect();
+            let names = (0..count).map(|i| node.sub.element_name(i)).collect();
             let cx = self.cx(node.ctx);
             cx.ops.push(ReadOp::Count {
                 obj: node.obj,
@@ -2019,6 +1991,29 @@ impl Fx<'_> {
     fn attr_of(&mut self, node: Node, attr: &str, at: Span) -> R<Member> {
         let path = join(&node.path, attr);
         let shown = shown_join(&self.shown(&node), attr);
+        // A named element of a `Sequential` (`self.body.fc`), found by its name as
+        // `Module.__getattr__` finds it in `_modules`.
+        let named = match &node.sub {
+            Sub::Seq {
+                items,
+                names: Some(names),
+                ..
+            } => names
+                .iter()
+                .position(|n| n == attr)
+                .and_then(|i| items.get(i))
+                .cloned(),
+            _ => None,
+        };
+        if let Some(sub) = named {
+            let obj = self.child(&node, attr, &sub, false);
+            return Ok(Member::Module(Node {
+                ctx: node.ctx,
+                obj,
+                sub,
+                path,
+            }));
+        }
         match &node.sub {
             Sub::Project(q) => {
                 let Some(class) = self.index.classes.get(q) else {
@@ -2062,29 +2057,6 @@ impl Fx<'_> {
                     ),
                 )),
             },
-            Sub::Seq {
-                items,
-                names: Some(names),
-                ..
-            } if names.iter().any(|n| n == attr) => {
-                // A named element of a `Sequential` (`self.body.fc`), found by its name as
-                // `Module.__getattr__` finds it in `_modules`.
-                let Some(sub) = names
-                    .iter()
-                    .position(|n| n == attr)
-                    .and_then(|i| items.get(i))
-                    .cloned()
-                else {
-                    return Err(Failed);
-                };
-                let obj = self.child(&node, attr, &sub, false);
-                Ok(Member::Module(Node {
-                    ctx: node.ctx,
-                    obj,
-                    sub,
-                    path,
-                }))
-            }
             Sub::Seq { .. } | Sub::List { .. } => Err(self.attr_error(
                 at,
                 format!("`{shown}` reads an attribute of a container; index or call it instead"),
@@ -2364,13 +2336,13 @@ impl Fx<'_> {
                     }
                 }
             }
-            Sub::Seq { items, names, .. } => {
+            Sub::Seq { items, .. } => {
                 let [mut x] = <[Expr; 1]>::try_from(args).map_err(|args| {
                     self.attr_error(at, format!("`{shown}` is called with {} arguments; a sequential container takes one", args.len()))
                 })?;
                 self.count_check(&node, items.len(), &shown);
                 for (i, item) in items.iter().enumerate() {
-                    let attr = Sub::seq_name(&names, i);
+                    let attr = node.sub.element_name(i);
                     let obj = self.child(&node, &attr, item, true);
                     let child = Node {
                         ctx: node.ctx,
