@@ -216,6 +216,18 @@ impl Parts {
     fn attr(&mut self, name: &str, ty: ValueType) {
         self.attrs.push((name.into(), ty));
     }
+
+    /// A normalisation's weight or bias `name`: the live rank-1 attribute when the module was
+    /// built with it (`present`), else `None` (the live attribute must be `None` too).
+    fn optional_vector(&mut self, name: &str, present: bool) -> CallPart {
+        if present {
+            self.attr(name, f32_1());
+            CallPart::Attr(name.into())
+        } else {
+            self.attr(name, ValueType::NoneType);
+            CallPart::Lit(Literal::None)
+        }
+    }
 }
 
 /// How a kind's constructor is read: its call, as a site of the functional surface.
@@ -294,17 +306,8 @@ fn layer_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Ref
     }
     parts.attr("normalized_shape", ValueType::Tuple(vec![ValueType::Int]));
     parts.attr("eps", ValueType::Float);
-    let mut part = |n: &str, present: bool| {
-        if present {
-            parts.attr(n, f32_1());
-            CallPart::Attr(n.into())
-        } else {
-            parts.attr(n, ValueType::NoneType);
-            CallPart::Lit(Literal::None)
-        }
-    };
-    let w = part("weight", affine);
-    let b = part("bias", affine && bias);
+    let w = parts.optional_vector("weight", affine);
+    let b = parts.optional_vector("bias", affine && bias);
     let args = vec![
         CallPart::Input,
         CallPart::Attr("normalized_shape".into()),
@@ -338,17 +341,8 @@ fn batch_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Ref
     parts.attr("running_mean", f32_1());
     parts.attr("running_var", f32_1());
     parts.attr("eps", ValueType::Float);
-    let mut part = |n: &str| {
-        if affine {
-            parts.attr(n, f32_1());
-            CallPart::Attr(n.into())
-        } else {
-            parts.attr(n, ValueType::NoneType);
-            CallPart::Lit(Literal::None)
-        }
-    };
-    let w = part("weight");
-    let b = part("bias");
+    let w = parts.optional_vector("weight", affine);
+    let b = parts.optional_vector("bias", affine);
     let args = vec![
         CallPart::Input,
         CallPart::Attr("running_mean".into()),
@@ -397,17 +391,15 @@ fn gelu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> 
             ))
         }
     };
-    if tanh {
-        parts.condition("approximate", Literal::Str("tanh".into()));
-        let form = CallPart::Lit(Literal::Str("tanh".into()));
-        return Ok(site(
-            &functional("gelu"),
-            vec![CallPart::Input],
-            vec![("approximate", form)],
-        ));
-    }
-    parts.condition("approximate", Literal::Str("none".into()));
-    Ok(site(&functional("gelu"), vec![CallPart::Input], vec![]))
+    let form = if tanh { "tanh" } else { "none" };
+    parts.condition("approximate", Literal::Str(form.into()));
+    // The exact form is `F.gelu(x)` (its rule's documented spelling).
+    let keywords = if tanh {
+        vec![("approximate", CallPart::Lit(Literal::Str(form.into())))]
+    } else {
+        vec![]
+    };
+    Ok(site(&functional("gelu"), vec![CallPart::Input], keywords))
 }
 
 /// `nn.LeakyReLU(negative_slope)`: `F.leaky_relu(x, negative_slope)`.

@@ -136,7 +136,7 @@ fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             r,
             Op::Call {
                 f: Rt::GeluTanh,
-                args: vec![super::Arg::Tensor(Src::Arg(0))],
+                args: vec![Arg::Tensor(Src::Arg(0))],
             },
         );
     }
@@ -172,16 +172,16 @@ fn not_in_place(site: &ClaimSite, bound: &[(&str, Src)], shown: &str) -> Result<
 /// A parameter passed to eager's kernel as a double: a float literal or parameter, or an int
 /// literal small enough that float and int arithmetic agree on it (eager converts either to
 /// the kernel's float).
-fn float_param(site: &ClaimSite, s: Src, shown: &str, p: &str) -> Result<super::Arg, NoPlan> {
+fn float_param(site: &ClaimSite, s: Src, shown: &str, p: &str) -> Result<Arg, NoPlan> {
     let Some(o) = operand(site, s) else {
         return Err(super::ClaimOutcome::NotCovered);
     };
     match (&o.ty, &o.literal) {
-        (Some(ValueType::Float), _) => Ok(super::Arg::Scalar(s)),
+        (Some(ValueType::Float), _) => Ok(Arg::Scalar(s)),
         (_, Some(Literal::Int(v))) if v.unsigned_abs() <= 1 << 24 => {
             // Exact: |v| <= 2^24 is a float and a double alike.
             #[allow(clippy::cast_precision_loss)]
-            Ok(super::Arg::Float(*v as f64))
+            Ok(Arg::Float(*v as f64))
         }
         _ => Err(reject(
             codes::ACTIVATION_PARAMS,
@@ -277,7 +277,7 @@ fn plan_leaky_relu(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 r,
                 Op::Call {
                     f: Rt::LeakyReluSlope,
-                    args: vec![super::Arg::Tensor(Src::Arg(0)), super::Arg::Scalar(s)],
+                    args: vec![Arg::Tensor(Src::Arg(0)), Arg::Scalar(s)],
                 },
             )
         }
@@ -296,7 +296,7 @@ fn plan_elu(site: &ClaimSite) -> Result<Plan, NoPlan> {
             r,
             Op::Call {
                 f: Rt::EluAlpha,
-                args: vec![super::Arg::Tensor(Src::Arg(0)), alpha],
+                args: vec![Arg::Tensor(Src::Arg(0)), alpha],
             },
         );
     }
@@ -322,11 +322,11 @@ fn plan_softplus(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 defaults = false;
                 params.push(float_param(site, s, shown, p)?);
             }
-            _ => params.push(super::Arg::Float(default)),
+            _ => params.push(Arg::Float(default)),
         }
     }
     if !defaults {
-        let mut args = vec![super::Arg::Tensor(Src::Arg(0))];
+        let mut args = vec![Arg::Tensor(Src::Arg(0))];
         args.extend(params);
         return plan_f32(
             rules::SOFTPLUS_PARAMS,

@@ -1,7 +1,8 @@
 //! `F.layer_norm` over the last dim.
 
 use super::{
-    bind, describe, f32_rank, get, operand, plan_f32, rank, reject, Arg, NoPlan, Op, Plan, Src,
+    bind, bool_literal, describe, f32_rank, get, operand, plan_f32, rank, reject, Arg, NoPlan, Op,
+    Plan, Src,
 };
 use crate::entry::Rt;
 use crate::{codes, rules};
@@ -40,19 +41,7 @@ pub fn plan_layer_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
     }
     let w = affine_part(site, &bound, "weight", &form)?;
     let b = affine_part(site, &bound, "bias", &form)?;
-    let eps = match get(&bound, "eps") {
-        None => Arg::Float(DEFAULT_EPS),
-        Some(s) => match operand(site, s) {
-            Some(o) if o.ty == Some(ValueType::Float) => Arg::Scalar(s),
-            Some(o) => {
-                return Err(form(format!(
-                    "needs eps as a float literal or float parameter, got {}",
-                    describe(o)
-                )))
-            }
-            None => return Err(ClaimOutcome::NotCovered),
-        },
-    };
+    let eps = float_part(site, &bound, "eps", &form)?.map_or(Arg::Float(DEFAULT_EPS), Arg::Scalar);
     plan_f32(
         rules::LAYER_NORM,
         r,
@@ -102,57 +91,31 @@ pub fn plan_batch_norm(site: &ClaimSite) -> Result<Plan, NoPlan> {
         )));
     }
     if let Some(t) = get(&bound, "training") {
-        if !matches!(
-            operand(site, t).and_then(|o| o.literal.as_ref()),
-            Some(Literal::Bool(false))
-        ) {
+        if bool_literal(operand(site, t)) != Some(false) {
             return Err(form(
                 "with training other than a literal False updates the running statistics in place"
                     .into(),
             ));
         }
     }
-    let mut stats = Vec::new();
-    for name in ["running_mean", "running_var"] {
-        let s = get(&bound, name).filter(|s| {
-            !matches!(
-                operand(site, *s).and_then(|o| o.literal.as_ref()),
-                Some(Literal::None)
-            )
-        });
-        match s {
-            Some(s) if operand(site, s).and_then(rank) == Some(1) => stats.push(Arg::Tensor(s)),
-            _ => {
-                let found = s
-                    .and_then(|s| operand(site, s))
-                    .map_or_else(|| "None".to_owned(), describe);
-                return Err(form(format!(
-                    "needs {name} as a rank-1 float32 tensor, got {found}"
-                )));
-            }
+    let stat = |name: &str| match given(site, &bound, name) {
+        Some(s) if operand(site, s).and_then(rank) == Some(1) => Ok(Arg::Tensor(s)),
+        s => {
+            let found = s
+                .and_then(|s| operand(site, s))
+                .map_or_else(|| "None".to_owned(), describe);
+            Err(form(format!(
+                "needs {name} as a rank-1 float32 tensor, got {found}"
+            )))
         }
-    }
+    };
+    let rm = stat("running_mean")?;
+    let rv = stat("running_var")?;
     let w = affine_part(site, &bound, "weight", &form)?;
     let b = affine_part(site, &bound, "bias", &form)?;
-    for name in ["momentum", "eps"] {
-        if let Some(s) = get(&bound, name) {
-            match operand(site, s) {
-                Some(o) if o.ty == Some(ValueType::Float) => {}
-                Some(o) => {
-                    return Err(form(format!(
-                        "needs {name} as a float literal or float parameter, got {}",
-                        describe(o)
-                    )))
-                }
-                None => return Err(ClaimOutcome::NotCovered),
-            }
-        }
-    }
-    let eps = match get(&bound, "eps") {
-        None => Arg::Float(DEFAULT_EPS),
-        Some(s) => Arg::Scalar(s),
-    };
-    let [rm, rv] = <[Arg; 2]>::try_from(stats).map_err(|_| ClaimOutcome::NotCovered)?;
+    // Momentum plays no part in eval mode, but eager's signature takes a float.
+    float_part(site, &bound, "momentum", &form)?;
+    let eps = float_part(site, &bound, "eps", &form)?.map_or(Arg::Float(DEFAULT_EPS), Arg::Scalar);
     plan_f32(
         rules::BATCH_NORM,
         r,
@@ -171,12 +134,7 @@ fn affine_part(
     name: &str,
     form: &dyn Fn(String) -> NoPlan,
 ) -> Result<Arg, NoPlan> {
-    let src = get(bound, name).filter(|s| {
-        !matches!(
-            operand(site, *s).and_then(|o| o.literal.as_ref()),
-            Some(Literal::None)
-        )
-    });
+    let src = given(site, bound, name);
     if let Some(s) = src {
         if operand(site, s).and_then(rank) != Some(1) {
             let found = operand(site, s).map(describe).unwrap_or_default();
@@ -186,4 +144,35 @@ fn affine_part(
         }
     }
     Ok(Arg::OptTensor(src))
+}
+
+/// Operand `name` when it is given and is not a literal `None`.
+fn given(site: &ClaimSite, bound: &[(&str, Src)], name: &str) -> Option<Src> {
+    get(bound, name).filter(|s| {
+        !matches!(
+            operand(site, *s).and_then(|o| o.literal.as_ref()),
+            Some(Literal::None)
+        )
+    })
+}
+
+/// A float option `name` (`eps`, `momentum`): its source when given as a float literal or
+/// float parameter, `None` when omitted; `form` refuses anything else.
+fn float_part(
+    site: &ClaimSite,
+    bound: &[(&str, Src)],
+    name: &str,
+    form: &dyn Fn(String) -> NoPlan,
+) -> Result<Option<Src>, NoPlan> {
+    let Some(s) = get(bound, name) else {
+        return Ok(None);
+    };
+    match operand(site, s) {
+        Some(o) if o.ty == Some(ValueType::Float) => Ok(Some(s)),
+        Some(o) => Err(form(format!(
+            "needs {name} as a float literal or float parameter, got {}",
+            describe(o)
+        ))),
+        None => Err(ClaimOutcome::NotCovered),
+    }
 }

@@ -160,12 +160,7 @@ pub(crate) fn empty_cpu(sizes: &[i64], scalar_type: i8) -> Result<(Tensor, *mut 
             &mut data,
         )
     };
-    if rc != RX_OK || out.is_null() {
-        return Err(shim_error());
-    }
-    // SAFETY: `out` is a fresh `at::Tensor*` that nothing else owns; tch's `Tensor` takes
-    // ownership (and frees it with `at_free`).
-    Ok((unsafe { Tensor::from_ptr(out.cast()) }, data))
+    Ok((owned_result(rc, out)?, data))
 }
 
 /// Hand an owned handle to Python (moved into its Python object: no reference count traffic).
