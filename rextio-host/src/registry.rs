@@ -55,6 +55,8 @@ pub struct Registered {
     pub negotiated: Negotiated,
     /// Its native rule ids: the only rules a claim may name.
     native_rules: BTreeSet<String>,
+    /// Its native rules whose eager result is always a new tensor (`Plugin::fresh_result`).
+    fresh_rules: BTreeSet<String>,
     /// Its documented diagnostic codes: the only codes a rejection may carry.
     codes: BTreeSet<&'static str>,
 }
@@ -144,11 +146,18 @@ impl RegistryBuilder {
                 .filter(|r| r.outcome == RuleOutcome::Native)
                 .map(|r| r.id.clone())
                 .collect();
+            let fresh_rules = plugin
+                .rules()
+                .iter()
+                .filter(|r| r.outcome == RuleOutcome::Native && plugin.fresh_result(&r.id))
+                .map(|r| r.id.clone())
+                .collect();
             let codes = plugin.diagnostic_codes().iter().map(|c| c.code).collect();
             plugins.push(Registered {
                 plugin,
                 negotiated,
                 native_rules,
+                fresh_rules,
                 codes,
             });
         }
@@ -291,6 +300,14 @@ impl Registry {
     }
 
     /// A plugin by id.
+    /// Whether plugin `plugin_id` declares that rule `rule_id`'s eager result is always a new
+    /// tensor ([`rextio_plugin_api::Plugin::fresh_result`]).
+    pub fn fresh_result(&self, plugin_id: &str, rule_id: &str) -> bool {
+        self.plugin(plugin_id)
+            .is_some_and(|r| r.fresh_rules.contains(rule_id))
+    }
+
+    /// The registered plugin `id`.
     pub fn plugin(&self, id: &str) -> Option<&Registered> {
         self.plugins.iter().find(|r| r.plugin.id() == id)
     }

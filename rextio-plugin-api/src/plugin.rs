@@ -265,6 +265,13 @@ pub trait Plugin: Send + Sync {
     fn rule_device(&self, _rule_id: &str) -> Option<String> {
         None
     }
+    /// Whether native rule `rule_id`'s result is, in eager mode, always a new tensor that shares
+    /// memory with no operand and no other object (API >= 1.15). The host proves an operand
+    /// [`crate::Operand::private`] from it. A rule that may return its input or a view of it
+    /// (a reshape, a transpose, an identity) answers `false`, the default.
+    fn fresh_result(&self, _rule_id: &str) -> bool {
+        false
+    }
     /// Whether a decorator leaves a native function's meaning to this plugin (API >= 1.8): for
     /// `@path` (`called` false) or `@path()` (`called` true), the id of a declared native rule
     /// proving that the function's native lowering already has the decorator's contract (for

@@ -49,6 +49,15 @@ pub struct Operand {
     pub ty: Option<ValueType>,
     /// The literal value, when the operand is a static literal.
     pub literal: Option<Literal>,
+    /// The host proved the operand is a tensor the function made itself that nothing else
+    /// refers to, in eager mode, from here on (API >= 1.15): the result of a site whose rule is
+    /// [`crate::Plugin::fresh_result`], written in place, or a local bound to such a
+    /// result, read nowhere since, whose name the statement rebinds or the function returns
+    /// with this as its only read (`h = F.relu(h, inplace=True)`). Writing into such a tensor
+    /// in place is invisible to the caller, so a plugin may lower an in-place form (`inplace=True`)
+    /// as the out-of-place one. `false` when not proven, and from older hosts.
+    #[serde(default)]
+    pub private: bool,
 }
 
 impl Operand {
@@ -57,6 +66,7 @@ impl Operand {
         Self {
             ty: Some(ty),
             literal: None,
+            private: false,
         }
     }
     /// An operand of a plugin type.
@@ -75,6 +85,7 @@ impl Operand {
         Self {
             ty: Some(ty),
             literal: Some(lit),
+            private: false,
         }
     }
     /// An operand the host could not type.
@@ -82,6 +93,7 @@ impl Operand {
         Self {
             ty: None,
             literal: None,
+            private: false,
         }
     }
     /// The plugin type key, if any.

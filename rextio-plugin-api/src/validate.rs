@@ -261,7 +261,7 @@ mod tests {
             "typed"
         }
         fn api_version(&self) -> &str {
-            "1.14.0"
+            "1.15.0"
         }
         fn coverage(&self) -> Coverage {
             Coverage::default()

@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 14, 0);
+pub const API_VERSION: Version = Version::new(1, 15, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
@@ -33,6 +33,9 @@ pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 /// Minor version of the plugin API whose lowerings are token streams ([`crate::syntax::Code`]):
 /// from it on the host refuses text; below it, text is lexed and parsed.
 pub const TOKEN_LOWERING_SINCE_MINOR: u64 = 14;
+/// Minor version of the plugin API whose operands carry `private` and whose plugins answer
+/// `fresh_result` (both default to `false`, so older plugins see no change).
+pub const PRIVATE_OPERANDS_SINCE_MINOR: u64 = 15;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -166,7 +169,7 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.14.0", &host()).unwrap();
+        let n = negotiate("p", "1.15.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
         assert!(n.region_lowering && n.detached_body && n.module_classes);
         assert!(n.runtime_support_crates && n.device_spec && n.token_lowering);
@@ -174,6 +177,8 @@ mod tests {
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.14.0", &host()).unwrap();
+        assert!(n.token_lowering);
         let n = negotiate("p", "1.13.0", &host()).unwrap();
         assert!(n.device_spec && !n.token_lowering);
         let n = negotiate("p", "1.12.0", &host()).unwrap();
@@ -198,10 +203,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.15.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.16.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.15.0") && msg.contains("1.14.0"), "{msg}");
+        assert!(msg.contains("1.16.0") && msg.contains("1.15.0"), "{msg}");
     }
 
     #[test]

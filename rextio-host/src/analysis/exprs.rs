@@ -83,6 +83,9 @@ impl Fx<'_> {
             if self.poisoned.contains(id) {
                 return Err(Failed);
             }
+            if let Some(read) = self.fresh.get_mut(id) {
+                *read = true;
+            }
             return match self.types.get(id) {
                 Some(t) => Ok(Expr {
                     ty: t.clone(),

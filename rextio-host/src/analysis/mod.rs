@@ -325,6 +325,12 @@ struct Fx<'a> {
     method: Option<classes::MethodCx>,
     /// The project's methods, for calls between them.
     methods: Option<&'a MethodTable<'a>>,
+    /// Locals bound by `name = <site>` to a tensor whose rule declares it fresh, each with
+    /// whether it was read since (see [`Fx::site_operand`]). Emptied at every block boundary.
+    fresh: BTreeMap<String, bool>,
+    /// The fresh, unread locals the statement being analysed reads exactly once and then
+    /// rebinds or returns: that one read is a private operand (granted once).
+    consuming: BTreeSet<String>,
 }
 
 /// Marker for an expression that failed (its diagnostic is already recorded).
@@ -671,6 +677,8 @@ impl<'a> Fx<'a> {
             unpack_count: 0,
             method: None,
             methods: None,
+            fresh: BTreeMap::new(),
+            consuming: BTreeSet::new(),
         }
     }
 }

@@ -131,6 +131,32 @@ impl Fx<'_> {
         }
     }
 
+    /// [`Fx::operand`] of a site, with [`Operand::private`] where proven: the operand is the
+    /// result of a site whose rule declares it fresh (in eager nothing but this argument refers
+    /// to it), or the one read of a local the statement consumes ([`Fx::consuming`]): bound to
+    /// such a result, read nowhere since, and rebound or returned by this statement, so the
+    /// tensor it names is not reachable from any other name once the site has run.
+    fn site_operand(&mut self, e: &Expr) -> Operand {
+        let private = match &e.kind {
+            ExprKind::Site { claimed, .. } => self
+                .registry
+                .fresh_result(&claimed.plugin_id, &claimed.rule_id),
+            ExprKind::Local(n) => self.consuming.remove(n),
+            _ => false,
+        };
+        Operand {
+            private,
+            ..Self::operand(e)
+        }
+    }
+
+    /// Whether `e` is the result of a site whose rule declares it fresh (an in-place site is
+    /// claimed only on a private input, which its result is).
+    pub(super) fn fresh_value(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Site { claimed, .. }
+            if self.registry.fresh_result(&claimed.plugin_id, &claimed.rule_id))
+    }
+
     pub(super) fn site(
         &mut self,
         kind: SiteKind,
@@ -159,20 +185,17 @@ impl Fx<'_> {
         let site = ClaimSite {
             kind,
             target: target.clone(),
-            receiver: receiver.as_ref().map(Self::operand),
-            args: args.iter().map(Self::operand).collect(),
+            receiver: receiver.as_ref().map(|e| self.site_operand(e)),
+            args: args.iter().map(|e| self.site_operand(e)).collect(),
             keywords: keywords
                 .iter()
                 .map(|(n, e)| Keyword {
                     name: n.clone(),
-                    value: Self::operand(e),
+                    value: self.site_operand(e),
                 })
                 .chain(opaque.iter().map(|(n, _)| Keyword {
                     name: n.clone(),
-                    value: Operand {
-                        ty: None,
-                        literal: None,
-                    },
+                    value: Operand::unknown(),
                 }))
                 .collect(),
         };

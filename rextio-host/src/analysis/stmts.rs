@@ -2,9 +2,19 @@
 //! `for ... in range(...)`, `break`, `continue`, `return`.
 
 use super::*;
+use ruff_python_ast::visitor::{walk_expr, Visitor};
 
 impl Fx<'_> {
     pub(super) fn block(&mut self, body: &[ast::Stmt]) -> Vec<Stmt> {
+        // What is fresh is known along straight-line code only: a block starts and ends
+        // knowing nothing (a branch or loop may rebind or alias any name).
+        self.fresh.clear();
+        let out = self.block_statements(body);
+        self.fresh.clear();
+        out
+    }
+
+    fn block_statements(&mut self, body: &[ast::Stmt]) -> Vec<Stmt> {
         let mut out = Vec::new();
         for s in body {
             if let ast::Stmt::Assign(a) = s {
@@ -424,8 +434,12 @@ impl Fx<'_> {
                     Some("use a new name for the new value"),
                 ))
             }
-            Some(_) => Ok(()),
+            Some(_) => {
+                self.fresh.remove(name);
+                Ok(())
+            }
             None => {
+                self.fresh.remove(name);
                 self.types.insert(name.to_owned(), ty.clone());
                 self.order.push((name.to_owned(), ty.clone()));
                 Ok(())
@@ -434,7 +448,12 @@ impl Fx<'_> {
     }
 
     pub(super) fn assign(&mut self, name: &str, value: &ast::Expr, at: Span) -> R<Stmt> {
-        let v = match self.expr(value) {
+        // `h = f(h)` with `h` fresh and unread: its one read may be a private operand, as no
+        // name refers to the old value once `h` is rebound.
+        self.consume(value, |n| n == name);
+        let v = self.expr(value);
+        self.consuming.clear();
+        let v = match v {
             Ok(v) => v,
             Err(f) => {
                 if !self.types.contains_key(name) {
@@ -444,10 +463,29 @@ impl Fx<'_> {
             }
         };
         self.bind(name, &v.ty, at)?;
+        if self.fresh_value(&v) {
+            self.fresh.insert(name.to_owned(), false);
+        }
         Ok(Stmt::Assign {
             name: name.to_owned(),
             value: v,
         })
+    }
+
+    /// Marks as [`Fx::consuming`] the fresh, unread locals that `pick` accepts and that
+    /// `value` reads exactly once.
+    fn consume(&mut self, value: &ast::Expr, pick: impl Fn(&str) -> bool) {
+        let candidates: Vec<String> = self
+            .fresh
+            .iter()
+            .filter(|(n, read)| !**read && pick(n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in candidates {
+            if reads_of(value, &n) == 1 {
+                self.consuming.insert(n);
+            }
+        }
     }
 
     pub(super) fn stmt(&mut self, s: &ast::Stmt) -> R<Option<Stmt>> {
@@ -541,7 +579,11 @@ impl Fx<'_> {
                         Some("return a value of the annotated type"),
                     ));
                 };
-                Ok(Some(Stmt::Return(self.expr(v)?)))
+                // Nothing reads a local after `return`: each fresh one read once may be private.
+                self.consume(v, |_| true);
+                let v = self.expr(v);
+                self.consuming.clear();
+                Ok(Some(Stmt::Return(v?)))
             }
             ast::Stmt::FunctionDef(_) | ast::Stmt::ClassDef(_) => {
                 unsupported(self, "a nested definition")
@@ -717,4 +759,25 @@ fn target_names(f: &ast::StmtFor) -> Vec<&str> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// How many times `e` mentions the name `name` (loads, and stores of a walrus or comprehension).
+fn reads_of(e: &ast::Expr, name: &str) -> usize {
+    struct Count<'n> {
+        name: &'n str,
+        n: usize,
+    }
+    impl<'a> Visitor<'a> for Count<'_> {
+        fn visit_expr(&mut self, e: &'a ast::Expr) {
+            if let ast::Expr::Name(n) = e {
+                if n.id.as_str() == self.name {
+                    self.n += 1;
+                }
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut c = Count { name, n: 0 };
+    c.visit_expr(e);
+    c.n
 }

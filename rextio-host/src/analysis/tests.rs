@@ -43,6 +43,7 @@ fn tp() -> Tp {
         rules: vec![
             rule("tp/add", None),
             rule("tp/relu", None),
+            rule("tp/view", None),
             rule("tp/bad", Some("RXTP-TP-001")),
             rule("tp/decorator", None),
             rule("tp/shape", None),
@@ -119,6 +120,9 @@ impl Plugin for Tp {
     fn rules(&self) -> &[RuleRecord] {
         &self.rules
     }
+    fn fresh_result(&self, rule_id: &str) -> bool {
+        ["tp/add", "tp/relu"].contains(&rule_id)
+    }
     fn diagnostic_codes(&self) -> &[CodeDoc] {
         CODES
     }
@@ -137,6 +141,14 @@ impl Plugin for Tp {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
             }
             (SiteKind::Call, "tp.relu", [a]) if is_vec(a) => claimed("tp/relu"),
+            // `tp.relu_(v)` writes into `v`: claimed only on a private input.
+            (SiteKind::Call, "tp.relu_", [a]) if is_vec(a) && a.private => claimed("tp/relu"),
+            (SiteKind::Call, "tp.relu_", [_]) => ClaimOutcome::Rejected(Diagnostic::error(
+                "RXTP-TP-001",
+                "tp.relu_ writes into a tensor that is not private",
+            )),
+            // A view of its input: not fresh.
+            (SiteKind::Call, "tp.view", [a]) if is_vec(a) => claimed("tp/view"),
             (SiteKind::Call, NEG_TARGET, [a]) if is_vec(a) => claimed("tp/neg"),
             (SiteKind::Call, "tp.stack", [s]) if is_vec_seq(s) => claimed("tp/stack"),
             (SiteKind::Call, "tp.stack", [])
@@ -1033,4 +1045,72 @@ fn assert_refused(a: &[ModuleAnalysis], method: &str, expected: &str) {
         .map(|d| d.message.as_str())
         .collect();
     assert_eq!(messages, [expected], "{method}");
+}
+
+/// Whether each form's in-place call is proven private (native) or not (Python, with the
+/// plugin's reason).
+#[test]
+fn in_place_calls_are_lowered_only_on_private_operands() {
+    let native = |body: &str| {
+        let f = one(body);
+        assert_eq!(
+            f.route,
+            Route::Native(vec!["tp".into()]),
+            "{body}\n{:?}",
+            f.diagnostics
+        );
+    };
+    let python = |body: &str| {
+        let f = one(body);
+        assert_eq!(f.route, Route::Fallback, "{body}");
+        assert_eq!(
+            codes(&f),
+            vec!["RXTP-TP-001"],
+            "{body}\n{:?}",
+            f.diagnostics
+        );
+    };
+    let def = "def f(a: tp.Vec, b: tp.Vec) -> tp.Vec:\n";
+    // A fresh site's result, directly.
+    native(&format!("{def}    return tp.relu_(a + b)\n"));
+    // A local bound to one and consumed by the statement that rebinds it or returns it.
+    native(&format!(
+        "{def}    h = a + b\n    h = tp.relu_(h)\n    return h\n"
+    ));
+    native(&format!("{def}    h = a + b\n    return tp.relu_(h)\n"));
+    // Chains: the in-place result is fresh again.
+    native(&format!(
+        "{def}    h = a + b\n    h = tp.relu_(h)\n    h = tp.relu_(h)\n    return h + a\n"
+    ));
+    // A parameter belongs to the caller.
+    python(&format!("{def}    return tp.relu_(a)\n"));
+    python(&format!("{def}    a = tp.relu_(a)\n    return a\n"));
+    // A view may share the input's memory.
+    python(&format!("{def}    return tp.relu_(tp.view(a + b))\n"));
+    // Read since its binding (an alias may exist), or read twice in the statement.
+    python(&format!(
+        "{def}    h = a + b\n    c = h\n    h = tp.relu_(h)\n    return h + c\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    h = tp.relu_(h) + h\n    return h\n"
+    ));
+    python(&format!("{def}    h = a + b\n    return tp.relu_(h) + h\n"));
+    // Not rebound: the old name still sees the written tensor.
+    python(&format!(
+        "{def}    h = a + b\n    y = tp.relu_(h)\n    return h + y\n"
+    ));
+    // Bound from another name, or across a block boundary.
+    python(&format!(
+        "{def}    c = a + b\n    h = c\n    h = tp.relu_(h)\n    return h\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    if a.shape[0] > 1:\n        h = tp.relu_(h)\n    return h\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    for _ in range(2):\n        h = tp.relu_(h)\n    return h\n"
+    ));
+    // Inside one block, straight-line code is followed again.
+    native(&format!(
+        "{def}    h = a\n    for _ in range(2):\n        h = h + b\n        h = tp.relu_(h)\n    return h\n"
+    ));
 }

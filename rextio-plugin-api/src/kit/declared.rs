@@ -18,7 +18,7 @@ use crate::types::{PluginType, TypeKey};
 pub struct Declared {
     /// The plugin id (`rextio-torch`).
     pub id: &'static str,
-    /// The plugin API version the backend is written against (`1.14.0`).
+    /// The plugin API version the backend is written against (`1.15.0`).
     pub api_version: &'static str,
     /// The backend's own version (`env!("CARGO_PKG_VERSION")`).
     pub version: &'static str,
@@ -235,7 +235,7 @@ mod tests {
     fn declared() -> Declared {
         Declared {
             id: "x",
-            api_version: "1.14.0",
+            api_version: "1.15.0",
             version: "0.1.0",
             manifest_dir: "/src/x",
             package: "xpkg",
