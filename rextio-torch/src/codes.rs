@@ -100,9 +100,18 @@ operands stay on Python.",
     CodeDoc {
         code: IN_PLACE,
         summary: "in-place operation requested",
-        explanation: "`F.relu(t, inplace=True)` writes into its input, and a non-literal `inplace` might. \
-Native code never mutates values that came from Python, so only an omitted or literal \
-`inplace=False` is lowered.",
+        explanation: "`F.relu(t, inplace=True)` (and `nn.ReLU(inplace=True)`, and the other \
+activations taking `inplace`) writes into its input. Native code never mutates values that came \
+from Python, so an in-place form is lowered only where the write cannot be seen: when the input \
+is a tensor the function made itself (the result of an op that always returns a new tensor, \
+such as `F.linear`, `+` or `F.layer_norm`) that nothing else refers to. That holds for a call's \
+result passed directly (`F.relu(self.fc(x), inplace=True)`, a Sequential's `Linear` then \
+`ReLU(inplace=True)`), and for a local bound to such a result and read nowhere since, in the \
+statement that rebinds it (`h = self.fc(x)` then `h = self.relu(h)`) or returns it. It does not \
+hold for a parameter, an attribute, a name read twice or copied, a view (`t.T`, `flatten`) or \
+anything after a branch or loop boundary: those calls stay on Python, as does a non-literal \
+`inplace`. Where the in-place form is lowered it computes the same values as the out-of-place \
+one.",
     },
     CodeDoc {
         code: MATMUL_RANKS,
@@ -282,7 +291,8 @@ literals or float parameters, or int literals within 2^24 (the defaults run the 
 other values run eager's kernel through one libtorch call), `F.hardtanh(t[, min_val=-1.0][, \
 max_val=1.0][, inplace=False])` with bounds that are int or float literals and `min_val <= \
 max_val` (eager raises otherwise), and `F.relu6(t[, inplace=False])` are lowered. `alpha`, \
-`beta` or `threshold` held in int parameters or other values, and `inplace=True` stay on Python.",
+`beta` or `threshold` held in int parameters or other values stay on Python; `inplace=True` is \
+lowered only on a tensor the function made itself that nothing else refers to (see RXTP-TORCH-004).",
     },
     CodeDoc {
         code: MAX_DIM_FORM,
@@ -362,7 +372,9 @@ normalises by the batch, and stays on Python, as do rank-1 inputs and missing ru
         explanation: "A compiled method of an `nn.Module` class calls the submodules its `__init__` assigns \
 when they are one of: `nn.Linear(in, out[, bias=True|False])`, `nn.LayerNorm(n[, eps][, \
 elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU()`, `nn.SiLU()` \
-(inplace omitted or False), `nn.GELU()` (exact, or `approximate=\"tanh\"`), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
+(with `inplace=True` the call is `F.relu(x, inplace=True)` / `F.silu(x, inplace=True)`, lowered where \
+its input is private, see RXTP-TORCH-004; likewise for `nn.LeakyReLU`, `nn.ELU`, `nn.Hardtanh` and \
+`nn.ReLU6`), `nn.GELU()` (exact, or `approximate=\"tanh\"`), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
 `nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
 mode the original method runs), `nn.BatchNorm1d(n[, eps][, momentum][, affine=True|False])` with running \
 statistics (in eval mode it normalises by them; in training mode, which updates them, the original \

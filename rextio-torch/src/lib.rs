@@ -70,7 +70,7 @@ impl TorchPlugin {
 fn declared() -> Declared {
     Declared {
         id: PLUGIN_ID,
-        api_version: "1.14.0",
+        api_version: "1.15.0",
         version: env!("CARGO_PKG_VERSION"),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         package: "torch",
@@ -146,6 +146,9 @@ impl Plugin for TorchPlugin {
     }
     fn native_decorator(&self, path: &str, called: bool) -> Option<String> {
         decorators::rule(path, called).map(str::to_owned)
+    }
+    fn fresh_result(&self, rule_id: &str) -> bool {
+        rules::fresh_result(rule_id)
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {

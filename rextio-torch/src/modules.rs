@@ -147,17 +147,21 @@ fn kind(
     })
 }
 
-/// `inplace` must be omitted or a literal False (an in-place activation writes into a tensor
-/// another name may still read), and stays False on the live module (a condition).
-fn not_in_place(ctor: &ModuleCtor, i: usize, parts: &mut Parts) -> Result<(), Refused> {
-    if flag(ctor, i, "inplace", false)? {
-        return Err(refuse(
-            &short(&ctor.target),
-            "with inplace=True writes into its input; only inplace=False is compiled",
-        ));
-    }
-    parts.condition("inplace", Literal::Bool(false));
-    Ok(())
+/// `inplace`, omitted or a literal, which the live module must keep (a condition): no keyword
+/// for False, `inplace=True` for True, so the call is the functional in-place form, which is
+/// lowered only where the host proves its input private (see `RXTP-TORCH-011`).
+fn in_place(
+    ctor: &ModuleCtor,
+    i: usize,
+    parts: &mut Parts,
+) -> Result<Vec<(&'static str, CallPart)>, Refused> {
+    let on = flag(ctor, i, "inplace", false)?;
+    parts.condition("inplace", Literal::Bool(on));
+    Ok(if on {
+        vec![("inplace", CallPart::Lit(Literal::Bool(true)))]
+    } else {
+        vec![]
+    })
 }
 
 /// The kind of a `torch.nn` submodule constructor, or of a tensor attribute's value.
@@ -239,12 +243,12 @@ const KINDS: &[(&str, Reader)] = &[
     ("Linear", linear),
     ("LayerNorm", layer_norm),
     ("BatchNorm1d", batch_norm),
-    ("ReLU", |c, p| pointwise(c, p, "torch.relu", true)),
+    ("ReLU", |c, p| pointwise(c, p, "torch.relu", Some("relu"))),
     ("SiLU", |c, p| {
-        pointwise(c, p, "torch.nn.functional.silu", true)
+        pointwise(c, p, "torch.nn.functional.silu", Some("silu"))
     }),
-    ("Tanh", |c, p| pointwise(c, p, "torch.tanh", false)),
-    ("Sigmoid", |c, p| pointwise(c, p, "torch.sigmoid", false)),
+    ("Tanh", |c, p| pointwise(c, p, "torch.tanh", None)),
+    ("Sigmoid", |c, p| pointwise(c, p, "torch.sigmoid", None)),
     ("GELU", gelu),
     ("LeakyReLU", leaky_relu),
     ("ELU", elu),
@@ -360,21 +364,27 @@ fn batch_norm(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Ref
     ))
 }
 
-/// An activation without parameters (`nn.ReLU`, `nn.Tanh`, ...): `target(x)`. `inplace`:
-/// whether the class takes an `inplace` flag (which must be false); otherwise it takes no
-/// arguments.
+/// An activation without parameters (`nn.ReLU`, `nn.Tanh`, ...): `target(x)`. `in_place_fn`:
+/// for a class taking an `inplace` flag, the `torch.nn.functional` function its in-place form
+/// calls (`F.relu(x, inplace=True)`); a class without one takes no arguments.
 fn pointwise(
     ctor: &ModuleCtor,
     parts: &mut Parts,
     target: &str,
-    inplace: bool,
+    in_place_fn: Option<&str>,
 ) -> Result<SubmoduleCall, Refused> {
-    if inplace {
-        not_in_place(ctor, 0, parts)?;
-    } else if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
-        return Err(refuse(&short(&ctor.target), "takes no arguments"));
+    let Some(f) = in_place_fn else {
+        if !ctor.args.is_empty() || !ctor.keywords.is_empty() {
+            return Err(refuse(&short(&ctor.target), "takes no arguments"));
+        }
+        return Ok(site(target, vec![CallPart::Input], vec![]));
+    };
+    let keywords = in_place(ctor, 0, parts)?;
+    if keywords.is_empty() {
+        Ok(site(target, vec![CallPart::Input], vec![]))
+    } else {
+        Ok(site(&functional(f), vec![CallPart::Input], keywords))
     }
-    Ok(site(target, vec![CallPart::Input], vec![]))
 }
 
 /// `nn.GELU()` exact: `F.gelu(x)`; `nn.GELU(approximate="tanh")`: `F.gelu(x,
@@ -404,24 +414,21 @@ fn gelu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> 
 
 /// `nn.LeakyReLU(negative_slope)`: `F.leaky_relu(x, negative_slope)`.
 fn leaky_relu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 1, parts)?;
+    let keywords = in_place(ctor, 1, parts)?;
     let slope = float_option(ctor, 0, "negative_slope", 0.01, parts)?;
     Ok(site(
         &functional("leaky_relu"),
         vec![CallPart::Input, slope],
-        vec![],
+        keywords,
     ))
 }
 
 /// `nn.ELU(alpha)`: `F.elu(x, alpha=alpha)`.
 fn elu(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 1, parts)?;
+    let mut keywords = in_place(ctor, 1, parts)?;
     let alpha = float_option(ctor, 0, "alpha", 1.0, parts)?;
-    Ok(site(
-        &functional("elu"),
-        vec![CallPart::Input],
-        vec![("alpha", alpha)],
-    ))
+    keywords.insert(0, ("alpha", alpha));
+    Ok(site(&functional("elu"), vec![CallPart::Input], keywords))
 }
 
 /// `nn.Softplus(beta, threshold)`: `F.softplus(x, beta=beta, threshold=threshold)`.
@@ -438,7 +445,7 @@ fn softplus(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refus
 /// `nn.Hardtanh(min_val, max_val)`: `F.hardtanh(x, min_val, max_val)` (its claim takes number
 /// literals only, so bounds held in `__init__` parameters keep the method on Python).
 fn hardtanh(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 2, parts)?;
+    let keywords = in_place(ctor, 2, parts)?;
     if ctor.arg(3, "min_value").is_some() || ctor.arg(4, "max_value").is_some() {
         return Err(refuse(
             "nn.Hardtanh",
@@ -450,14 +457,14 @@ fn hardtanh(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refus
     Ok(site(
         &functional("hardtanh"),
         vec![CallPart::Input, lo, hi],
-        vec![],
+        keywords,
     ))
 }
 
 /// `nn.ReLU6()`: a Hardtanh whose `__init__` sets bounds 0.0 and 6.0, so `F.hardtanh(x, 0.0,
 /// 6.0)` while the live bounds stay those.
 fn relu6(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    not_in_place(ctor, 0, parts)?;
+    let keywords = in_place(ctor, 0, parts)?;
     let mut bound = |name: &str, v: f64| {
         parts.condition(name, Literal::Float(v));
         CallPart::Lit(Literal::Float(v))
@@ -467,7 +474,7 @@ fn relu6(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused>
         bound("min_val", 0.0),
         bound("max_val", 6.0),
     ];
-    Ok(site(&functional("hardtanh"), args, vec![]))
+    Ok(site(&functional("hardtanh"), args, keywords))
 }
 
 /// `nn.Flatten(start_dim=1, end_dim=-1)`: `torch.flatten(x, start_dim, end_dim)`; its claim
@@ -794,14 +801,15 @@ mod tests {
                 CallPart::Lit(Literal::Float(6.0))
             ]
         );
-        // The deprecated spellings and in-place forms are refused with the documented code.
+        // The deprecated spellings and a non-literal `inplace` are refused with the
+        // documented code.
         for bad in [
             ctor(
                 "torch.nn.Hardtanh",
                 vec![],
                 vec![("min_value", lit(Literal::Float(0.0)))],
             ),
-            ctor("torch.nn.ReLU6", vec![lit(Literal::Bool(true))], vec![]),
+            ctor("torch.nn.ReLU6", vec![CtorArg::Other], vec![]),
         ] {
             assert!(
                 matches!(kind_of(&bad), ModuleAnswer::Rejected(d) if d.code == codes::MODULE_FORM),
@@ -883,11 +891,8 @@ mod tests {
                 vec![],
                 vec![("approximate", lit(Literal::Str("erf".into())))],
             ),
-            ctor(
-                "torch.nn.ReLU",
-                vec![],
-                vec![("inplace", lit(Literal::Bool(true)))],
-            ),
+            // A non-literal `inplace`: which form runs cannot be proven.
+            ctor("torch.nn.ReLU", vec![], vec![("inplace", CtorArg::Other)]),
         ] {
             assert!(
                 matches!(kind_of(&bad), ModuleAnswer::Rejected(_)),
@@ -898,6 +903,43 @@ mod tests {
             kind_of(&ctor("torch.nn.Conv2d", vec![], vec![])),
             ModuleAnswer::NotCovered
         );
+    }
+
+    /// `inplace=True` becomes the functional in-place call, kept by a condition on the live
+    /// flag; whether it is lowered is the claim's question (its input must be private).
+    #[test]
+    fn in_place_activations_call_the_functional_in_place_form() {
+        let on = || vec![("inplace", lit(Literal::Bool(true)))];
+        for (name, target, args) in [
+            ("ReLU", "relu", 1),
+            ("SiLU", "silu", 1),
+            ("LeakyReLU", "leaky_relu", 2),
+            ("ELU", "elu", 1),
+            ("Hardtanh", "hardtanh", 3),
+            ("ReLU6", "hardtanh", 3),
+        ] {
+            let k = sub(kind_of(&ctor(&format!("torch.nn.{name}"), vec![], on())));
+            assert!(
+                k.conditions
+                    .contains(&("inplace".to_owned(), Literal::Bool(true))),
+                "{name}"
+            );
+            let SubmoduleCall::Site {
+                target: t,
+                args: a,
+                keywords,
+            } = &k.call
+            else {
+                panic!("{name}: {:?}", k.call)
+            };
+            assert_eq!(t, &format!("torch.nn.functional.{target}"), "{name}");
+            assert_eq!(a.len(), args, "{name}");
+            assert_eq!(a[0], CallPart::Input, "{name}");
+            assert!(
+                keywords.contains(&("inplace".to_owned(), CallPart::Lit(Literal::Bool(true)))),
+                "{name}"
+            );
+        }
     }
 
     #[test]

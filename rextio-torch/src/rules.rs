@@ -1228,6 +1228,69 @@ pub fn records() -> Vec<RuleRecord> {
     out
 }
 
+/// Whether native rule `id`'s eager result is always a new tensor that shares no memory with
+/// an operand (`Plugin::fresh_result`): its family is one of [`FRESH_FAMILIES`].
+pub fn fresh_result(id: &str) -> bool {
+    id.strip_prefix("rextio-torch/")
+        .is_some_and(|name| FRESH_FAMILIES.iter().any(|f| name.starts_with(f)))
+}
+
+/// The rule families whose eager result is always a new float32 tensor that shares no memory
+/// with an operand: arithmetic, math, activations, products,
+/// reductions, normalisations, `clamp`, `where`, `cat` and the `*_like` fills all allocate
+/// their result. Left out, so never fresh: the layout ops (`transpose`, `t`, `.T`,
+/// `unsqueeze`, `flatten` may return their input or a view of it), the queries (ints and
+/// tuples), comparisons and `argmax` (not float32), `max(dim)` (a tuple), the CUDA lane and
+/// the decorators. A new rule is fresh only when its family is named here
+/// (`fresh_results_are_pinned` lists the native rules that are not).
+const FRESH_FAMILIES: &[&str] = &[
+    "functional-linear",
+    "tensor-relu-",
+    "function-relu-",
+    "tensor-sigmoid-",
+    "function-sigmoid-",
+    "tensor-tanh-",
+    "function-tanh-",
+    "unary-",
+    "tensor-matmul",
+    "tensor-add-",
+    "function-add-",
+    "tensor-sub-",
+    "function-sub-",
+    "tensor-mul-",
+    "function-mul-",
+    "tensor-div-",
+    "function-div-",
+    "tensor-mean-",
+    "mean-static-",
+    "tensor-sum-",
+    "sum-static-",
+    "amax-static-",
+    "amin-static-",
+    "tensor-softmax-",
+    "softmax-static-",
+    "functional-softmax-",
+    "log-softmax-",
+    "functional-relu-",
+    "functional-gelu-",
+    "functional-silu-",
+    "functional-leaky-relu-",
+    "functional-elu-",
+    "functional-softplus-",
+    "functional-hardtanh-",
+    "functional-relu6-",
+    "functional-layer-norm-",
+    "functional-batch-norm-",
+    "clamp-",
+    "function-maximum-",
+    "function-minimum-",
+    "zeros-like-",
+    "ones-like-",
+    "full-like-",
+    "where-",
+    "cat-static-",
+];
+
 /// The build-only CUDA lane: lowered only with the exact `cuda-libtorch-linux-x86_64`
 /// authorisation of `rextio-device-cuda`; experimental until real-GPU evidence exists.
 fn cuda_records() -> Vec<RuleRecord> {
@@ -1360,4 +1423,44 @@ fn extended_records() -> Vec<RuleRecord> {
 /// Native rule ids, in table order.
 pub fn native_ids() -> Vec<String> {
     rextio_plugin_api::kit::native_ids(&records())
+}
+
+#[cfg(test)]
+mod fresh_tests {
+    use super::*;
+
+    /// Every native rule whose result is not declared fresh, by name: a new rule lands here
+    /// unless its family is in `FRESH_FAMILIES`, and one that lands there by mistake (a view
+    /// under a fresh family's prefix) shows in this list's diff.
+    #[test]
+    fn fresh_results_are_pinned() {
+        let not_fresh: Vec<String> = records()
+            .into_iter()
+            .filter(|r| r.outcome == rextio_plugin_api::RuleOutcome::Native && !fresh_result(&r.id))
+            .map(|r| r.id.trim_start_matches("rextio-torch/").to_owned())
+            .filter(|id| !id.starts_with("compare-") && !id.starts_with("cuda0-"))
+            .collect();
+        assert_eq!(
+            not_fresh,
+            [
+                "tensor-argmax-dim1-i64-cpu-2d",
+                "argmax-static-dim-i64-cpu-rank1",
+                "max-dim-values-indices-f32-i64-cpu-rank1",
+                "tensor-transpose-f32-cpu-rank1-2",
+                "tensor-t-f32-cpu-rank1-2",
+                "tensor-unsqueeze-f32-cpu-1d-to-2d",
+                "tensor-flatten-f32-cpu-rank1-2",
+                "tensor-attribute-t-f32-cpu-2d",
+                "tensor-size-dim-int",
+                "tensor-size-tuple-int",
+                "tensor-attribute-shape-tuple-int",
+                "tensor-dim-int",
+                "tensor-attribute-ndim-int",
+                "tensor-numel-int",
+                "builtin-len-tensor-int",
+            ]
+        );
+        let fresh = records().iter().filter(|r| fresh_result(&r.id)).count();
+        assert_eq!(fresh, 76, "fresh rules");
+    }
 }

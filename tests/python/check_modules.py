@@ -500,6 +500,28 @@ for m in (tb_b, tb_e):
     m.eval()
 parity(tb_b, tb_e, model, TABULAR, ("forward",), inputs(16, 63), "tabular after training")
 
+# In-place activations: `forward` writes only into tensors it made, so it runs natively, matches
+# and leaves the input as it was. `stem` and `shared` run the original: `stem` writes into the
+# caller's tensor as eager does, and `shared` returns `2·relu(h)` as eager does.
+INPLACE = "mdl.model.InPlace"
+ip_b, ip_e = pair(model, emodel, "InPlace", 64, 16, 24)
+parity(ip_b, ip_e, model, INPLACE, ("forward",), inputs(16, 65), "in place")
+x = inputs(16, 66)["batch 16"]
+before = x.clone()
+with torch.inference_mode(), ran(model, f"{INPLACE}.forward", "native"):
+    ip_b(x)
+assert torch.equal(x, before), "a native forward wrote into its input"
+for method in ("stem", "shared"):
+    xb_, xe_ = x.clone(), x.clone()
+    with torch.inference_mode():
+        got, want = call(ip_b, method, xb_), call(ip_e, method, xe_)
+    assert_same(got, want, f"in place {method}")
+    assert_same(xb_, xe_, f"in place {method}: the input after the call")
+xe_ = x.clone()
+with torch.inference_mode():
+    ip_e.stem(xe_)
+assert not torch.equal(xe_, x), "eager's stem no longer writes into its input; the fixture is stale"
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

@@ -36,8 +36,18 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Named.parts",
         "mdl.model.Layered.forward",
         "mdl.model.Tabular.forward",
+        "mdl.model.InPlace.forward",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
+    }
+    // In-place activations whose write the caller could see keep the method on Python.
+    for q in ["mdl.model.InPlace.stem", "mdl.model.InPlace.shared"] {
+        assert_eq!(built.route(q), "fallback-python", "{q}");
+        assert!(
+            built.codes(q).contains(&"RXTP-TORCH-004".to_owned()),
+            "{q}: {:?}",
+            built.codes(q)
+        );
     }
     // Unannotated parameters, and a branch on a tensor value, keep the method on Python.
     let untyped = built.codes("mdl.model.Untyped.forward");

@@ -150,23 +150,42 @@ fn plan_gelu(site: &ClaimSite) -> Result<Plan, NoPlan> {
     )
 }
 
-/// Check an `inplace` operand: omitted or a literal `False`.
+/// Check an `inplace` operand: omitted or a literal `False`, or a literal `True` on an input the
+/// host proved private ([`rextio_plugin_api::Operand::private`]): a tensor the function made
+/// itself that nothing else sees, so writing into it in eager and computing a new tensor
+/// natively give the caller the same result.
 fn not_in_place(site: &ClaimSite, bound: &[(&str, Src)], shown: &str) -> Result<(), NoPlan> {
-    if let Some(s) = get(bound, "inplace") {
-        if !matches!(
-            operand(site, s).and_then(|o| o.literal.as_ref()),
-            Some(Literal::Bool(false))
-        ) {
-            return Err(reject(
-                codes::IN_PLACE,
-                format!(
-                    "{shown} with inplace other than a literal False would write into its input"
-                ),
-                "drop inplace, or pass inplace=False",
-            ));
+    let Some(s) = get(bound, "inplace") else {
+        return Ok(());
+    };
+    match operand(site, s).and_then(|o| o.literal.as_ref()) {
+        Some(Literal::Bool(false)) => Ok(()),
+        Some(Literal::Bool(true)) => {
+            let private = get(bound, "input")
+                .and_then(|i| operand(site, i))
+                .is_some_and(|o| o.private);
+            if private {
+                Ok(())
+            } else {
+                Err(reject(
+                    codes::IN_PLACE,
+                    format!(
+                        "{shown} with inplace=True writes into its input, which is not a tensor \
+                         this function made and nothing else refers to"
+                    ),
+                    "write `h = F.relu(h, inplace=True)` right after `h = <op>(...)`, apply it \
+                     to a call's result directly, or drop inplace",
+                ))
+            }
         }
+        _ => Err(reject(
+            codes::IN_PLACE,
+            format!(
+                "{shown} with inplace other than a literal True or False may write into its input"
+            ),
+            "pass inplace=False or a literal inplace=True",
+        )),
     }
-    Ok(())
 }
 
 /// A parameter passed to eager's kernel as a double: a float literal or parameter, or an int

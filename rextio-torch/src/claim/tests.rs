@@ -14,6 +14,10 @@ pub(crate) fn t1() -> Operand {
 pub(crate) fn t2() -> Operand {
     Operand::plugin(F32_CPU_2D)
 }
+/// `o` as the host offers an operand it proved private.
+fn private(o: Operand) -> Operand {
+    Operand { private: true, ..o }
+}
 fn l64() -> Operand {
     Operand::plugin(I64_CPU_1D)
 }
@@ -115,6 +119,51 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
         (
             call(&f("relu"), vec![t2(), boolean(false)], vec![]),
             "functional-relu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        // In place on a tensor the host proved private: the same op.
+        (
+            call(
+                &f("relu"),
+                vec![private(t2())],
+                vec![kw("inplace", boolean(true))],
+            ),
+            "functional-relu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("relu"), vec![private(t1()), boolean(true)], vec![]),
+            "functional-relu-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(
+                &f("silu"),
+                vec![private(t2())],
+                vec![kw("inplace", boolean(true))],
+            ),
+            "functional-silu-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("leaky_relu"),
+                vec![private(t2()), flt(0.2)],
+                vec![kw("inplace", boolean(true))],
+            ),
+            "functional-leaky-relu-slope-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("elu"),
+                vec![private(t2())],
+                vec![kw("alpha", flt(0.5)), kw("inplace", boolean(true))],
+            ),
+            "functional-elu-alpha-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("hardtanh"),
+                vec![private(t2()), flt(0.0), flt(6.0)],
+                vec![kw("inplace", boolean(true))],
+            ),
+            "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
         (
             call("torch.exp", vec![t2()], vec![]),
@@ -917,6 +966,24 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
                 &f("relu"),
                 vec![t2()],
                 vec![kw("inplace", Operand::typed(ValueType::Bool))],
+            ),
+            "RXTP-TORCH-004",
+        ),
+        // Private or not, a non-literal `inplace` is refused.
+        (
+            call(
+                &f("relu"),
+                vec![private(t2())],
+                vec![kw("inplace", Operand::typed(ValueType::Bool))],
+            ),
+            "RXTP-TORCH-004",
+        ),
+        // In place needs the input private, not another operand.
+        (
+            call(
+                &f("hardtanh"),
+                vec![t2(), flt(0.0), flt(6.0)],
+                vec![kw("inplace", private(boolean(true)))],
             ),
             "RXTP-TORCH-004",
         ),
