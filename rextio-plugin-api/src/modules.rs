@@ -23,6 +23,11 @@ pub struct ModuleSupport {
     pub sequential: Vec<String>,
     /// Container classes a method iterates with `for m in self.items:` (`torch.nn.ModuleList`).
     pub lists: Vec<String>,
+    /// Container classes holding named elements a method reads by a string literal key,
+    /// `self.heads["cls"]`, or as an attribute, `self.heads.cls` (`torch.nn.ModuleDict`; API >=
+    /// 1.15, empty by default).
+    #[serde(default)]
+    pub dicts: Vec<String>,
     /// Methods registering a named attribute, `self.<method>("name", value)` (`register_buffer`).
     pub register_methods: Vec<String>,
     /// The instance dictionaries attributes live in, searched in order after the instance

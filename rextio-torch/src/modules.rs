@@ -27,6 +27,10 @@ pub fn support() -> ModuleSupport {
             "torch.nn.ModuleList".into(),
             "torch.nn.modules.container.ModuleList".into(),
         ],
+        dicts: vec![
+            "torch.nn.ModuleDict".into(),
+            "torch.nn.modules.container.ModuleDict".into(),
+        ],
         register_methods: vec!["register_buffer".into(), "register_parameter".into()],
         stores: vec!["_parameters".into(), "_buffers".into(), "_modules".into()],
         tensor_stores: vec!["_parameters".into(), "_buffers".into()],

@@ -500,6 +500,24 @@ for m in (tb_b, tb_e):
     m.eval()
 parity(tb_b, tb_e, model, TABULAR, ("forward",), inputs(16, 63), "tabular after training")
 
+# A ModuleDict: heads read by key and by attribute name. A new head under the same key is read
+# at the next call; a head of another class, or a key gone, runs the original (which raises as
+# eager does when the key is gone).
+HEADS = "mdl.model.Heads"
+hd_b, hd_e = pair(model, emodel, "Heads", 67, 16, 24)
+parity(hd_b, hd_e, model, HEADS, ("forward", "regress"), inputs(16, 68), "heads")
+for change, categories in (
+    (lambda m: m.heads.__setitem__("cls", nn.Linear(24, 3)), ("native", "native")),
+    (lambda m: m.heads.__setitem__("cls", nn.Sequential(nn.Linear(24, 3))), ("state", "native")),
+    (lambda m: m.heads.__delitem__("reg"), ("state", "state")),
+):
+    change_both(hd_b, hd_e, change, 69)
+    x = inputs(16, 70)["batch 16"]
+    for method, category in zip(("forward", "regress"), categories):
+        with torch.inference_mode(), ran(model, f"{HEADS}.{method}", category):
+            outcome(lambda: call(hd_b, method, x), lambda: call(hd_e, method, x),
+                    f"heads {method} after a change")
+
 # In-place activations: `forward` writes only into tensors it made, so it runs natively, matches
 # and leaves the input as it was. `stem` and `shared` run the original: `stem` writes into the
 # caller's tensor as eager does, and `shared` returns `2·relu(h)` as eager does.

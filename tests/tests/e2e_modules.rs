@@ -37,6 +37,8 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Layered.forward",
         "mdl.model.Tabular.forward",
         "mdl.model.InPlace.forward",
+        "mdl.model.Heads.forward",
+        "mdl.model.Heads.regress",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

@@ -67,6 +67,16 @@ pub enum Sub {
         /// `None` for the positional names `"0"`, `"1"`, ...
         names: Option<Vec<String>>,
     },
+    /// A container of named elements, each read by its name (`self.heads["cls"]`,
+    /// `self.heads.cls`), never called or iterated.
+    Dict {
+        /// Its class.
+        class: String,
+        /// The elements.
+        items: Vec<Sub>,
+        /// Their names, in order.
+        names: Vec<String>,
+    },
     /// A container iterated by a method; every element has one kind.
     List {
         /// Its class.
@@ -86,7 +96,8 @@ impl Sub {
         match self {
             Sub::Seq {
                 names: Some(names), ..
-            } => names.get(i).cloned().unwrap_or_else(|| i.to_string()),
+            }
+            | Sub::Dict { names, .. } => names.get(i).cloned().unwrap_or_else(|| i.to_string()),
             _ => i.to_string(),
         }
     }
@@ -95,7 +106,7 @@ impl Sub {
         match self {
             Sub::Kind(k) => &k.class_path,
             Sub::Project(q) => q,
-            Sub::Seq { class, .. } | Sub::List { class, .. } => class,
+            Sub::Seq { class, .. } | Sub::List { class, .. } | Sub::Dict { class, .. } => class,
         }
     }
 }
@@ -1229,6 +1240,31 @@ impl InitReader<'_> {
         if pairs.is_empty() {
             return Err(Why::Predicate("is given an empty `OrderedDict`".into()));
         }
+        self.named(pairs)
+    }
+
+    /// The names and submodules of a dict display with string literal keys, in order (what
+    /// `ModuleDict` holds under those names).
+    fn dict_elements(&self, d: &ast::ExprDict) -> Result<(Vec<String>, Vec<Sub>), Why> {
+        let mut pairs: Vec<(String, &ast::Expr)> = Vec::new();
+        for item in d.items.iter() {
+            let Some(ast::Expr::StringLiteral(name)) = &item.key else {
+                return Err(Why::Predicate(
+                    "is given a dict whose keys are not all string literals (or that unpacks `**`)"
+                        .into(),
+                ));
+            };
+            pairs.push((name.value.to_str().to_owned(), &item.value));
+        }
+        if pairs.is_empty() {
+            return Err(Why::Predicate("is given an empty dict".into()));
+        }
+        self.named(pairs)
+    }
+
+    /// Names (each once, non-empty and without a `.`, what `add_module` accepts) and their
+    /// submodules, in order.
+    fn named(&self, pairs: Vec<(String, &ast::Expr)>) -> Result<(Vec<String>, Vec<Sub>), Why> {
         let mut names = Vec::with_capacity(pairs.len());
         let mut items = Vec::with_capacity(pairs.len());
         for (name, value) in pairs {
@@ -1239,7 +1275,7 @@ impl InitReader<'_> {
             }
             if names.contains(&name) {
                 return Err(Why::Predicate(format!(
-                    "names two modules `{name}` (the `OrderedDict` keeps one)"
+                    "names two modules `{name}` (the mapping keeps one)"
                 )));
             }
             items.push(self.element(value)?);
@@ -1292,6 +1328,25 @@ impl InitReader<'_> {
                 class: self.support.sequential[0].clone(),
                 items,
                 names: None,
+            }));
+        }
+        if self.support.dicts.contains(&ctor.target) {
+            let (names, items) = match (&call.arguments.args[..], &call.arguments.keywords[..]) {
+                ([ast::Expr::Dict(d)], []) => self.dict_elements(d)?,
+                ([ast::Expr::Call(od)], [])
+                    if self.resolve(&od.func).as_deref() == Some("collections.OrderedDict") =>
+                {
+                    self.named_elements(od)?
+                }
+                _ => return Err(Why::Predicate(
+                    "is not given one dict display with string literal keys or one `OrderedDict`"
+                        .into(),
+                )),
+            };
+            return Ok(Attr::Sub(Sub::Dict {
+                class: self.support.dicts[0].clone(),
+                items,
+                names,
             }));
         }
         if self.support.lists.contains(&ctor.target) {
@@ -1789,7 +1844,24 @@ impl Fx<'_> {
     /// call checks the live count; an index past the end stays Python (eager raises IndexError).
     fn item_of(&mut self, node: Node, index: &ast::Expr, at: Span) -> R<Member> {
         match (self.literal(index), index) {
-            (Some(Ok(Literal::Int(k))), _) => self.item_at(node, k, at),
+            (Some(Ok(Literal::Int(k))), _) if !matches!(node.sub, Sub::Dict { .. }) => {
+                self.item_at(node, k, at)
+            }
+            (Some(Ok(Literal::Str(key))), _) if matches!(node.sub, Sub::Dict { .. }) => {
+                match self.attr_of(node, &key, at)? {
+                    m @ Member::Module(_) => Ok(m),
+                    _ => Err(Failed),
+                }
+            }
+            (_, _) if matches!(node.sub, Sub::Dict { .. }) => {
+                let shown = self.shown(&node);
+                Err(self.attr_error(
+                    at,
+                    format!(
+                        "`{shown}[...]` reads a module dict by other than a string literal key"
+                    ),
+                ))
+            }
             (_, ast::Expr::Name(i)) => {
                 let shown = self.shown(&node);
                 Err(self.attr_error(
@@ -1998,7 +2070,8 @@ impl Fx<'_> {
                 items,
                 names: Some(names),
                 ..
-            } => names
+            }
+            | Sub::Dict { items, names, .. } => names
                 .iter()
                 .position(|n| n == attr)
                 .and_then(|i| items.get(i))
@@ -2060,6 +2133,13 @@ impl Fx<'_> {
             Sub::Seq { .. } | Sub::List { .. } => Err(self.attr_error(
                 at,
                 format!("`{shown}` reads an attribute of a container; index or call it instead"),
+            )),
+            Sub::Dict { names, .. } => Err(self.attr_error(
+                at,
+                format!(
+                    "`{shown}` is not one of the modules the dict holds ({}); read an element by its name",
+                    names.join(", ")
+                ),
             )),
         }
     }
@@ -2357,6 +2437,10 @@ impl Fx<'_> {
             Sub::List { .. } => Err(self.attr_error(
                 at,
                 format!("`{shown}` is a module list, which is not callable; iterate it with `for m in {shown}:`"),
+            )),
+            Sub::Dict { .. } => Err(self.attr_error(
+                at,
+                format!("`{shown}` is a module dict, which is not callable; call one of its modules, `{shown}[\"name\"](x)`"),
             )),
         }
     }

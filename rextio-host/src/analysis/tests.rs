@@ -83,6 +83,7 @@ impl Plugin for Tp {
             bases: vec!["tp.Module".into()],
             sequential: vec!["tp.Seq".into()],
             lists: vec!["tp.List".into()],
+            dicts: vec!["tp.Dict".into()],
             register_methods: vec![],
             stores: vec![],
             tensor_stores: vec![],
@@ -963,10 +964,48 @@ fn sequentials_from_an_ordered_dict_are_read_by_their_names_and_order() {
     // By name and by index from the start, no count is needed; from the end it is.
     assert_eq!(counts("named"), [vec!["a".to_owned(), "b".to_owned()]]);
     for (method, expected) in [
-        ("dup_", "`self.dup` is not compiled: it is assigned `tp.Seq(...)`, which names two modules `a` (the `OrderedDict` keeps one)"),
+        ("dup_", "`self.dup` is not compiled: it is assigned `tp.Seq(...)`, which names two modules `a` (the mapping keeps one)"),
         ("dot_", "`self.dot` is not compiled: it is assigned `tp.Seq(...)`, which names a module `a.b`, which `add_module` refuses"),
         ("var_", "`self.var` is not compiled: it is assigned `tp.Seq(...)`, which gives its `OrderedDict` an element that is not a `(\"name\", module)` pair with a string literal name"),
         ("star_", "`self.star` is not compiled: it is assigned `tp.Seq(...)`, which unpacks a mapping into its `OrderedDict` (`**`)"),
+    ] {
+        assert_refused(&a, method, expected);
+    }
+}
+
+#[test]
+fn module_dicts_are_read_by_string_keys_and_attribute_names() {
+    let a = analyse_many(&[(
+        "m",
+        "from collections import OrderedDict\nimport tp\n\n\
+         class Half(tp.Module):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Net(tp.Module):\n    def __init__(self, name: str):\n        super().__init__()\n\
+         \x20       self.d = tp.Dict({\"cls\": Half(), \"reg\": tp.Seq(Half(), Half())})\n\
+         \x20       self.o = tp.Dict(OrderedDict([(\"a\", Half())]))\n\
+         \x20       self.var = tp.Dict({name: Half()})\n\
+         \x20       self.dup = tp.Dict({\"a\": Half(), \"a\": Half()})\n\
+         \x20       self.empty = tp.Dict({})\n\n\
+         \x20   def keyed(self, x: tp.Vec) -> tp.Vec:\n        return self.d[\"cls\"](x) + self.d.reg(x) + self.o[\"a\"](x)\n\n\
+         \x20   def called(self, x: tp.Vec) -> tp.Vec:\n        return self.d(x)\n\n\
+         \x20   def missing(self, x: tp.Vec) -> tp.Vec:\n        return self.d[\"other\"](x)\n\n\
+         \x20   def by_index(self, x: tp.Vec) -> tp.Vec:\n        return self.d[0](x)\n\n\
+         \x20   def var_(self, x: tp.Vec) -> tp.Vec:\n        return self.var[\"a\"](x)\n\n\
+         \x20   def dup_(self, x: tp.Vec) -> tp.Vec:\n        return self.dup[\"a\"](x)\n\n\
+         \x20   def empty_(self, x: tp.Vec) -> tp.Vec:\n        return self.empty[\"a\"](x)\n",
+    )]);
+    let keyed = route_of(&a, "m.Net.keyed");
+    assert!(
+        matches!(keyed.route, Route::Native(_)),
+        "{:?}",
+        keyed.diagnostics
+    );
+    for (method, expected) in [
+        ("called", "`self.d` is a module dict, which is not callable; call one of its modules, `self.d[\"name\"](x)`"),
+        ("missing", "`self.d.other` is not one of the modules the dict holds (cls, reg); read an element by its name"),
+        ("by_index", "`self.d[...]` reads a module dict by other than a string literal key"),
+        ("var_", "`self.var` is not compiled: it is assigned `tp.Dict(...)`, which is given a dict whose keys are not all string literals (or that unpacks `**`)"),
+        ("dup_", "`self.dup` is not compiled: it is assigned `tp.Dict(...)`, which names two modules `a` (the mapping keeps one)"),
+        ("empty_", "`self.empty` is not compiled: it is assigned `tp.Dict(...)`, which is given an empty dict"),
     ] {
         assert_refused(&a, method, expected);
     }
