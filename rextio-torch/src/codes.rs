@@ -375,7 +375,7 @@ elementwise_affine=True|False][, bias=True|False])` over the last dim, `nn.ReLU(
 (with `inplace=True` the call is `F.relu(x, inplace=True)` / `F.silu(x, inplace=True)`, lowered where \
 its input is private, see RXTP-TORCH-004; likewise for `nn.LeakyReLU`, `nn.ELU`, `nn.Hardtanh` and \
 `nn.ReLU6`), `nn.GELU()` (exact, or `approximate=\"tanh\"`), `nn.Tanh()`, `nn.Sigmoid()`, `nn.LeakyReLU`, \
-`nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p)` (the identity in eval mode; in training \
+`nn.ELU`, `nn.Softplus`, `nn.Identity()`, `nn.Dropout(p[, inplace])` (the identity in eval mode; in training \
 mode the original method runs), `nn.BatchNorm1d(n[, eps][, momentum][, affine=True|False])` with running \
 statistics (in eval mode it normalises by them; in training mode, which updates them, the original \
 method runs), `nn.Softmax(dim=<int literal>)`, `nn.LogSoftmax(dim=<int \

@@ -505,11 +505,9 @@ fn flatten(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refuse
     Ok(site("torch.flatten", args, vec![]))
 }
 
-/// `nn.Dropout(p)`: the identity in eval mode; in training mode the original runs.
-fn dropout(ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
-    if flag(ctor, 1, "inplace", false)? {
-        return Err(refuse("nn.Dropout", "with inplace=True is not compiled"));
-    }
+/// `nn.Dropout(p[, inplace])`: the identity in eval mode, where eager returns its input
+/// unwritten whatever `inplace` is; in training mode the original runs.
+fn dropout(_ctor: &ModuleCtor, parts: &mut Parts) -> Result<SubmoduleCall, Refused> {
     parts.condition("training", Literal::Bool(false));
     Ok(SubmoduleCall::Identity)
 }
@@ -839,6 +837,13 @@ mod tests {
             k.conditions,
             vec![("training".into(), Literal::Bool(false))]
         );
+        assert_eq!(k.call, SubmoduleCall::Identity);
+        // In eval mode eager's in-place dropout hands back its input unwritten too.
+        let k = sub(kind_of(&ctor(
+            "torch.nn.Dropout",
+            vec![lit(Literal::Float(0.1))],
+            vec![("inplace", lit(Literal::Bool(true)))],
+        )));
         assert_eq!(k.call, SubmoduleCall::Identity);
         // A slope held in an `__init__` parameter is read from the live module instead.
         let k = sub(kind_of(&ctor(

@@ -529,6 +529,18 @@ before = x.clone()
 with torch.inference_mode(), ran(model, f"{INPLACE}.forward", "native"):
     ip_b(x)
 assert torch.equal(x, before), "a native forward wrote into its input"
+# In training mode the in-place dropout draws a mask: the original runs, with eager's draws.
+for m in (ip_b, ip_e):
+    m.train()
+torch.manual_seed(5)
+with torch.no_grad(), ran(model, f"{INPLACE}.forward", "training"):
+    got = ip_b(x)
+torch.manual_seed(5)
+with torch.no_grad():
+    want = ip_e(x)
+assert_same(got, want, "in place, training mode")
+for m in (ip_b, ip_e):
+    m.eval()
 for method in ("stem", "shared"):
     xb_, xe_ = x.clone(), x.clone()
     with torch.inference_mode():
