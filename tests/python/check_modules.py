@@ -206,6 +206,17 @@ def change_both(b, e, change, seed):
     b.load_state_dict(e.state_dict())
 
 
+def after_change(b, e, cls, methods, change, categories, seed):
+    """`change` applied to both models; then each method (16 features, batch 16) takes the path
+    its category names and returns what eager returns, or raises as eager does."""
+    change_both(b, e, change, seed)
+    x = inputs(16, seed + 1)["batch 16"]
+    for method, category in zip(methods, categories):
+        with torch.inference_mode(), ran(model, f"{cls}.{method}", category):
+            outcome(lambda: call(b, method, x), lambda: call(e, method, x),
+                    f"{cls} {method} after a change")
+
+
 def inputs(features, seed):
     g = torch.Generator().manual_seed(seed)
     xs = {f"batch {n}": torch.randn(n, features, generator=g) for n in (1, 16, 128)}
@@ -464,12 +475,7 @@ for change, categories in (
     # The element named `act` gone: both run the original (eager's `parts` raises then).
     (lambda m: m.body.__delitem__(1), ("state", "state")),
 ):
-    change_both(nm_b, nm_e, change, 54)
-    x = inputs(16, 55)["batch 16"]
-    for method, category in zip(("forward", "parts"), categories):
-        with torch.inference_mode(), ran(model, f"{NAMED}.{method}", category):
-            outcome(lambda: call(nm_b, method, x), lambda: call(nm_e, method, x),
-                    f"named {method} after a change")
+    after_change(nm_b, nm_e, NAMED, ("forward", "parts"), change, categories, 54)
 
 # Containers built from lists in `__init__`: the Sequential holds as many layers as the default
 # depth gives; a model built deeper runs the original, with the same results.
@@ -511,12 +517,7 @@ for change, categories in (
     (lambda m: m.heads.__setitem__("cls", nn.Sequential(nn.Linear(24, 3))), ("state", "native")),
     (lambda m: m.heads.__delitem__("reg"), ("state", "state")),
 ):
-    change_both(hd_b, hd_e, change, 69)
-    x = inputs(16, 70)["batch 16"]
-    for method, category in zip(("forward", "regress"), categories):
-        with torch.inference_mode(), ran(model, f"{HEADS}.{method}", category):
-            outcome(lambda: call(hd_b, method, x), lambda: call(hd_e, method, x),
-                    f"heads {method} after a change")
+    after_change(hd_b, hd_e, HEADS, ("forward", "regress"), change, categories, 69)
 
 # In-place activations: `forward` writes only into tensors it made, so it runs natively, matches
 # and leaves the input as it was. `stem` and `shared` run the original: `stem` writes into the
