@@ -140,17 +140,16 @@ impl RegistryBuilder {
             let negotiated = negotiate(plugin.id(), plugin.api_version(), &API_VERSION)
                 .map_err(RegistrationError::Negotiation)?;
             validate_plugin(plugin.as_ref())?;
-            let native_rules = plugin
+            let native_rules: BTreeSet<String> = plugin
                 .rules()
                 .iter()
                 .filter(|r| r.outcome == RuleOutcome::Native)
                 .map(|r| r.id.clone())
                 .collect();
-            let fresh_rules = plugin
-                .rules()
+            let fresh_rules = native_rules
                 .iter()
-                .filter(|r| r.outcome == RuleOutcome::Native && plugin.fresh_result(&r.id))
-                .map(|r| r.id.clone())
+                .filter(|id| plugin.fresh_result(id))
+                .cloned()
                 .collect();
             let codes = plugin.diagnostic_codes().iter().map(|c| c.code).collect();
             plugins.push(Registered {
@@ -299,7 +298,6 @@ impl Registry {
         &self.providers
     }
 
-    /// A plugin by id.
     /// Whether plugin `plugin_id` declares that rule `rule_id`'s eager result is always a new
     /// tensor ([`rextio_plugin_api::Plugin::fresh_result`]).
     pub fn fresh_result(&self, plugin_id: &str, rule_id: &str) -> bool {
@@ -307,7 +305,7 @@ impl Registry {
             .is_some_and(|r| r.fresh_rules.contains(rule_id))
     }
 
-    /// The registered plugin `id`.
+    /// A plugin by id.
     pub fn plugin(&self, id: &str) -> Option<&Registered> {
         self.plugins.iter().find(|r| r.plugin.id() == id)
     }

@@ -33,9 +33,6 @@ pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 /// Minor version of the plugin API whose lowerings are token streams ([`crate::syntax::Code`]):
 /// from it on the host refuses text; below it, text is lexed and parsed.
 pub const TOKEN_LOWERING_SINCE_MINOR: u64 = 14;
-/// Minor version of the plugin API whose operands carry `private` and whose plugins answer
-/// `fresh_result` (both default to `false`, so older plugins see no change).
-pub const PRIVATE_OPERANDS_SINCE_MINOR: u64 = 15;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -153,7 +153,7 @@ fn kind(
 
 /// `inplace`, omitted or a literal, which the live module must keep (a condition): no keyword
 /// for False, `inplace=True` for True, so the call is the functional in-place form, which is
-/// lowered only where the host proves its input private (see `RXTP-TORCH-011`).
+/// lowered only where the host proves its input private (see `RXTP-TORCH-004`).
 fn in_place(
     ctor: &ModuleCtor,
     i: usize,

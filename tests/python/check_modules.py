@@ -548,10 +548,8 @@ for method in ("stem", "shared"):
         got, want = call(ip_b, method, xb_), call(ip_e, method, xe_)
     assert_same(got, want, f"in place {method}")
     assert_same(xb_, xe_, f"in place {method}: the input after the call")
-xe_ = x.clone()
-with torch.inference_mode():
-    ip_e.stem(xe_)
-assert not torch.equal(xe_, x), "eager's stem no longer writes into its input; the fixture is stale"
+    if method == "stem":
+        assert not torch.equal(xe_, x), "eager's stem no longer writes into its input; stale fixture"
 
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)

@@ -1843,25 +1843,23 @@ impl Fx<'_> {
     /// insertion). Counting from the end (`k < 0`) needs the length `__init__` gives, and the
     /// call checks the live count; an index past the end stays Python (eager raises IndexError).
     fn item_of(&mut self, node: Node, index: &ast::Expr, at: Span) -> R<Member> {
-        match (self.literal(index), index) {
-            (Some(Ok(Literal::Int(k))), _) if !matches!(node.sub, Sub::Dict { .. }) => {
-                self.item_at(node, k, at)
-            }
-            (Some(Ok(Literal::Str(key))), _) if matches!(node.sub, Sub::Dict { .. }) => {
-                match self.attr_of(node, &key, at)? {
-                    m @ Member::Module(_) => Ok(m),
-                    _ => Err(Failed),
+        if let Sub::Dict { .. } = node.sub {
+            // `ModuleDict.__getitem__` is `_modules[key]`: the element of that name.
+            return match self.literal(index) {
+                Some(Ok(Literal::Str(key))) => self.attr_of(node, &key, at),
+                _ => {
+                    let shown = self.shown(&node);
+                    Err(self.attr_error(
+                        at,
+                        format!(
+                            "`{shown}[...]` reads a module dict by other than a string literal key"
+                        ),
+                    ))
                 }
-            }
-            (_, _) if matches!(node.sub, Sub::Dict { .. }) => {
-                let shown = self.shown(&node);
-                Err(self.attr_error(
-                    at,
-                    format!(
-                        "`{shown}[...]` reads a module dict by other than a string literal key"
-                    ),
-                ))
-            }
+            };
+        }
+        match (self.literal(index), index) {
+            (Some(Ok(Literal::Int(k))), _) => self.item_at(node, k, at),
             (_, ast::Expr::Name(i)) => {
                 let shown = self.shown(&node);
                 Err(self.attr_error(
@@ -2063,8 +2061,8 @@ impl Fx<'_> {
     fn attr_of(&mut self, node: Node, attr: &str, at: Span) -> R<Member> {
         let path = join(&node.path, attr);
         let shown = shown_join(&self.shown(&node), attr);
-        // A named element of a `Sequential` (`self.body.fc`), found by its name as
-        // `Module.__getattr__` finds it in `_modules`.
+        // A named element of a `Sequential` or `ModuleDict` (`self.body.fc`, `self.heads.cls`),
+        // found by its name as `Module.__getattr__` finds it in `_modules`.
         let named = match &node.sub {
             Sub::Seq {
                 items,

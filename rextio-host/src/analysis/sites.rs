@@ -138,11 +138,8 @@ impl Fx<'_> {
     /// tensor it names is not reachable from any other name once the site has run.
     fn site_operand(&mut self, e: &Expr) -> Operand {
         let private = match &e.kind {
-            ExprKind::Site { claimed, .. } => self
-                .registry
-                .fresh_result(&claimed.plugin_id, &claimed.rule_id),
             ExprKind::Local(n) => self.consuming.remove(n),
-            _ => false,
+            _ => self.fresh_value(e),
         };
         Operand {
             private,
