@@ -68,6 +68,39 @@ pub struct ModuleSupport {
     /// scalars `__init__` assigns: from the live object at every call, its type checked.
     #[serde(default)]
     pub base_attrs: Vec<(String, ValueType)>,
+    /// How calling an instance reaches its compiled `forward` (API >= 1.16; `None`, the
+    /// default, leaves calls to the base class's `__call__`).
+    #[serde(default)]
+    pub call_entry: Option<CallEntry>,
+}
+
+/// What the base class's `__call__` does when nothing is registered on the instance: it calls
+/// one method with the same arguments (`torch.nn.Module.__call__` calls `forward`). With this,
+/// the host gives each class whose `method` is compiled a `__call__` of its own that makes the
+/// same call without the base's Python code in between, and hands every call the check finds
+/// something in to the base's `__call__` unchanged: so `model(x)` behaves exactly as it would
+/// through the base, hooks and all, and costs less on the path that matters.
+///
+/// The generated `__call__` is installed only on a class that defines none itself and
+/// inherits the base's, and at every call it goes to the compiled method only when the call
+/// passes exactly the method's positional arguments, the class's method resolution still leads
+/// to the compiled wrapper (not an instance attribute, nor a subclass's override) and, past
+/// the class, to the base's `__call__` it found at import (a patched base goes to the patch),
+/// and `check_fn` finds nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallEntry {
+    /// The method the base's `__call__` calls (`forward`).
+    pub method: String,
+    /// Other attributes the base's `__call__` reaches through the instance (`_call_impl`):
+    /// each must still resolve on the instance's class to what the class inherited at import,
+    /// and not be an attribute of the instance, for the entry to call `method` directly.
+    #[serde(default)]
+    pub pinned: Vec<String>,
+    /// Rust path of `fn(&Bound<PyAny>, &Bound<PyDict>) -> PyResult<Option<String>>`, given the
+    /// instance and its instance dictionary: why the base's `__call__` would do more than call
+    /// `method` (hooks on the instance or global ones, a per-instance compiled call, a tracer),
+    /// `None` when it would only call it.
+    pub check_fn: String,
 }
 
 /// Arithmetic in an `__init__` value, as the host offers it to [`crate::Plugin::module_kind`]:

@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyOverflowError, PyValueError, PyZeroDivisionError};
 use pyo3::PyResult;
 
 pub mod boundary;
+pub mod entry;
 pub mod memo;
 pub mod modules;
 

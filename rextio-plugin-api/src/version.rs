@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 15, 0);
+pub const API_VERSION: Version = Version::new(1, 16, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.15.0", &host()).unwrap();
+        let n = negotiate("p", "1.16.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
         assert!(n.region_lowering && n.detached_body && n.module_classes);
         assert!(n.runtime_support_crates && n.device_spec && n.token_lowering);
@@ -200,10 +200,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.16.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.17.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.16.0") && msg.contains("1.15.0"), "{msg}");
+        assert!(msg.contains("1.17.0") && msg.contains("1.16.0"), "{msg}");
     }
 
     #[test]

@@ -8,8 +8,8 @@
 use crate::codes;
 use crate::types::F32_CPU;
 use rextio_plugin_api::{
-    CallPart, CtorArg, Diagnostic, Literal, ModuleAnswer, ModuleCtor, ModuleSupport, SubmoduleCall,
-    SubmoduleKind, ValueType, CTOR_OPERATORS, NEG_TARGET,
+    CallEntry, CallPart, CtorArg, Diagnostic, Literal, ModuleAnswer, ModuleCtor, ModuleSupport,
+    SubmoduleCall, SubmoduleKind, ValueType, CTOR_OPERATORS, NEG_TARGET,
 };
 
 /// What rextio-torch declares about `torch.nn` module classes.
@@ -43,6 +43,13 @@ pub fn support() -> ModuleSupport {
         traced_checks: true,
         // `Module.__init__` sets `training` on every instance; `.train()` / `.eval()` flip it.
         base_attrs: vec![("training".into(), ValueType::Bool)],
+        // With nothing registered, `Module.__call__` calls `forward(*args, **kwargs)`.
+        call_entry: Some(CallEntry {
+            method: "forward".into(),
+            // `_wrapped_call_impl` (the inherited `__call__`) calls `self._call_impl`.
+            pinned: vec!["_call_impl".into()],
+            check_fn: "::rextio_torch::runtime::module_entry_check".into(),
+        }),
     }
 }
 

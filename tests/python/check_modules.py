@@ -774,6 +774,173 @@ with torch.inference_mode():
         got = b(x)
     assert_same(got, e(x), "after hooks removed")
 
+# A class whose forward is compiled gets a `__call__` that runs it directly where
+# Module.__call__ would only call forward; every other call goes through Module.__call__ (or
+# whatever else eager would reach) exactly as in eager.
+if NATIVE:
+    for cls in (model.Scorer, model.Encoder, blocks.ResidualBlock, model.Stack):
+        assert "__call__" in cls.__dict__, f"{cls.__name__} has no compiled __call__"
+    # Tuned inherits Stack's; Untyped's forward is not compiled.
+    assert "__call__" not in model.Tuned.__dict__ and "__call__" not in model.Untyped.__dict__
+else:
+    assert model.Scorer.__call__ is nn.Module.__call__
+
+
+def entry_case(what, category, change=None, undo=None, call=lambda m: m(x), n=1):
+    """`call` on the built and the eager model after the same `change`: same result, and the
+    built Scorer.forward counted `n` times on `category`."""
+    for m in (b, e):
+        if change is not None:
+            change(m)
+    try:
+        with torch.inference_mode():
+            want = call(e)
+            with ran(model, f"{SCORER}.forward", category, n=n):
+                got = call(b)
+        if isinstance(want, torch.Tensor):
+            assert_same(got, want, what)
+        else:
+            assert got == want, f"{what}: {got!r} != {want!r}"
+    finally:
+        for m in (b, e):
+            if undo is not None:
+                undo(m)
+
+
+entry_case("keyword argument", "native", call=lambda m: m(x=x))
+
+
+def raised(fn):
+    """The class of the exception `fn()` raises (None when it returns)."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001
+        return type(exc)
+    return None
+
+
+entry_case("too many arguments", "native", call=lambda m: raised(lambda: m(x, x)), n=0)
+entry_case("a per-instance compiled call", "native", n=0,
+           change=lambda m: setattr(m, "_compiled_call_impl", lambda *a, **k: "compiled"),
+           undo=lambda m: delattr(m, "_compiled_call_impl"))
+entry_case("forward set on the instance", "native", n=0,
+           change=lambda m: setattr(m, "forward", lambda t: t * 3.0),
+           undo=lambda m: m.__dict__.pop("forward"))
+entry_case("hook registered and removed", "native",
+           change=lambda m: m.register_forward_hook(lambda *a: None).remove())
+
+
+def patched_call(log):
+    """A stand-in for Module.__call__ as torch.fx installs one while tracing."""
+    base = nn.Module.__call__
+
+    def call(self, *args, **kwargs):
+        log.append(type(self).__name__)
+        return base(self, *args, **kwargs)
+
+    return base, call
+
+
+for m in (e, b):
+    log = []
+    base, nn.Module.__call__ = patched_call(log)
+    try:
+        with torch.inference_mode():
+            out = m(x)
+    finally:
+        nn.Module.__call__ = base
+    assert log and log[0] == "Scorer", f"a patched Module.__call__ was bypassed: {log}"
+    if m is e:
+        want = out
+assert_same(out, want, "through a patched Module.__call__")
+
+# `_call_impl`, which Module.__call__ calls through the instance, patched on the class.
+for m in (e, b):
+    log = []
+    base_impl = nn.Module._call_impl
+
+    def logged_impl(self, *args, **kwargs):
+        log.append(type(self).__name__)
+        return base_impl(self, *args, **kwargs)
+
+    nn.Module._call_impl = logged_impl
+    try:
+        with torch.inference_mode():
+            out = m(x)
+    finally:
+        nn.Module._call_impl = base_impl
+    assert log and log[0] == "Scorer", f"a patched Module._call_impl was bypassed: {log}"
+    if m is e:
+        want = out
+assert_same(out, want, "through a patched Module._call_impl")
+
+
+def python_calls(fn):
+    """The names of the Python functions `fn()` calls (through sys.setprofile)."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+if NATIVE:
+    # With nothing registered, model(x) runs no Python of Module.__call__ nor of the wrapper:
+    # the compiled __call__ goes straight to the native forward.
+    with torch.inference_mode():
+        seen = python_calls(lambda: b(x))
+        assert "_call_impl" not in seen and "forward" not in seen, seen
+        # A hook on the model: Module.__call__ runs, and fires it.
+        h = b.register_forward_pre_hook(lambda mod, args: None)
+        try:
+            seen = python_calls(lambda: b(x))
+        finally:
+            h.remove()
+        assert "_call_impl" in seen and "<lambda>" in seen, seen
+
+
+class Doubled(model.Scorer):
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+class EDoubled(emodel.Scorer):
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+class Shifted(model.Scorer):
+    def __call__(self, x):
+        return super().__call__(x) + 1.0
+
+
+class EShifted(emodel.Scorer):
+    def __call__(self, x):
+        return super().__call__(x) + 1.0
+
+
+for built_cls, eager_cls, what in ((Doubled, EDoubled, "a subclass overriding forward"),
+                                   (Shifted, EShifted, "a subclass calling super().__call__")):
+    sb, se = built_cls(**BIG).eval(), eager_cls(**BIG).eval()
+    sb.load_state_dict(e.state_dict())
+    se.load_state_dict(e.state_dict())
+    with torch.inference_mode():
+        with ran(model, f"{SCORER}.forward", "native"):
+            assert_same(sb(x), se(x), what)
+    if NATIVE and built_cls is Doubled:
+        # Methods assigned to the class after import: the next call sees them.
+        Doubled.forward = lambda self, t: t * 5.0
+        EDoubled.forward = lambda self, t: t * 5.0
+        with torch.inference_mode():
+            assert_same(sb(x), se(x), "forward reassigned on a subclass")
+
 # Results are tensors of the mode the call ran in, as eager's: after native calls under
 # inference_mode (whose dead temporaries the runtime keeps for reuse), a native call under
 # no_grad returns a normal tensor its caller may update in place.
@@ -1109,6 +1276,7 @@ with torch.inference_mode():
     b.to("cpu").float().requires_grad_(False)
     with ran(model, f"{SCORER}.probs", "native"):
         assert_same(b.probs(x), e.probs(x), "to('cpu').float()")
+
 
 # ---- 9. threads -------------------------------------------------------------------------------
 

@@ -95,6 +95,7 @@ impl Plugin for Tp {
             warn_categories: vec![],
             traced_checks: false,
             base_attrs: vec![("ready".into(), ValueType::Bool)],
+            call_entry: None,
         })
     }
     fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {

@@ -111,6 +111,8 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
     let stats_add = helper_add("__rx_method_stats", &stats_fn);
     let originals_add = helper_add("__rx_set_original", &originals_fn);
     let bound_add = helper_add("__rx_set_bound", &bound_fn);
+    let entry_fn = entry_setter(placed);
+    let entry_add = helper_add("__rx_set_entry", &entry_fn);
     let steps = inits.iter().map(|(plugin, e)| guarded_init(plugin, e));
     quote! {
         #stats_fn
@@ -118,6 +120,8 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
         #originals_fn
 
         #bound_fn
+
+        #entry_fn
 
         #[::pyo3::pymodule]
         fn #module(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
@@ -127,6 +131,7 @@ fn module_init(lib_name: &str, placed: &[Placed], inits: &[InitStep]) -> TokenSt
             #stats_add
             #originals_add
             #bound_add
+            #entry_add
             Ok(())
         }
     }
@@ -181,6 +186,52 @@ fn bound_item(placed: &[Placed]) -> Option<TokenStream> {
             Some((p.key.as_str(), m.bound.as_str()))
         }),
     )
+}
+
+/// `__rx_set_entry(key, cls, original)`: makes each compiled method's `__call__` entry the
+/// `__call__` of its class (see `runtime::entry::Entry::install`); returns whether it did.
+/// None without entries.
+fn entry_setter(placed: &[Placed]) -> Option<TokenStream> {
+    let doc = str_lit(
+        "__call__($self, /, *args, **kwargs)\n--\n\nCall the instance: the compiled method \
+         directly where the base class's __call__ would do nothing else, that __call__ \
+         otherwise (rextio).",
+    );
+    let arms: Vec<TokenStream> = placed
+        .iter()
+        .filter_map(|p| Some((p.key.as_str(), p.function.method.as_ref()?.entry.as_ref()?)))
+        .map(|(key, e)| {
+            let key = str_lit(key);
+            let cell = Ident::new(&e.cell, PmSpan::call_site());
+            let f = Ident::new(&e.rust_fn, PmSpan::call_site());
+            let bases = e.bases.iter().map(|b| str_lit(b));
+            let pinned = e.pinned.iter().map(|p| str_lit(p));
+            quote!(#key => #cell.install(cls, original, #f, __RX_ENTRY_DOC, &[#(#bases),*], &[#(#pinned),*]),)
+        })
+        .collect();
+    (!arms.is_empty()).then(|| {
+        quote! {
+            static __RX_ENTRY_DOC: &::std::ffi::CStr = match ::std::ffi::CStr::from_bytes_with_nul(
+                ::std::concat!(#doc, "\0").as_bytes(),
+            ) {
+                ::std::result::Result::Ok(c) => c,
+                ::std::result::Result::Err(_) => c"__call__",
+            };
+
+            #[::pyo3::pyfunction]
+            #[pyo3(name = "__rx_set_entry")]
+            fn __rx_set_entry(
+                key: &str,
+                cls: &::pyo3::Bound<'_, ::pyo3::types::PyType>,
+                original: &::pyo3::Bound<'_, ::pyo3::PyAny>,
+            ) -> ::pyo3::PyResult<bool> {
+                match key {
+                    #(#arms)*
+                    _ => ::pyo3::PyResult::Ok(false),
+                }
+            }
+        }
+    })
 }
 
 /// A pyfunction `name(key, f)` that sets the static registered under `key` (each pair is a

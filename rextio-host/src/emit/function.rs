@@ -39,6 +39,21 @@ pub struct MethodBinding {
     pub stats: String,
     /// The Rust identifier of the static the binding registers its wrapper in.
     pub bound: String,
+    /// The class's `__call__` entry, when this is the method the base's `__call__` calls.
+    pub entry: Option<EntryBinding>,
+}
+
+/// The `__call__` entry of a compiled method ([`rextio_plugin_api::CallEntry`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryBinding {
+    /// The Rust identifier of the entry's `#[pyfunction]`.
+    pub rust_fn: String,
+    /// The Rust identifier of its `runtime::entry::Entry` static.
+    pub cell: String,
+    /// The plugin's module base classes (dotted), whose `__call__` the entry stands in for.
+    pub bases: Vec<String>,
+    /// The attributes the base's `__call__` reaches through the instance.
+    pub pinned: Vec<String>,
 }
 
 /// Code converting the native result `value` of type `ty` to a Python object
@@ -128,7 +143,7 @@ pub fn lower_function(
         None => quote!(#body_fn(#(#args),*)),
     };
     let (items, method, original) = if let Some(m) = &ir.method {
-        let (reader, boundary, stats) =
+        let (reader, boundary, stats, entry) =
             method::method_items(&mut lx, ir, m, index, &guards, call, wrap)?;
         // A method's reader is called by its callers' readers even when the method itself is
         // not exposed; its boundary only when it is.
@@ -143,6 +158,7 @@ pub fn lower_function(
             params: ir.params[1..].iter().map(|p| p.name.clone()).collect(),
             stats: stats.to_string(),
             bound: method::bound_cell(index).to_string(),
+            entry,
         });
         (items, binding, None)
     } else {

@@ -2,6 +2,7 @@
 //! instance at every call (or says why the original must run), and the boundary that runs the
 //! native body or answers `NotImplemented` so that the Python wrapper calls the original.
 
+use super::function::EntryBinding;
 use super::{fail, local_ident, param_ident, parse, str_lit, LResult, Lx};
 use crate::ir::FnIr;
 use crate::ir_module::{MethodIr, ReadOp};
@@ -668,7 +669,7 @@ pub(super) fn method_items(
     guards: &[syn::Expr],
     call: TokenStream,
     wrap: TokenStream,
-) -> LResult<(TokenStream, TokenStream, Ident)> {
+) -> LResult<(TokenStream, TokenStream, Ident, Option<EntryBinding>)> {
     let Some(reg) = lx.registry.plugin(&m.plugin) else {
         return Err(fail(format!("plugin `{}` is not registered", m.plugin)));
     };
@@ -747,7 +748,71 @@ pub(super) fn method_items(
             __rx_result
         }
     };
-    Ok((reader_item, boundary, stats))
+    let (entry_item, entry) = match entry_item(&support, ir, index)? {
+        Some((item, binding)) => (item, Some(binding)),
+        None => (TokenStream::new(), None),
+    };
+    let boundary = quote!(#boundary #entry_item);
+    Ok((reader_item, boundary, stats, entry))
+}
+
+/// The `__call__` entry of method `ir` (`__rx_entry_<index>`, in `__RX_ENTRY_<index>`) when it
+/// is the method the plugin's base `__call__` calls (`forward`): given the instance and the
+/// call's arguments, it runs the boundary `__rx_fn_<index>` directly when the base's `__call__`
+/// would only have called the method, and delegates to that `__call__` otherwise (see
+/// `runtime::entry`).
+fn entry_item(
+    support: &ModuleSupport,
+    ir: &FnIr,
+    index: usize,
+) -> LResult<Option<(TokenStream, EntryBinding)>> {
+    let Some(entry) = support.call_entry.as_ref().filter(|e| e.method == ir.name) else {
+        return Ok(None);
+    };
+    let check: syn::Path = parse("module entry check", &entry.check_fn).map_err(fail)?;
+    let cell = format_ident!("__RX_ENTRY_{}", index);
+    let entry_fn = format_ident!("__rx_entry_{}", index);
+    let py_fn = format_ident!("__rx_fn_{}", index);
+    let bound = bound_cell(index);
+    let entry_ty = quote!(::rextio_plugin_api::runtime::entry::Entry);
+    let arity = ir.params.len() - 1;
+    let args = (0..arity).map(|i| quote!(&__rx_a[#i]));
+    let method = str_lit(&ir.name);
+    let doc = str_lit(&format!(" The `__call__` entry of `{}`.", ir.qualname));
+    let item = quote! {
+        static #cell: #entry_ty = #entry_ty::new(#arity, #method);
+
+        #[doc = #doc]
+        unsafe extern "C" fn #entry_fn(
+            __rx_slf: *mut ::pyo3::ffi::PyObject,
+            __rx_args: *const *mut ::pyo3::ffi::PyObject,
+            __rx_nargs: ::pyo3::ffi::Py_ssize_t,
+            __rx_kwnames: *mut ::pyo3::ffi::PyObject,
+        ) -> *mut ::pyo3::ffi::PyObject {
+            // SAFETY: CPython calls this as the `METH_FASTCALL | METH_KEYWORDS` method that
+            // `Entry::install` made of it, with the GIL held.
+            unsafe {
+                #cell.call(
+                    __rx_slf,
+                    __rx_args,
+                    __rx_nargs,
+                    __rx_kwnames,
+                    &#bound,
+                    #check,
+                    |__rx_py, __rx_orig, __rx_self, __rx_a| #py_fn(__rx_py, __rx_orig, __rx_self, #(#args),*),
+                )
+            }
+        }
+    };
+    Ok(Some((
+        item,
+        EntryBinding {
+            rust_fn: entry_fn.to_string(),
+            cell: cell.to_string(),
+            bases: support.bases.clone(),
+            pinned: entry.pinned.clone(),
+        },
+    )))
 }
 
 /// The method's readers: `__rx_read_<index>` (the full read of the live instance) and, for a

@@ -107,12 +107,23 @@ pub fn binding_block(fns: &[&Placed], ext_name: &str, preload: &[String]) -> Str
     s
 }
 
+/// A compiled method as the Python binding names it.
+struct PyMethod<'a> {
+    class: &'a str,
+    name: &'a str,
+    key: &'a str,
+    self_name: &'a str,
+    params: Vec<&'a str>,
+    /// Whether its class gets a `__call__` entry for it.
+    entry: bool,
+}
+
 /// Compiled methods replace the originals in their classes. Each wrapper has the original's
 /// signature and metadata (`functools.update_wrapper`) and calls the native boundary with the
 /// original, which the boundary calls itself when the live instance differs from what was
 /// proven or grad must be recorded.
 fn methods_block(s: &mut String, fns: &[&Placed]) {
-    let methods: Vec<(&str, &str, &str, &str, Vec<&str>)> = fns
+    let methods: Vec<PyMethod<'_>> = fns
         .iter()
         .filter_map(|p| {
             let m = p.function.method.as_ref()?;
@@ -122,13 +133,14 @@ fn methods_block(s: &mut String, fns: &[&Placed]) {
             if reserved(&m.self_name) || params.iter().any(|n| reserved(n)) {
                 return None;
             }
-            Some((
-                py_ident(&m.class)?,
-                py_ident(&p.function.name)?,
-                py_ident(&p.key)?,
-                py_ident(&m.self_name)?,
+            Some(PyMethod {
+                class: py_ident(&m.class)?,
+                name: py_ident(&p.function.name)?,
+                key: py_ident(&p.key)?,
+                self_name: py_ident(&m.self_name)?,
                 params,
-            ))
+                entry: m.entry.is_some(),
+            })
         })
         .collect();
     if methods.is_empty() {
@@ -139,7 +151,15 @@ fn methods_block(s: &mut String, fns: &[&Placed]) {
         "    import functools as __rextio_functools
 "
     );
-    for (class, name, key, self_name, params) in &methods {
+    for PyMethod {
+        class,
+        name,
+        key,
+        self_name,
+        params,
+        entry,
+    } in &methods
+    {
         let mut all = vec![*self_name];
         all.extend(params.iter().copied());
         let args = all.join(", ");
@@ -163,6 +183,15 @@ fn methods_block(s: &mut String, fns: &[&Placed]) {
             py_str(key),
             py_str(name)
         );
+        // The class's `__call__` entry, when the base's `__call__` calls this method.
+        if *entry {
+            let _ = writeln!(
+                s,
+                "    __rextio_native__.__rx_set_entry({}, {class}, {class}.__dict__[{}].__wrapped__)",
+                py_str(key),
+                py_str(name),
+            );
+        }
     }
     let _ = writeln!(s, "    del __rextio_bind, __rextio_functools");
     let _ = writeln!(

@@ -130,7 +130,7 @@ fn type_name(t: &Bound<'_, pyo3::types::PyType>) -> String {
 /// The dictionary of class `cls` (its own entries, not its bases'): `None` for an object that
 /// is not a class, and for a static built-in class whose dictionary the interpreter keeps
 /// elsewhere (3.12); neither defines a project's methods.
-fn class_dict<'py>(cls: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
+pub(crate) fn class_dict<'py>(cls: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
     let t = cls.cast::<pyo3::types::PyType>().ok()?;
     // SAFETY: `t` is a live type object; `tp_dict` is NULL or a dictionary the type keeps alive,
     // of which we take our own reference.
@@ -233,7 +233,7 @@ fn tape_lookup<'py>(
 }
 
 /// One `PyDict_GetItemWithError`.
-fn raw_lookup<'py>(
+pub(crate) fn raw_lookup<'py>(
     dict: &Bound<'py, PyDict>,
     key: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {

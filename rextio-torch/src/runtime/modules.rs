@@ -6,6 +6,7 @@ use super::{shim, RxtTorchTensor};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
+use rextio_plugin_api::runtime::entry::DictCache;
 use rextio_plugin_api::runtime::modules::non_empty_entry;
 
 /// The per-instance hook dictionaries `Module.__call__` consults before calling `forward`.
@@ -27,6 +28,16 @@ const GLOBAL_HOOKS: [&str; 4] = [
 /// The namespace of `torch.nn.modules.module`, where the global hook dictionaries live (read
 /// at every check: registering a hook rebinds nothing, it fills the dictionary).
 static MODULE_GLOBALS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
+/// The namespace of `torch.nn.modules.module`.
+fn module_globals(py: Python<'_>) -> PyResult<&'static Py<PyDict>> {
+    MODULE_GLOBALS.get_or_try_init(py, || {
+        PyModule::import(py, "torch.nn.modules.module")
+            .and_then(|m| m.getattr(pyo3::intern!(py, "__dict__")))
+            .and_then(|d| d.cast_into::<PyDict>().map_err(Into::into))
+            .map(Bound::unbind)
+    })
+}
 
 /// Why calling the module whose instance dictionary is `dict` would not go straight to its
 /// `forward` as the compiled method does: a forward, pre-forward or backward hook on it. `None`
@@ -50,12 +61,7 @@ pub fn module_call_check(dict: &Bound<'_, PyDict>) -> PyResult<Option<String>> {
 /// Why no submodule call would go straight to its `forward`: a global module hook
 /// (`register_module_forward_hook` and friends) fires on every module call.
 pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
-    let globals = MODULE_GLOBALS.get_or_try_init(py, || {
-        PyModule::import(py, "torch.nn.modules.module")
-            .and_then(|m| m.getattr(pyo3::intern!(py, "__dict__")))
-            .and_then(|d| d.cast_into::<PyDict>().map_err(Into::into))
-            .map(Bound::unbind)
-    })?;
+    let globals = module_globals(py)?;
     // Held by a static: the state memo may check its tag without a fact proving it alive.
     rextio_plugin_api::runtime::memo::static_root(py, globals);
     let globals = globals.bind(py);
@@ -68,6 +74,78 @@ pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
     for (name, key) in GLOBAL_HOOKS.iter().zip(keys) {
         if non_empty_entry(globals, key)? {
             return Ok(Some(format!("hook: a global module hook (`{name}`)")));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a hook dictionary (or whatever the attribute holds) has entries, as `bool()` says.
+fn has_entries(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match v.cast::<PyDict>() {
+        Ok(d) => Ok(!d.is_empty()),
+        Err(_) => v.is_truthy(),
+    }
+}
+
+/// Why calling the module `slf` (`model(x)`), whose instance dictionary is `dict`, would do
+/// more in `Module.__call__` than call its `forward` with the same arguments, `None` when it
+/// would only call it: what `_wrapped_call_impl` and `_call_impl` test before their fast path
+/// (a per-instance compiled call from `Module.compile()`, a running `torch.jit.trace`, hooks on
+/// the instance, global module hooks). Runs at every `model(x)`, so the dictionaries' entries
+/// are found through caches that trust an unchanged version tag.
+pub fn module_entry_check(
+    slf: &Bound<'_, PyAny>,
+    dict: &Bound<'_, PyDict>,
+) -> PyResult<Option<String>> {
+    static INSTANCE: DictCache<5> = DictCache::new();
+    static GLOBAL: DictCache<4> = DictCache::new();
+    let py = slf.py();
+    let compiled = pyo3::intern!(py, "_compiled_call_impl");
+    let [compiled_here, hooks @ ..] = INSTANCE.get(
+        dict,
+        [
+            compiled,
+            pyo3::intern!(py, "_forward_hooks"),
+            pyo3::intern!(py, "_forward_pre_hooks"),
+            pyo3::intern!(py, "_backward_hooks"),
+            pyo3::intern!(py, "_backward_pre_hooks"),
+        ],
+    )?;
+    // Set on the instance by `compile()`; otherwise the class attribute (`None`) answers.
+    let compiled = match compiled_here {
+        Some(v) => v,
+        None => slf.get_type().getattr(compiled)?,
+    };
+    if !compiled.is_none() {
+        return Ok(Some("a compiled call (`Module.compile()`)".to_owned()));
+    }
+    if shim::is_tracing() {
+        return Ok(Some("a running `torch.jit.trace`".to_owned()));
+    }
+    for (name, hook) in INSTANCE_HOOKS.iter().zip(hooks) {
+        // `Module.__call__` reads each as an attribute: a missing one is its error to raise.
+        let Some(hook) = hook else {
+            return Ok(Some(format!("no `{name}` on the instance")));
+        };
+        if has_entries(&hook)? {
+            return Ok(Some(format!("hook: a `{name}` entry on the instance")));
+        }
+    }
+    let globals = module_globals(py)?;
+    let found = GLOBAL.get(
+        globals.bind(py),
+        [
+            pyo3::intern!(py, "_global_forward_hooks"),
+            pyo3::intern!(py, "_global_forward_pre_hooks"),
+            pyo3::intern!(py, "_global_backward_hooks"),
+            pyo3::intern!(py, "_global_backward_pre_hooks"),
+        ],
+    )?;
+    for (name, hook) in GLOBAL_HOOKS.iter().zip(found) {
+        if let Some(hook) = hook {
+            if has_entries(&hook)? {
+                return Ok(Some(format!("hook: a global module hook (`{name}`)")));
+            }
         }
     }
     Ok(None)

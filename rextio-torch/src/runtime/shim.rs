@@ -61,6 +61,7 @@ extern "C" {
     fn rx_last_error() -> *const c_char;
     fn rx_set_grad_enabled(enabled: i32) -> i32;
     fn rx_grad_enabled() -> i32;
+    fn rx_is_tracing() -> i32;
     fn rx_mkldnn_enabled() -> i32;
     fn rx_probe_gelu(xs: *const f32, ys: *mut f32, n: i64, one_by_one: i32) -> i32;
     fn rx_wrap_owned(tensor: *mut c_void) -> *mut ffi::PyObject;
@@ -193,6 +194,12 @@ pub(crate) fn release(mut t: Tensor) {
 pub(crate) fn grad_enabled() -> bool {
     // SAFETY: reads a thread-local flag; cannot fail.
     unsafe { rx_grad_enabled() != 0 }
+}
+
+/// Whether `torch.jit.trace` is recording on this thread (`true` when that cannot be told).
+pub(crate) fn is_tracing() -> bool {
+    // SAFETY: reads a thread-local pointer; catches every exception.
+    unsafe { rx_is_tracing() != 0 }
 }
 
 /// Set autograd's grad mode on this thread; returns whether it was enabled.

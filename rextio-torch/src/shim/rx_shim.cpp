@@ -14,6 +14,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/jit/frontend/tracer.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -266,6 +267,16 @@ PyObject* rx_wrap_owned(void* tensor) {
 
 // Whether autograd's grad mode is on for this thread (1 enabled, 0 disabled).
 int32_t rx_grad_enabled() { return c10::GradMode::is_enabled() ? 1 : 0; }
+
+// Whether `torch.jit.trace` is recording on this thread (1) or not (0): what
+// `torch._C._get_tracing_state()` answers with a state or `None`.
+int32_t rx_is_tracing() {
+  try {
+    return torch::jit::tracer::isTracing() ? 1 : 0;
+  } catch (...) {
+    return 1;  // unknown: the caller takes the path that asks Python
+  }
+}
 
 // Set autograd's grad mode on this thread; returns the previous mode (1 enabled, 0 disabled).
 int32_t rx_set_grad_enabled(int32_t enabled) {
