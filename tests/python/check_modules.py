@@ -1277,6 +1277,16 @@ with torch.inference_mode():
     with ran(model, f"{SCORER}.probs", "native"):
         assert_same(b.probs(x), e.probs(x), "to('cpu').float()")
 
+# torch.jit.trace records the operations eager runs: while it records, the original runs.
+with torch.no_grad(), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with ran(model, f"{SCORER}.forward", "trace"):
+        traced = torch.jit.trace(b, x, check_trace=False)
+    etraced = torch.jit.trace(e, x, check_trace=False)
+    x2 = inputs(F_, 35)["batch 16"]
+    assert_same(traced(x2), etraced(x2), "torch.jit.trace of the model")
+    with ran(model, f"{SCORER}.forward", "native"):
+        assert_same(b(x2), e(x2), "after torch.jit.trace")
 
 # ---- 9. threads -------------------------------------------------------------------------------
 

@@ -152,13 +152,19 @@ pub fn module_entry_check(
 }
 
 /// Why a value read or received by a compiled method sends the call to the original: with grad
-/// mode on, a tensor that requires grad would be recorded by autograd in eager.
+/// mode on, a tensor that requires grad would be recorded by autograd in eager; while
+/// `torch.jit.trace` records, the trace must see the operations eager runs.
 pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
     if shim::grad_enabled() && t.tensor().requires_grad() {
         return Some(
             "grad: grad mode is enabled and a parameter or input requires grad; call the model \
              under torch.inference_mode() or torch.no_grad() for the native path"
                 .to_owned(),
+        );
+    }
+    if shim::is_tracing() {
+        return Some(
+            "trace: torch.jit.trace is recording, and records the original's operations".to_owned(),
         );
     }
     None
