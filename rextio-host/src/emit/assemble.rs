@@ -192,11 +192,6 @@ fn bound_item(placed: &[Placed]) -> Option<TokenStream> {
 /// `__call__` of its class (see `runtime::entry::Entry::install`); returns whether it did.
 /// None without entries.
 fn entry_setter(placed: &[Placed]) -> Option<TokenStream> {
-    let doc = str_lit(
-        "__call__($self, /, *args, **kwargs)\n--\n\nCall the instance: the compiled method \
-         directly where the base class's __call__ would do nothing else, that __call__ \
-         otherwise (rextio).",
-    );
     let arms: Vec<TokenStream> = placed
         .iter()
         .filter_map(|p| Some((p.key.as_str(), p.function.method.as_ref()?.entry.as_ref()?)))
@@ -206,18 +201,11 @@ fn entry_setter(placed: &[Placed]) -> Option<TokenStream> {
             let f = Ident::new(&e.rust_fn, PmSpan::call_site());
             let bases = e.bases.iter().map(|b| str_lit(b));
             let pinned = e.pinned.iter().map(|p| str_lit(p));
-            quote!(#key => #cell.install(cls, original, #f, __RX_ENTRY_DOC, &[#(#bases),*], &[#(#pinned),*]),)
+            quote!(#key => #cell.install(cls, original, #f, &[#(#bases),*], &[#(#pinned),*]),)
         })
         .collect();
     (!arms.is_empty()).then(|| {
         quote! {
-            static __RX_ENTRY_DOC: &::std::ffi::CStr = match ::std::ffi::CStr::from_bytes_with_nul(
-                ::std::concat!(#doc, "\0").as_bytes(),
-            ) {
-                ::std::result::Result::Ok(c) => c,
-                ::std::result::Result::Err(_) => c"__call__",
-            };
-
             #[::pyo3::pyfunction]
             #[pyo3(name = "__rx_set_entry")]
             fn __rx_set_entry(

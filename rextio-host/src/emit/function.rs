@@ -46,7 +46,7 @@ pub struct MethodBinding {
 /// The `__call__` entry of a compiled method ([`rextio_plugin_api::CallEntry`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryBinding {
-    /// The Rust identifier of the entry's `#[pyfunction]`.
+    /// The Rust identifier of the entry's `extern "C"` function (`runtime::entry::Entry::call`).
     pub rust_fn: String,
     /// The Rust identifier of its `runtime::entry::Entry` static.
     pub cell: String,

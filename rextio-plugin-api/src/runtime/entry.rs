@@ -2,12 +2,12 @@
 //! compiled method without the base class's Python `__call__` in between when that `__call__`
 //! would do nothing but call it, and goes through the base's `__call__` otherwise.
 //!
-//! The generated Python binding defines `__call__(self, *args, **kwargs)` calling the native
-//! entry of the class's compiled method, and hands it to [`Entry::install`], which puts it on
-//! the class only where the class would otherwise inherit the base's `__call__` unchanged. At
-//! each call [`Entry::direct`] says whether the compiled method may run straight away (and
-//! with which original method); when not, [`Entry::delegate`] makes the call the class would
-//! have made without the entry: the next `__call__` in the instance's method resolution order.
+//! The generated crate defines, per compiled method, a `METH_FASTCALL | METH_KEYWORDS`
+//! function that calls [`Entry::call`]; the Python binding hands the class to
+//! [`Entry::install`], which makes that function the class's `__call__` (a method descriptor)
+//! only where the class would otherwise inherit the base's `__call__` unchanged. At each call
+//! the entry either runs the compiled method straight away, or makes the call the class would
+//! have made without it: the next `__call__` in the instance's method resolution order.
 
 use super::memo;
 use super::modules::{class_dict, instance_dict, raw_lookup, Original};
@@ -42,6 +42,9 @@ pub struct Entry {
     installed: PyOnceLock<Installed>,
     verified: Verified,
 }
+
+/// The docstring (with its text signature) of every installed `__call__`.
+const CALL_DOC: &CStr = c"__call__($self, /, *args, **kwargs)\n--\n\nCall the instance: the compiled method directly where the base class's __call__ would do nothing else, that __call__ otherwise (rextio).";
 
 /// A check of the plugin's, given the instance and its instance dictionary: why the base's
 /// `__call__` would do more than call the method.
@@ -98,20 +101,18 @@ impl Entry {
         }
     }
 
-    /// Make `entry` (the generated `METH_FASTCALL | METH_KEYWORDS` function, documented by
-    /// `doc`) the `__call__` of `class`, as a method descriptor of the class (like a method of
+    /// Make `entry` (the generated `METH_FASTCALL | METH_KEYWORDS` function) the `__call__` of
+    /// `class`, as a method descriptor of the class (like a method of
     /// a built-in type: no Python frame between `model(x)` and the native code), when `class`
     /// defines none itself and inherits the `__call__` of one of `bases` (dotted class paths)
     /// unchanged; `original` is the method as the user wrote it, `pinned` the attributes the
     /// base's `__call__` reaches through the instance. Returns whether it did (the first
     /// installation wins; a class that defines or inherits another `__call__` keeps it).
-    #[allow(clippy::too_many_arguments)]
     pub fn install(
         &self,
         class: &Bound<'_, PyType>,
         original: &Bound<'_, PyAny>,
         entry: ffi::PyCFunctionFastWithKeywords,
-        doc: &'static CStr,
         bases: &[&str],
         pinned: &[&str],
     ) -> PyResult<bool> {
@@ -159,7 +160,7 @@ impl Entry {
                 PyCFunctionFastWithKeywords: entry,
             },
             ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-            ml_doc: doc.as_ptr(),
+            ml_doc: CALL_DOC.as_ptr(),
         }));
         // SAFETY: `class` is a live type and `def` a valid, static method definition whose
         // function has the calling convention its flags name; a new reference or NULL with

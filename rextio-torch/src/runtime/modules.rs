@@ -5,25 +5,29 @@
 use super::{shim, RxtTorchTensor};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyModule};
+use pyo3::types::{PyDict, PyModule, PyString};
 use rextio_plugin_api::runtime::entry::DictCache;
 use rextio_plugin_api::runtime::modules::non_empty_entry;
 
 /// The per-instance hook dictionaries `Module.__call__` consults before calling `forward`.
-const INSTANCE_HOOKS: [&str; 4] = [
-    "_forward_hooks",
-    "_forward_pre_hooks",
-    "_backward_hooks",
-    "_backward_pre_hooks",
-];
+fn instance_hooks(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
+    [
+        pyo3::intern!(py, "_forward_hooks"),
+        pyo3::intern!(py, "_forward_pre_hooks"),
+        pyo3::intern!(py, "_backward_hooks"),
+        pyo3::intern!(py, "_backward_pre_hooks"),
+    ]
+}
 
 /// The global hook dictionaries of `torch.nn.modules.module` (every module call sees them).
-const GLOBAL_HOOKS: [&str; 4] = [
-    "_global_forward_hooks",
-    "_global_forward_pre_hooks",
-    "_global_backward_hooks",
-    "_global_backward_pre_hooks",
-];
+fn global_hooks(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
+    [
+        pyo3::intern!(py, "_global_forward_hooks"),
+        pyo3::intern!(py, "_global_forward_pre_hooks"),
+        pyo3::intern!(py, "_global_backward_hooks"),
+        pyo3::intern!(py, "_global_backward_pre_hooks"),
+    ]
+}
 
 /// The namespace of `torch.nn.modules.module`, where the global hook dictionaries live (read
 /// at every check: registering a hook rebinds nothing, it fills the dictionary).
@@ -43,16 +47,9 @@ fn module_globals(py: Python<'_>) -> PyResult<&'static Py<PyDict>> {
 /// `forward` as the compiled method does: a forward, pre-forward or backward hook on it. `None`
 /// when `Module.__call__` would take its fast path (global hooks: [`module_global_check`]).
 pub fn module_call_check(dict: &Bound<'_, PyDict>) -> PyResult<Option<String>> {
-    let py = dict.py();
-    let instance = [
-        pyo3::intern!(py, "_forward_hooks"),
-        pyo3::intern!(py, "_forward_pre_hooks"),
-        pyo3::intern!(py, "_backward_hooks"),
-        pyo3::intern!(py, "_backward_pre_hooks"),
-    ];
-    for (name, key) in INSTANCE_HOOKS.iter().zip(instance) {
+    for key in instance_hooks(dict.py()) {
         if non_empty_entry(dict, key)? {
-            return Ok(Some(format!("hook: a `{name}` entry on this submodule")));
+            return Ok(Some(format!("hook: a `{key}` entry on this submodule")));
         }
     }
     Ok(None)
@@ -65,15 +62,9 @@ pub fn module_global_check(py: Python<'_>) -> PyResult<Option<String>> {
     // Held by a static: the state memo may check its tag without a fact proving it alive.
     rextio_plugin_api::runtime::memo::static_root(py, globals);
     let globals = globals.bind(py);
-    let keys = [
-        pyo3::intern!(py, "_global_forward_hooks"),
-        pyo3::intern!(py, "_global_forward_pre_hooks"),
-        pyo3::intern!(py, "_global_backward_hooks"),
-        pyo3::intern!(py, "_global_backward_pre_hooks"),
-    ];
-    for (name, key) in GLOBAL_HOOKS.iter().zip(keys) {
+    for key in global_hooks(py) {
         if non_empty_entry(globals, key)? {
-            return Ok(Some(format!("hook: a global module hook (`{name}`)")));
+            return Ok(Some(format!("hook: a global module hook (`{key}`)")));
         }
     }
     Ok(None)
@@ -101,15 +92,10 @@ pub fn module_entry_check(
     static GLOBAL: DictCache<4> = DictCache::new();
     let py = slf.py();
     let compiled = pyo3::intern!(py, "_compiled_call_impl");
+    let [forward, forward_pre, backward, backward_pre] = instance_hooks(py);
     let [compiled_here, hooks @ ..] = INSTANCE.get(
         dict,
-        [
-            compiled,
-            pyo3::intern!(py, "_forward_hooks"),
-            pyo3::intern!(py, "_forward_pre_hooks"),
-            pyo3::intern!(py, "_backward_hooks"),
-            pyo3::intern!(py, "_backward_pre_hooks"),
-        ],
+        [compiled, forward, forward_pre, backward, backward_pre],
     )?;
     // Set on the instance by `compile()`; otherwise the class attribute (`None`) answers.
     let compiled = match compiled_here {
@@ -122,7 +108,7 @@ pub fn module_entry_check(
     if shim::is_tracing() {
         return Ok(Some("a running `torch.jit.trace`".to_owned()));
     }
-    for (name, hook) in INSTANCE_HOOKS.iter().zip(hooks) {
+    for (name, hook) in instance_hooks(py).into_iter().zip(hooks) {
         // `Module.__call__` reads each as an attribute: a missing one is its error to raise.
         let Some(hook) = hook else {
             return Ok(Some(format!("no `{name}` on the instance")));
@@ -132,16 +118,8 @@ pub fn module_entry_check(
         }
     }
     let globals = module_globals(py)?;
-    let found = GLOBAL.get(
-        globals.bind(py),
-        [
-            pyo3::intern!(py, "_global_forward_hooks"),
-            pyo3::intern!(py, "_global_forward_pre_hooks"),
-            pyo3::intern!(py, "_global_backward_hooks"),
-            pyo3::intern!(py, "_global_backward_pre_hooks"),
-        ],
-    )?;
-    for (name, hook) in GLOBAL_HOOKS.iter().zip(found) {
+    let found = GLOBAL.get(globals.bind(py), global_hooks(py))?;
+    for (name, hook) in global_hooks(py).into_iter().zip(found) {
         if let Some(hook) = hook {
             if has_entries(&hook)? {
                 return Ok(Some(format!("hook: a global module hook (`{name}`)")));
