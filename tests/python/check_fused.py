@@ -197,4 +197,26 @@ err = raises(RuntimeError, kernels.scoring, torch.randn(2, F_), mean, scale, tor
 # Empty batches.
 check("wide", torch.randn(0, F_), torch.randn(H, F_))
 check("scoring", torch.randn(0, F_), mean, scale, w1, b1, w2, b2, 1)
+# torch.jit.trace of code calling compiled functions records libtorch's operations (the fused
+# path steps aside while a trace records): the trace answers a new input as eager does, rather
+# than repeating the traced call's result. Then, untraced, the functions are native again.
+import warnings
+
+for name, make in (
+    ("heads", lambda: (torch.randn(5, F_),)),
+    ("wide", lambda: (torch.randn(5, F_), torch.randn(H, F_))),
+    ("activations", lambda: (torch.randn(5, F_),)),
+):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        traced = torch.jit.trace(lambda *a, f=getattr(kernels, name): f(*a) * 2.0, make())
+    fresh = make()
+    assert_same(traced(*fresh), getattr(eager, name)(*fresh) * 2.0, f"{name}: traced, on a new input ({path})")
+    assert "aten::" in str(traced.graph), f"{name}: the trace recorded no libtorch operation ({path})"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", torch.jit.TracerWarning)
+    traced = torch.jit.trace(lambda a, *w: kernels.scoring(a, *w, 2), (x, mean, scale, w1, b1, w2, b2))
+fresh = torch.randn(9, F_)
+assert_same(traced(fresh, mean, scale, w1, b1, w2, b2), eager.scoring(fresh, mean, scale, w1, b1, w2, b2, 2), f"scoring: traced ({path})")
+check("heads", torch.randn(5, F_))
 print(f"fused ok ({path})")

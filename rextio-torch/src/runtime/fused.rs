@@ -24,12 +24,19 @@ use rextio_fusion::{Dt, Edges, PathPolicy, Program, Shape, GIL_RELEASE_WORK};
 static POLICY: PathPolicy = PathPolicy::new("REXTIO_TORCH_PATH", "rextio-torch", 1 << 21, 1 << 18);
 
 /// Run `prog` fused, or `Ok(None)` when the per-site path must run instead.
+///
+/// While `torch.jit.trace` records on this thread the call always declines: the fused kernels
+/// write buffers libtorch never sees, so the trace would hold the call's result as a constant
+/// (and answer every later input with it). The per-site path's libtorch operations go through
+/// the dispatcher, where the tracer records them as it records eager's.
 pub fn fused<const N: usize>(
     prog: &'static Program,
     tensors: &[&RxtTorchTensor],
     scalars: &[f64],
 ) -> PyResult<Option<[RxtTorchTensor; N]>> {
-    POLICY.run::<Torch, N>(prog, tensors, scalars, || Ok(Some(Torch)))
+    POLICY.run::<Torch, N>(prog, tensors, scalars, || {
+        Ok((!shim::is_tracing()).then_some(Torch))
+    })
 }
 
 /// libtorch as the fusion crate's host.
