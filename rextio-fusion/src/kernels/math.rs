@@ -110,6 +110,30 @@ fn horner<S: Simd, const N: usize>(s: S, x: S::V, c: [f32; N]) -> S::V {
     y
 }
 
+/// Polynomials by Estrin's scheme, highest degree first, given `y` and its powers: the same
+/// value as [`horner`] to rounding, with a dependency chain of about half the length. GELU's
+/// rational (two Horner chains of seven and four multiply-adds, then a division) left too few
+/// independent operations in flight to fill the FMA pipes: measured in one process on an AVX2
+/// host (Zen 3), GELU over 12288 values of [-2.5, 2.5] went from 6.24 to 5.59 ns per vector
+/// with these. (`tanh_v`'s shorter chains gained nothing and keep Horner's.)
+///
+/// `c[0]·y⁷ + … + c[7]`, given `y²` and `y⁴`.
+#[inline(always)]
+fn estrin8<S: Simd>(s: S, y: S::V, y2: S::V, y4: S::V, c: [f32; 8]) -> S::V {
+    let pair = |hi: f32, lo: f32| s.mul_add(s.splat(hi), y, s.splat(lo));
+    let hi = s.mul_add(pair(c[0], c[1]), y2, pair(c[2], c[3]));
+    let lo = s.mul_add(pair(c[4], c[5]), y2, pair(c[6], c[7]));
+    s.mul_add(hi, y4, lo)
+}
+
+/// `c[0]·y⁴ + … + c[4]`, given `y²` (see [`estrin8`]).
+#[inline(always)]
+fn estrin5<S: Simd>(s: S, y: S::V, y2: S::V, c: [f32; 5]) -> S::V {
+    let pair = |hi: f32, lo: f32| s.mul_add(s.splat(hi), y, s.splat(lo));
+    let hi = s.mul_add(s.splat(c[0]), y2, pair(c[1], c[2]));
+    s.mul_add(hi, y2, pair(c[3], c[4]))
+}
+
 const MAGIC_ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer.
 
 /// Cephes' degree-5 polynomial for `(e^r - 1 - r)/r²` on `|r| ≤ ln2/2` ([`exp_v`], [`expm1_v`]).
@@ -417,9 +441,10 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
     let far = s.ge(t, s.splat(GELU_LIMIT));
     // `erf(x/√2)` as one rational function (absolute error 3e-7), ±1 from the limit on.
     let x2 = s.mul(x, x);
+    let x4 = s.mul(x2, x2);
     let erf = s.div(
-        s.mul(x, horner(s, x2, GELU_ERF_P)),
-        horner(s, x2, GELU_ERF_Q),
+        s.mul(x, estrin8(s, x2, x4, s.mul(x4, x4), GELU_ERF_P)),
+        estrin5(s, x2, x4, GELU_ERF_Q),
     );
     let erf = s.select(far, with_sign_of(s, s.splat(1.0), x), erf);
     // `0.5x + 0.5x·erf` in one multiply-add: a zero sum is `+0` (`erf` has `x`'s sign, so
