@@ -199,7 +199,7 @@ check("wide", torch.randn(0, F_), torch.randn(H, F_))
 check("scoring", torch.randn(0, F_), mean, scale, w1, b1, w2, b2, 1)
 # torch.jit.trace of code calling compiled functions records libtorch's operations (the fused
 # path steps aside while a trace records): the trace answers a new input as eager does, rather
-# than repeating the traced call's result. Then, untraced, the functions are native again.
+# than repeating the traced call's result. A later untraced call still matches eager.
 import warnings
 
 for name, make in (
@@ -212,7 +212,9 @@ for name, make in (
         traced = torch.jit.trace(lambda *a, f=getattr(kernels, name): f(*a) * 2.0, make())
     fresh = make()
     assert_same(traced(*fresh), getattr(eager, name)(*fresh) * 2.0, f"{name}: traced, on a new input ({path})")
-    assert "aten::" in str(traced.graph), f"{name}: the trace recorded no libtorch operation ({path})"
+    # A trace holding the call's result as a constant records only the final `* 2.0`.
+    ops = str(traced.graph).count("aten::")
+    assert ops > 1, f"{name}: the trace recorded none of the function's operations ({path})"
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", torch.jit.TracerWarning)
     traced = torch.jit.trace(lambda a, *w: kernels.scoring(a, *w, 2), (x, mean, scale, w1, b1, w2, b2))
