@@ -309,6 +309,16 @@ pub trait Plugin: Send + Sync {
     fn module_kind(&self, _ctor: &ModuleCtor) -> ModuleAnswer {
         ModuleAnswer::NotCovered
     }
+    /// The Rust path of a check for the framework's symbolic values (API >= 1.17), called as
+    /// `check(&Bound<PyAny>) -> bool`: whether an argument that failed to convert is a value a
+    /// tracer passes in place of data (`torch.fx.Proxy`, a TensorFlow graph tensor inside
+    /// `tf.function`). A compiled free function given one runs its original Python function
+    /// instead, so the tracer records what eager would run; any other refused argument still
+    /// raises. The check runs only on that error path and must not raise or import anything.
+    /// `None` (the default): such arguments are refused as any other.
+    fn symbolic_check(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A plugin's module-init step (see [`Plugin::module_init`]).

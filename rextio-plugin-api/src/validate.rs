@@ -223,6 +223,9 @@ fn declared_syntax(plugin: &dyn Plugin) -> Result<(), ValidationError> {
             parses::<syn::Path>(plugin, || what.to_owned(), path)?;
         }
     }
+    if let Some(path) = plugin.symbolic_check() {
+        parses::<syn::Path>(plugin, || "the symbolic-value check".to_owned(), &path)?;
+    }
     Ok(())
 }
 

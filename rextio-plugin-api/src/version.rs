@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 16, 0);
+pub const API_VERSION: Version = Version::new(1, 17, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
@@ -33,6 +33,8 @@ pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 /// Minor version of the plugin API whose lowerings are token streams ([`crate::syntax::Code`]):
 /// from it on the host refuses text; below it, text is lexed and parsed.
 pub const TOKEN_LOWERING_SINCE_MINOR: u64 = 14;
+/// Minor version of the plugin API that introduced `symbolic_check`.
+pub const SYMBOLIC_CHECK_SINCE_MINOR: u64 = 17;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -104,6 +106,8 @@ pub struct Negotiated {
     pub device_spec: bool,
     /// Whether its lowerings must be tokens (text is refused).
     pub token_lowering: bool,
+    /// Whether `symbolic_check` may be consulted.
+    pub symbolic_check: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -152,6 +156,7 @@ pub fn negotiate(
         runtime_support_crates: version.minor >= RUNTIME_SUPPORT_CRATES_SINCE_MINOR,
         device_spec: version.minor >= DEVICE_SPEC_SINCE_MINOR,
         token_lowering: version.minor >= TOKEN_LOWERING_SINCE_MINOR,
+        symbolic_check: version.minor >= SYMBOLIC_CHECK_SINCE_MINOR,
         declared: version,
     })
 }
@@ -166,14 +171,17 @@ mod tests {
 
     #[test]
     fn same_version_enables_every_hook() {
-        let n = negotiate("p", "1.16.0", &host()).unwrap();
+        let n = negotiate("p", "1.17.0", &host()).unwrap();
         assert!(n.function_scope_guard && n.device_requirements && n.module_init);
         assert!(n.region_lowering && n.detached_body && n.module_classes);
         assert!(n.runtime_support_crates && n.device_spec && n.token_lowering);
+        assert!(n.symbolic_check);
     }
 
     #[test]
     fn older_minor_is_accepted_with_fewer_hooks() {
+        let n = negotiate("p", "1.16.0", &host()).unwrap();
+        assert!(n.token_lowering && !n.symbolic_check);
         let n = negotiate("p", "1.14.0", &host()).unwrap();
         assert!(n.token_lowering);
         let n = negotiate("p", "1.13.0", &host()).unwrap();
@@ -200,10 +208,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.17.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.18.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.17.0") && msg.contains("1.16.0"), "{msg}");
+        assert!(msg.contains("1.18.0") && msg.contains("1.17.0"), "{msg}");
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn declared() -> Declared {
     let (major, minor) = EAGER_ABI_PYTHON;
     Declared {
         id: PLUGIN_ID,
-        api_version: "1.14.0",
+        api_version: "1.17.0",
         version: env!("CARGO_PKG_VERSION"),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         // The runtime binds only images the imported tensorflow wheel already mapped, so the
@@ -138,6 +138,9 @@ impl Plugin for TensorflowPlugin {
         Some(rextio_plugin_api::ModuleInit {
             expr: rextio_plugin_api::syntax::quote!(::rextio_tensorflow::runtime::load(py)).into(),
         })
+    }
+    fn symbolic_check(&self) -> Option<String> {
+        Some("::rextio_tensorflow::runtime::is_symbolic".into())
     }
 }
 

@@ -70,7 +70,7 @@ impl TorchPlugin {
 fn declared() -> Declared {
     Declared {
         id: PLUGIN_ID,
-        api_version: "1.16.0",
+        api_version: "1.17.0",
         version: env!("CARGO_PKG_VERSION"),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         package: "torch",
@@ -149,6 +149,9 @@ impl Plugin for TorchPlugin {
     }
     fn fresh_result(&self, rule_id: &str) -> bool {
         rules::fresh_result(rule_id)
+    }
+    fn symbolic_check(&self) -> Option<String> {
+        Some("::rextio_torch::runtime::is_symbolic".into())
     }
     fn function_scope_guard(&self, _f: &FunctionScope) -> Option<ScopeGuard> {
         Some(ScopeGuard {

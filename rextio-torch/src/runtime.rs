@@ -17,7 +17,9 @@ mod eager_host;
 mod fused;
 mod modules;
 pub use fused::fused;
-pub use modules::{module_admit, module_call_check, module_entry_check, module_global_check};
+pub use modules::{
+    is_symbolic, module_admit, module_call_check, module_entry_check, module_global_check,
+};
 
 mod shim;
 #[cfg(test)]

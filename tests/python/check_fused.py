@@ -221,4 +221,31 @@ with warnings.catch_warnings():
 fresh = torch.randn(9, F_)
 assert_same(traced(fresh, mean, scale, w1, b1, w2, b2), eager.scoring(fresh, mean, scale, w1, b1, w2, b2, 2), f"scoring: traced ({path})")
 check("heads", torch.randn(5, F_))
+
+
+# torch.fx.symbolic_trace of a module (not compiled) calling compiled functions: given a Proxy,
+# a compiled function runs its original, so the graph holds eager's operations and answers a new
+# input as eager does; called directly afterwards, the module still runs the native functions.
+class Caller(torch.nn.Module):
+    def __init__(self, lib):
+        super().__init__()
+        self.lib = lib
+        self.register_buffer("w", torch.randn(H, F_))
+
+    def forward(self, x):
+        h = self.lib.wide(x, self.w)
+        return self.lib.scalars(h, 0.5, x.shape[0]) + self.lib.heads(x).sum()
+
+
+caller = Caller(kernels)
+graph = torch.fx.symbolic_trace(caller)
+targets = {getattr(n.target, "__name__", str(n.target)) for n in graph.graph.nodes if n.op in ("call_function", "call_method")}
+assert {"linear", "relu", "log_softmax", "softmax"} <= targets, f"fx recorded {sorted(targets)} ({path})"
+reference = Caller(eager)
+reference.w = caller.w
+fresh = torch.randn(6, F_)
+assert_same(graph(fresh), reference(fresh), f"fx graph, on a new input ({path})")
+assert_same(caller(fresh), reference(fresh), f"fx: the module called directly ({path})")
+# Anything else a compiled function refuses still raises.
+raises(TypeError, kernels.wide, [[1.0] * F_], caller.w)
 print(f"fused ok ({path})")

@@ -153,6 +153,26 @@ for i in range(20):
     x = t(i + 1, 12)
     same(net.encode(x, w, b, 2), eager.encode(x, w, b, 2), f"same weights, call {i}")
 
+# Inside tf.function a compiled function receives graph tensors: it runs its original, so the
+# traced graph holds TensorFlow's operations and answers new inputs as eager does; called
+# eagerly afterwards, the functions are native as before.
+we, be, ws, bs = t(12, 12), t(12), t(12, 7), t(7)
+sc = tf.constant(rng.uniform(0.5, 2.0, 7).astype(np.float32))
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 12], tf.float32)])
+def served(x):
+    return net.score(net.encode(x, we, be, 2), ws, bs, sc)
+
+
+ops = {op.type for op in served.get_concrete_function().graph.get_operations()}
+assert {"MatMul", "BiasAdd", "Relu", "Tanh", "Softmax"} <= ops, f"tf.function traced {sorted(ops)}"
+for n in (1, 5, 3):
+    x = t(n, 12, special=n == 3)
+    same(served(x), eager.score(eager.encode(x, we, be, 2), ws, bs, sc), f"tf.function, batch {n}")
+    same(net.score(x, ws, bs, sc), eager.score(x, ws, bs, sc), f"native after tf.function, batch {n}")
+assert is_native(net.score) and is_native(net.encode)
+
 # Devices by exact full name (last: this replaces the eager context). Once a remote task is
 # connected, this process's CPU:0 still works, and the worker's CPU:0 is not it.
 server = tf.distribute.Server.create_local_server()

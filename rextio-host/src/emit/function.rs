@@ -207,8 +207,9 @@ fn function_boundary(
     let mut converts = Vec::new();
     let mut originals = Vec::new();
     let mut admits = Vec::new();
+    let symbolic = symbolic_checks(lx, ir)?;
     for (position, p) in ir.params.iter().enumerate() {
-        let a = argument(lx, &ir.qualname, p, position)?;
+        let a = argument(lx, &ir.qualname, p, position, &symbolic)?;
         params.push(a.param);
         converts.push(a.convert);
         originals.push(a.original);
@@ -216,8 +217,8 @@ fn function_boundary(
     }
     // Inside an original module method (which runs instead of its native body so that eager
     // semantics hold, autograd included), a native function whose plugin would not admit an
-    // input runs its original too.
-    let has_original = !admits.is_empty();
+    // input runs its original too; so does one given a tracer's symbolic value.
+    let has_original = !admits.is_empty() || !symbolic.is_empty();
     if has_original {
         let (before, after) = original_fallback(original, &originals, &admits);
         converts.insert(0, before);
@@ -262,12 +263,14 @@ struct Argument {
 }
 
 /// Parameter `p` (at `position`) of the function `qualname`: a refused argument's error names
-/// the function, the parameter, its position and what was given (built only on that path).
+/// the function, the parameter, its position and what was given (built only on that path). A
+/// refused argument that one of the `symbolic` checks recognises runs the original instead.
 fn argument(
     lx: &mut Lx<'_>,
     qualname: &str,
     p: &crate::ir::Param,
     position: usize,
+    symbolic: &[syn::Path],
 ) -> LResult<Argument> {
     let raw = param_ident(&p.name).map_err(fail)?;
     let id = local_ident(&p.name);
@@ -277,6 +280,19 @@ fn argument(
         __rx_e, #raw, #qualname, #pname, #position
     ));
     let mut admit = None;
+    // A tracer's symbolic value (checked only once conversion has failed) runs the original,
+    // which records what eager would run.
+    let traced = if symbolic.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            if #(#symbolic(#raw))||* {
+                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                    return ::std::result::Result::Ok(__rx_r);
+                }
+            }
+        }
+    };
     let convert = match &p.ty {
         ValueType::Plugin(k) => {
             let Some(t) = lx.registry.plugin_type(k) else {
@@ -296,6 +312,7 @@ fn argument(
                                     return ::std::result::Result::Ok(__rx_r);
                                 }
                             }
+                            #traced
                             return ::std::result::Result::Err(#refused);
                         }
                     };
@@ -305,6 +322,7 @@ fn argument(
                     let #id = match #extract(#raw, #pname) {
                         ::std::result::Result::Ok(__rx_v) => __rx_v,
                         ::std::result::Result::Err(__rx_e) => {
+                            #traced
                             return ::std::result::Result::Err(#refused);
                         }
                     };
@@ -319,6 +337,7 @@ fn argument(
                 let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
                     ::std::result::Result::Ok(__rx_v) => __rx_v,
                     ::std::result::Result::Err(__rx_e) => {
+                        #traced
                         return ::std::result::Result::Err(#refused);
                     }
                 };
@@ -333,16 +352,21 @@ fn argument(
     })
 }
 
-/// What a boundary with admission checks runs before its conversions (whether it is inside an
-/// original module method, and how to call the function's original with the arguments) and
-/// after them (the original when a plugin would not admit an input).
+/// What a boundary that may run its original runs before its conversions (how to call the
+/// original with the arguments and, with admission checks, whether it is inside an original
+/// module method) and after them (the original when a plugin would not admit an input).
 fn original_fallback(
     original: &Ident,
     originals: &[TokenStream],
     admits: &[TokenStream],
 ) -> (TokenStream, TokenStream) {
+    let in_original = if admits.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();)
+    };
     let before = quote! {
-        let __rx_in_original = ::rextio_plugin_api::runtime::modules::in_original();
+        #in_original
         let __rx_run_original = || -> ::pyo3::PyResult<::std::option::Option<::pyo3::Py<::pyo3::PyAny>>> {
             match #original.get(__rx_py) {
                 ::std::option::Option::Some(__rx_f) => {
@@ -353,10 +377,14 @@ fn original_fallback(
             }
         };
     };
-    let after = quote! {
-        if __rx_in_original && (#(#admits)||*) {
-            if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                return ::std::result::Result::Ok(__rx_r);
+    let after = if admits.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            if __rx_in_original && (#(#admits)||*) {
+                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                    return ::std::result::Result::Ok(__rx_r);
+                }
             }
         }
     };
@@ -423,6 +451,31 @@ fn body_item(lx: &mut Lx<'_>, ir: &FnIr, body_fn: &Ident) -> LResult<TokenStream
             Err(::pyo3::exceptions::PyRuntimeError::new_err(#unreachable))
         }
     })
+}
+
+/// The symbolic-value checks ([`rextio_plugin_api::Plugin::symbolic_check`]) of the plugins
+/// whose types the function's parameters have or whose sites its body lowers (API >= 1.17), in
+/// plugin order.
+fn symbolic_checks(lx: &Lx<'_>, ir: &FnIr) -> LResult<Vec<syn::Path>> {
+    let mut plugins = lx.plugins.clone();
+    for p in &ir.params {
+        if let ValueType::Plugin(k) = &p.ty {
+            plugins.insert(k.namespace().to_owned());
+        }
+    }
+    let mut out = Vec::new();
+    for id in &plugins {
+        let Some(reg) = lx.registry.plugin(id) else {
+            continue;
+        };
+        if !reg.negotiated.symbolic_check {
+            continue;
+        }
+        if let Some(path) = reg.plugin.symbolic_check() {
+            out.push(parse("symbolic-value check", &path).map_err(fail)?);
+        }
+    }
+    Ok(out)
 }
 
 /// The admission check of a plugin's values (its module support), when it declares one.

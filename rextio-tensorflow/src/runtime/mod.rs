@@ -236,6 +236,28 @@ pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTf
     extract(obj, TF_INT64, 1)
 }
 
+/// Whether `obj` is a graph tensor, the value `tf.function` traces with
+/// (`tf.is_symbolic_tensor`): a compiled function given one runs its original Python function,
+/// so the traced graph holds eager's operations. Read through `sys.modules`, so the check
+/// imports nothing; any failure answers `false` (the argument is then refused as before).
+pub fn is_symbolic(obj: &Bound<'_, PyAny>) -> bool {
+    let py = obj.py();
+    let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else {
+        return false;
+    };
+    let Ok(Some(tf)) = modules
+        .cast_into::<pyo3::types::PyDict>()
+        .map_err(PyErr::from)
+        .and_then(|m| m.get_item("tensorflow"))
+    else {
+        return false;
+    };
+    tf.getattr(pyo3::intern!(py, "is_symbolic_tensor"))
+        .and_then(|f| f.call1((obj,)))
+        .and_then(|r| r.is_truthy())
+        .unwrap_or(false)
+}
+
 /// Hand a tensor back to Python as an EagerTensor (no copy of the buffer). The handle given to
 /// `EagerTensorFromHandle` is owned by it from then on, also when it fails.
 pub fn materialize_tensor(py: Python<'_>, t: RxtTfTensor) -> PyResult<Py<PyAny>> {

@@ -147,3 +147,26 @@ pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
     }
     None
 }
+
+/// Whether `obj` is a value `torch.fx` traces with (a `torch.fx.Proxy`, which
+/// `symbolic_trace` passes in place of tensors and of what is computed from them): a compiled
+/// function given one runs its original, so the trace records eager's operations. Read from
+/// `sys.modules`, so the check imports nothing: when `torch.fx` was never imported, nothing is a
+/// proxy. Any failure answers `false` (the argument is then refused as before).
+pub fn is_symbolic(obj: &Bound<'_, PyAny>) -> bool {
+    let py = obj.py();
+    let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else {
+        return false;
+    };
+    let Ok(Some(fx)) = modules
+        .cast_into::<PyDict>()
+        .map_err(PyErr::from)
+        .and_then(|m| m.get_item("torch.fx"))
+    else {
+        return false;
+    };
+    match fx.getattr(pyo3::intern!(py, "Proxy")) {
+        Ok(proxy) => obj.is_instance(&proxy).unwrap_or(false),
+        Err(_) => false,
+    }
+}
