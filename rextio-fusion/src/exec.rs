@@ -884,6 +884,7 @@ impl Run<'_> {
                 f: k::Binary::Add,
                 a: pa,
                 b: bias,
+                ..
             }),
         ) = (p.ins[j], p.ins.get(j + 1))
         else {
@@ -1038,7 +1039,7 @@ impl Run<'_> {
                     k_err(k::unary(f, src(t)?, dst))?;
                 }
             }
-            Ins::Binary { f, a, b } => {
+            Ins::Binary { f, a, b, .. } => {
                 let Some((_, ra, rb)) = broadcast(self.shape(a), self.shape(b)) else {
                     return Err(internal("an elementwise operand no longer broadcasts"));
                 };

@@ -176,6 +176,10 @@ pub enum Ins {
         a: V,
         /// Right.
         b: V,
+        /// The result must have `a`'s shape (an update of `a` in place in the framework, which
+        /// refuses a broadcast that would grow it): the call declines otherwise, and the
+        /// per-site path raises the framework's error.
+        keep: bool,
     },
     /// Tensor-scalar elementwise (`rev`: the scalar is the left operand). The scalar is cast to
     /// float32 before the operation.

@@ -268,7 +268,14 @@ fn result_shape(
             (f32(Shape::of(&[s.dims[1], s.dims[0]])?), 0)
         }
         Ins::Unary { t, .. } => (f32(k.tensor(t)?), 0),
-        Ins::Binary { a, b, .. } => (f32(broadcast(k.tensor(a)?, k.tensor(b)?)?.0), 0),
+        Ins::Binary { a, b, keep, .. } => {
+            let left = k.tensor(a)?;
+            let (shape, _, _) = broadcast(left, k.tensor(b)?)?;
+            if keep && shape != left {
+                return None;
+            }
+            (f32(shape), 0)
+        }
         Ins::Scalar { t, s, .. } => {
             if !k.scalar_input(s) {
                 return None;

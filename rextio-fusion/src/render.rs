@@ -92,9 +92,9 @@ fn ins(p: &TokenStream, i: &Ins) -> TokenStream {
             let (f, t) = (unary(p, f), n(t));
             quote!(#p::Ins::Unary { f: #f, t: #t })
         }
-        Ins::Binary { f, a, b } => {
+        Ins::Binary { f, a, b, keep } => {
             let (f, a, b) = (binary(p, f), n(a), n(b));
-            quote!(#p::Ins::Binary { f: #f, a: #a, b: #b })
+            quote!(#p::Ins::Binary { f: #f, a: #a, b: #b, keep: #keep })
         }
         Ins::Scalar { f, t, s, rev } => {
             let (f, t, s) = (binary(p, f), n(t), n(s));
@@ -259,7 +259,18 @@ mod tests {
             },
         ];
         ins.extend(UnaryF::ALL.iter().map(|&f| Ins::Unary { f, t: 0 }));
-        ins.extend(Binary::ALL.iter().map(|&f| Ins::Binary { f, a: 0, b: 2 }));
+        ins.extend(Binary::ALL.iter().map(|&f| Ins::Binary {
+            f,
+            a: 0,
+            b: 2,
+            keep: false,
+        }));
+        ins.push(Ins::Binary {
+            f: Binary::Add,
+            a: 0,
+            b: 2,
+            keep: true,
+        });
         for f in [ReduceF::Sum, ReduceF::Mean, ReduceF::Amax, ReduceF::Amin] {
             ins.push(Ins::Reduce {
                 f,

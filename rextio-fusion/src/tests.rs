@@ -36,6 +36,7 @@ fn a_chain_shares_one_temporary_and_writes_the_output_directly() {
             f: Binary::Sub,
             a: 0,
             b: 1,
+            keep: false,
         },
         Ins::Scalar {
             f: Binary::Div,
@@ -156,6 +157,7 @@ fn values_read_again_or_returned_are_never_overwritten() {
             f: Binary::Mul,
             a: 1,
             b: 1,
+            keep: false,
         },
         Ins::Unary {
             f: UnaryF::Tanh,
@@ -226,6 +228,7 @@ fn shapes_outside_the_kernels_decline() {
         f: Binary::Sub,
         a: 0,
         b: 1,
+        keep: false,
     }];
     // Same shape, and a row vector on the right: fine.
     assert!(plan(view(&inputs, &sub, &[2]), &[sh(&[2, 3]), sh(&[2, 3])]).is_some());
@@ -248,8 +251,23 @@ fn shapes_outside_the_kernels_decline() {
         f: Binary::Add,
         a: 0,
         b: 1,
+        keep: false,
     }];
     let p = plan(view(&inputs, &add, &[2]), &[sh(&[3]), sh(&[2, 3])]).unwrap();
+    assert_eq!(p.shapes[2].0.sizes(), &[2, 3]);
+    // An update in place (`a += b` in the framework) keeps `a`'s shape: a broadcast that would
+    // grow `a` declines (the framework raises), one into it is planned.
+    let update = [Ins::Binary {
+        f: Binary::Add,
+        a: 0,
+        b: 1,
+        keep: true,
+    }];
+    assert!(plan(view(&inputs, &update, &[2]), &[sh(&[3]), sh(&[2, 3])]).is_none());
+    assert!(plan(view(&inputs, &update, &[2]), &[sh(&[2, 1]), sh(&[2, 3])]).is_none());
+    assert!(plan(view(&inputs, &update, &[2]), &[sh(&[2, 3]), sh(&[1, 3])]).is_some());
+    assert!(plan(view(&inputs, &update, &[2]), &[sh(&[2, 3]), sh(&[2, 1])]).is_some());
+    let p = plan(view(&inputs, &update, &[2]), &[sh(&[2, 3]), sh(&[3])]).unwrap();
     assert_eq!(p.shapes[2].0.sizes(), &[2, 3]);
     // Linear with a wrong inner size, a 1-D weight: libtorch raises its own error.
     let lin = [Ins::Linear {
@@ -460,6 +478,7 @@ fn a_program_runs_end_to_end_on_a_host_of_vectors() {
                 f: Binary::Add,
                 a: 4,
                 b: 2,
+                keep: false,
             },
             Ins::Unary {
                 f: UnaryF::Relu,
@@ -470,6 +489,7 @@ fn a_program_runs_end_to_end_on_a_host_of_vectors() {
                 f: Binary::Max,
                 a: 7,
                 b: 3,
+                keep: false,
             },
             Ins::Argmax {
                 t: 8,
@@ -731,6 +751,7 @@ fn a_product_its_bias_and_activation_match_the_separate_kernels() {
                 f: Binary::Add,
                 a: 3,
                 b: 2,
+                keep: false,
             },
             Ins::Unary {
                 f: UnaryF::Tanh,
@@ -886,6 +907,7 @@ fn region_inputs_prefer_a_tensor_read_then_a_scalar_one_and_number_slots_on_asse
         f: Binary::Add,
         a: 0,
         b: 2,
+        keep: false,
     }];
     let prog = ProgramBuf::assemble(inputs, ins.clone(), &[0]).expect("a program");
     assert_eq!(

@@ -36,7 +36,12 @@ fn instruction(f: Rt, ops: &[V]) -> Option<Ins> {
         _ => None,
     };
     let binary = |f: Binary| match ops {
-        [a, b] => Some(Ins::Binary { f, a: *a, b: *b }),
+        [a, b] => Some(Ins::Binary {
+            f,
+            a: *a,
+            b: *b,
+            keep: false,
+        }),
         _ => None,
     };
     let reduce = |f: ReduceF, dim: u8, keepdim: bool| match ops {

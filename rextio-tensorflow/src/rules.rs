@@ -316,8 +316,11 @@ pub fn records() -> Vec<RuleRecord> {
         out.push(native(
             arith(a.name, true),
             BinOp,
-            &format!("a {} b", a.op),
-            &format!("two {PAIRS}; scalar operands excluded (TFE {})", a.tfe_op),
+            &format!("a {0} b / a {0}= b", a.op),
+            &format!(
+                "two {PAIRS}; scalar operands excluded (TFE {}); `a {}= b` rebinds `a` (tensors are immutable)",
+                a.tfe_op, a.op
+            ),
             a.binop_code,
             &format!("write a {} b with two annotated tensors", a.op),
         ));

@@ -111,7 +111,11 @@ statement that rebinds it (`h = self.fc(x)` then `h = self.relu(h)`) or returns 
 hold for a parameter, an attribute, a name read twice or copied, a view (`t.T`, `flatten`) or \
 anything after a branch or loop boundary: those calls stay on Python, as does a non-literal \
 `inplace`. Where the in-place form is lowered it computes the same values as the out-of-place \
-one.",
+one. The same holds for augmented assignment to a tensor (`out += identity`, `h *= 0.5`, with \
+`+= -= *= /=`), which updates the tensor in place in eager: it is lowered on a local holding such \
+a tensor (`out = self.fc(x)` then `out += identity`), and the result keeps the local's \
+shape (a broadcast that would grow it raises eager's error); on anything else write \
+`h = h + v`.",
     },
     CodeDoc {
         code: MATMUL_RANKS,

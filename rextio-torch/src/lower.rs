@@ -85,7 +85,28 @@ pub fn lower(site: &ClaimedSite, cx: &mut LoweringContext) -> Result<LoweredExpr
             }
         }
         Op::Matmul { a, b } => call(Rt::Matmul, &[by_ref(get(a)?), by_ref(get(b)?)]),
-        Op::Binary { f, a, b } => {
+        Op::Binary {
+            f,
+            a,
+            b,
+            keep: true,
+        } => {
+            // `a op= b`: the result keeps `a`'s shape, or eager's in-place error is raised.
+            let (a, b) = (get(a)?, get(b)?);
+            let base = f.ident();
+            if a.owned_temp {
+                call_owned(
+                    Ident::new(&format!("{base}_assign_owned"), Span::call_site()),
+                    &[a.expr.clone(), by_ref(b)],
+                )
+            } else {
+                call_owned(
+                    Ident::new(&format!("{base}_assign"), Span::call_site()),
+                    &[by_ref(a), by_ref(b)],
+                )
+            }
+        }
+        Op::Binary { f, a, b, .. } => {
             let (a, b) = (get(a)?, get(b)?);
             let commutes = matches!(f, Rt::Add | Rt::Mul);
             match f.owned_ident() {

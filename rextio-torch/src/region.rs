@@ -202,11 +202,12 @@ impl NodeReader<'_, '_> {
                 Some(f) => Ins::Unary { f, t: t!(t) },
                 None => return Ok(None),
             },
-            Op::Binary { f, a, b } => match binary(f) {
+            Op::Binary { f, a, b, keep } => match binary(f) {
                 Some(f) => Ins::Binary {
                     f,
                     a: t!(a),
                     b: t!(b),
+                    keep,
                 },
                 None => return Ok(None),
             },

@@ -1170,14 +1170,17 @@ pub fn records() -> Vec<RuleRecord> {
         out.push(native(
             elementwise(name, false),
             BinOp,
-            &format!("a {op} b"),
-            "both rank 1 or both rank 2; result same rank",
+            &format!("a {op} b / a {op}= b"),
+            &format!("both rank 1 or both rank 2; result same rank; `a {op}= b` only on a local holding \
+             a tensor the function made that nothing else refers to, whose shape the result keeps \
+             (eager's in-place error otherwise)"),
         ));
         out.push(native(
             elementwise(name, true),
             BinOp,
-            &format!("a {op} b"),
-            "one rank 2, one rank 1, either order; result rank 2",
+            &format!("a {op} b / a {op}= b"),
+            &format!("one rank 2, one rank 1, either order; result rank 2; `a {op}= b` only with `a` of \
+             rank 2 holding a tensor the function made that nothing else refers to"),
         ));
         out.push(native(
             function_elementwise(name),
@@ -1188,7 +1191,7 @@ pub fn records() -> Vec<RuleRecord> {
         out.push(native(
             scalar_elementwise(name),
             BinOp,
-            &format!("t {op} s / s {op} t"),
+            &format!("t {op} s / s {op} t / t {op}= s"),
             "float32 tensor rank 1 or 2 with a Python int or float (literal or parameter); result float32, same rank",
         ));
     }

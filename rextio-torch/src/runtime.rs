@@ -467,7 +467,7 @@ pub fn matmul(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor
 }
 
 macro_rules! binary {
-    ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {
+    ($name:ident, $owned:ident, $assign:ident, $assign_owned:ident, $f:ident, $f_:ident, $op:literal) => {
         #[doc = concat!("`a ", $op, " b` on tensors.")]
         pub fn $name(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
             ok(a.tensor().$f(b.tensor()))
@@ -482,13 +482,60 @@ macro_rules! binary {
                 $name(&a, b)
             }
         }
+        #[doc = concat!("`a ", $op, "= b` on a tensor nothing else refers to: eager updates `a` in place, so a broadcast that would grow `a` raises eager's error; otherwise `a ", $op, " b`.")]
+        pub fn $assign(a: &RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+            if !crate::shape::broadcasts_into(&a.tensor().size(), &b.tensor().size()) {
+                // libtorch's in-place op gives eager's error; on a scratch tensor, so `a` is
+                // never written here.
+                let mut scratch = a.tensor().f_empty_like().map_err(map_err)?;
+                drop(scratch.$f_(b.tensor()).map_err(map_err)?);
+            }
+            $name(a, b)
+        }
+        #[doc = concat!("`a ", $op, "= b` where `a` is an owned temporary: in place, or eager's error when the broadcast would grow `a`.")]
+        pub fn $assign_owned(mut a: RxtTorchTensor, b: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
+            drop(a.tensor_mut().$f_(b.tensor()).map_err(map_err)?);
+            Ok(a)
+        }
     };
 }
 
-binary!(add, add_owned, f_add, f_add_, "+");
-binary!(sub, sub_owned, f_sub, f_sub_, "-");
-binary!(mul, mul_owned, f_mul, f_mul_, "*");
-binary!(div, div_owned, f_div, f_div_, "/");
+binary!(
+    add,
+    add_owned,
+    add_assign,
+    add_assign_owned,
+    f_add,
+    f_add_,
+    "+"
+);
+binary!(
+    sub,
+    sub_owned,
+    sub_assign,
+    sub_assign_owned,
+    f_sub,
+    f_sub_,
+    "-"
+);
+binary!(
+    mul,
+    mul_owned,
+    mul_assign,
+    mul_assign_owned,
+    f_mul,
+    f_mul_,
+    "*"
+);
+binary!(
+    div,
+    div_owned,
+    div_assign,
+    div_assign_owned,
+    f_div,
+    f_div_,
+    "/"
+);
 
 macro_rules! scalar {
     ($name:ident, $owned:ident, $f:ident, $f_:ident, $op:literal) => {

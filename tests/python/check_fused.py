@@ -84,6 +84,14 @@ for batch in (1, 3, 17, 1):
     check("gated", spiked(x), w, spiked(torch.randn(H, batch)))
     check("rebound", x, w, b1)
     check("rebound", spiked(x), w, b1)
+    sq, v = torch.randn(F_, F_) * 0.4, torch.randn(F_)
+    check("updated", x, sq, torch.randn(batch, F_), v)
+    check("updated", spiked(x), sq, torch.randn(batch, 1), spiked(v))
+    check("updated", x, sq, torch.randn(1, F_), torch.randn(1))
+    # An update that would grow its tensor raises eager's error (on every path).
+    err = same_outcome(kernels.updated, eager.updated, x, sq[:1], torch.randn(batch, F_), v)
+    assert isinstance(err, RuntimeError) and "doesn't match the broadcast shape" in str(err), err
+    same_outcome(kernels.updated, eager.updated, x, sq, torch.randn(batch, 3), v)
     # A normalised size that is not the last dim: eager's error, whichever path runs.
     same_outcome(kernels.normed_n, eager.normed_n, x, F_ - 1, g)
 # GELU: eager's answers on -0, on the zeros of x <= -5.6 and on +inf depend on the host: oneDNN

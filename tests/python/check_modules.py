@@ -524,12 +524,15 @@ for change, categories in (
 # caller's tensor as eager does, and `shared` returns `2·relu(h)` as eager does.
 INPLACE = "mdl.model.InPlace"
 ip_b, ip_e = pair(model, emodel, "InPlace", 64, 16, 24)
-parity(ip_b, ip_e, model, INPLACE, ("forward",), inputs(16, 65), "in place")
+parity(ip_b, ip_e, model, INPLACE, ("forward", "residual"), inputs(16, 65), "in place")
 x = inputs(16, 66)["batch 16"]
 before = x.clone()
 with torch.inference_mode(), ran(model, f"{INPLACE}.forward", "native"):
     ip_b(x)
 assert torch.equal(x, before), "a native forward wrote into its input"
+with torch.inference_mode(), ran(model, f"{INPLACE}.residual", "native"):
+    ip_b.residual(x)
+assert torch.equal(x, before), "a native residual wrote into its input"
 # In training mode the in-place dropout draws a mask: the original runs, with eager's draws.
 for m in (ip_b, ip_e):
     m.train()
@@ -542,14 +545,14 @@ with torch.no_grad():
 assert_same(got, want, "in place, training mode")
 for m in (ip_b, ip_e):
     m.eval()
-for method in ("stem", "shared"):
+for method in ("stem", "shared", "accumulate"):
     xb_, xe_ = x.clone(), x.clone()
     with torch.inference_mode():
         got, want = call(ip_b, method, xb_), call(ip_e, method, xe_)
     assert_same(got, want, f"in place {method}")
     assert_same(xb_, xe_, f"in place {method}: the input after the call")
-    if method == "stem":
-        assert not torch.equal(xe_, x), "eager's stem no longer writes into its input; stale fixture"
+    if method in ("stem", "accumulate"):
+        assert not torch.equal(xe_, x), f"eager's {method} no longer writes into its input; stale fixture"
 
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)

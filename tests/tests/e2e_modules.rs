@@ -37,13 +37,18 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Layered.forward",
         "mdl.model.Tabular.forward",
         "mdl.model.InPlace.forward",
+        "mdl.model.InPlace.residual",
         "mdl.model.Heads.forward",
         "mdl.model.Heads.regress",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }
     // In-place activations whose write the caller could see keep the method on Python.
-    for q in ["mdl.model.InPlace.stem", "mdl.model.InPlace.shared"] {
+    for q in [
+        "mdl.model.InPlace.stem",
+        "mdl.model.InPlace.shared",
+        "mdl.model.InPlace.accumulate",
+    ] {
         assert_eq!(built.route(q), "fallback-python", "{q}");
         assert!(
             built.codes(q).contains(&"RXTP-TORCH-004".to_owned()),

@@ -447,6 +447,51 @@ impl Fx<'_> {
         }
     }
 
+    /// `name op= value` on a plugin value: a site of operator `op=` (plugin API 1.17) whose
+    /// result `name` is rebound to. Its left operand is [`Operand::private`] when `name` holds a
+    /// fresh result read nowhere since and `value` either does not read it or is itself a fresh
+    /// result (which shares nothing with it): the plugin decides what the framework's in-place
+    /// update means (torch writes the tensor; TensorFlow, whose tensors are immutable, rebinds
+    /// the name).
+    fn augmented(
+        &mut self,
+        name: &str,
+        n: &ast::ExprName,
+        a: &ast::StmtAugAssign,
+        at: Span,
+    ) -> R<Stmt> {
+        let unread = self.fresh.get(name) == Some(&false);
+        let reads = reads_of(&a.value, name);
+        let target = self.name(n);
+        let value = self.expr(&a.value);
+        let v = match (target, value) {
+            (Ok(t), Ok(v)) => {
+                if unread && (reads == 0 || self.fresh_value(&v)) {
+                    self.consuming.insert(name.to_owned());
+                }
+                self.site(
+                    SiteKind::BinOp,
+                    format!("{}=", a.op.as_str()),
+                    None,
+                    vec![t, v],
+                    Vec::new(),
+                    at,
+                )
+            }
+            _ => Err(Failed),
+        };
+        self.consuming.clear();
+        let v = v?;
+        self.bind(name, &v.ty, at)?;
+        if self.fresh_value(&v) {
+            self.fresh.insert(name.to_owned(), false);
+        }
+        Ok(Stmt::Assign {
+            name: name.to_owned(),
+            value: v,
+        })
+    }
+
     pub(super) fn assign(&mut self, name: &str, value: &ast::Expr, at: Span) -> R<Stmt> {
         // `h = f(h)` with `h` fresh and unread: its one read may be a private operand, as no
         // name refers to the old value once `h` is rebound.
@@ -538,7 +583,7 @@ impl Fx<'_> {
                 };
                 let name = n.id.as_str();
                 if let Some(ValueType::Plugin(_)) = self.types.get(name) {
-                    return unsupported(self, "augmented assignment to a tensor (it updates the tensor in place in eager mode)");
+                    return self.augmented(name, n, a, at).map(Some);
                 }
                 let target = self.name(n)?;
                 let value = self.expr(&a.value)?;

@@ -139,6 +139,14 @@ impl Plugin for Tp {
         };
         match (site.kind, site.target.as_str(), site.args.as_slice()) {
             (SiteKind::BinOp, "+", [a, b]) if is_vec(a) && is_vec(b) => claimed("tp/add"),
+            // `v += w` writes into `v`, as the framework's in-place operators do.
+            (SiteKind::BinOp, "+=", [a, b]) if is_vec(a) && is_vec(b) && a.private => {
+                claimed("tp/add")
+            }
+            (SiteKind::BinOp, "+=", [_, _]) => ClaimOutcome::Rejected(Diagnostic::error(
+                "RXTP-TP-001",
+                "+= writes into a tensor that is not private",
+            )),
             (SiteKind::Call, "tp.relu", [_]) if site.keywords.iter().any(|k| k.name == "mode") => {
                 ClaimOutcome::Rejected(Diagnostic::error("RXTP-TP-001", "tp.relu takes no mode"))
             }
@@ -1152,5 +1160,23 @@ fn in_place_calls_are_lowered_only_on_private_operands() {
     // Inside one block, straight-line code is followed again.
     native(&format!(
         "{def}    h = a\n    for _ in range(2):\n        h = h + b\n        h = tp.relu_(h)\n    return h\n"
+    ));
+    // Augmented assignment to a tensor is the operator `+=`, its left operand private on the
+    // same terms, and the result is fresh again.
+    native(&format!("{def}    h = a + b\n    h += a\n    return h\n"));
+    native(&format!(
+        "{def}    h = a + b\n    h += a\n    h += b\n    return tp.relu_(h)\n"
+    ));
+    python(&format!("{def}    a += b\n    return a\n"));
+    python(&format!(
+        "{def}    h = a + b\n    c = h\n    h += a\n    return h + c\n"
+    ));
+    // The right-hand side reads the name: private only when it is a fresh result itself.
+    python(&format!("{def}    h = a + b\n    h += h\n    return h\n"));
+    native(&format!(
+        "{def}    h = a + b\n    h += h + a\n    return h\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    if a.shape[0] > 1:\n        h += a\n    return h\n"
     ));
 }

@@ -95,7 +95,10 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
         return Err(ClaimOutcome::NotCovered);
     };
     let op = site.target.as_str();
-    let Some(a) = ARITH.iter().find(|a| a.op == op) else {
+    // `a op= b` (plugin API 1.17): TensorFlow tensors are immutable and define no in-place
+    // operators, so Python rebinds `a` to `a op b`.
+    let base = op.strip_suffix('=').unwrap_or(op);
+    let Some(a) = ARITH.iter().find(|a| a.op == base) else {
         let suggestion = if op == "@" {
             "write tf.matmul(a, b)"
         } else {

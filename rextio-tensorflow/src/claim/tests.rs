@@ -170,6 +170,10 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
         (binop("*", t1(), t2()), "mul-binop-f32-cpu -> f32-cpu-2d"),
         (binop("-", t2(), t1()), "sub-binop-f32-cpu -> f32-cpu-2d"),
         (binop("-", t1(), t1()), "sub-binop-f32-cpu -> f32-cpu-1d"),
+        // `a op= b` rebinds `a` (TensorFlow tensors are immutable): the operator's rule, private
+        // or not.
+        (binop("+=", t2(), t1()), "add-binop-f32-cpu -> f32-cpu-2d"),
+        (binop("-=", t1(), t1()), "sub-binop-f32-cpu -> f32-cpu-1d"),
         (binop("/", t1(), t2()), "div-binop-f32-cpu -> f32-cpu-2d"),
         (binop("/", t2(), t2()), "div-binop-f32-cpu -> f32-cpu-2d"),
         // maximum / minimum, same ranks only

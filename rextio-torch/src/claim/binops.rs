@@ -88,6 +88,69 @@ fn tensor_pair(
     }
 }
 
+/// The Python operator of an augmented assignment site (`+=` -> `+`), or `None`.
+fn augmented(op: &str) -> Option<&str> {
+    op.strip_suffix('=')
+        .filter(|base| !base.is_empty() && !matches!(*base, "=" | "!" | "<" | ">"))
+}
+
+/// `a <op>= b` on a tensor local `a` (plugin API 1.17 offers it as operator `<op>=`): eager
+/// updates `a` in place (`Tensor.__iadd__`), which natively is the operator's value rebound to
+/// `a` when nothing else refers to `a`'s tensor ([`Operand::private`]) and the result keeps
+/// `a`'s shape (checked where the sizes are known: a broadcast that would grow `a` raises
+/// eager's error). Planned as `a <op> b` under the same rules.
+fn plan_augmented(site: &ClaimSite, base: &str) -> Result<Plan, NoPlan> {
+    let [a, b] = site.args.as_slice() else {
+        return Err(ClaimOutcome::NotCovered);
+    };
+    let op = site.target.as_str();
+    let Some(row) = ArithOp::of(base) else {
+        return Err(reject(
+            codes::UNSUPPORTED_SURFACE,
+            format!("tensor operator `{op}` is not in the native rextio-torch surface (`+= -= *= /=` are)"),
+            "keep this function in Python",
+        ));
+    };
+    if !super::is_ours(a) {
+        return Err(ClaimOutcome::NotCovered);
+    }
+    if !a.private {
+        return Err(reject(
+            codes::IN_PLACE,
+            format!(
+                "`{op}` updates its left operand in place in eager, and it is not a tensor this \
+                 function made and nothing else refers to (a parameter, a weight, or a local read \
+                 or copied since it was made)"
+            ),
+            "write `h = h + v`, or apply it right after `h = <op>(...)`",
+        ));
+    }
+    let plan = plan_operator(row, a, b)?;
+    if a.ty.as_ref() != Some(&plan.result) {
+        return Err(reject(
+            codes::ELEMENTWISE_RANKS,
+            format!(
+                "`{op}` of {} and {} would change its left operand's type, which eager refuses in place",
+                describe(a),
+                describe(b)
+            ),
+            "use operands the left one can hold",
+        ));
+    }
+    Ok(match plan.op {
+        Op::Binary { f, a, b, .. } => Plan {
+            op: Op::Binary {
+                f,
+                a,
+                b,
+                keep: true,
+            },
+            ..plan
+        },
+        _ => plan,
+    })
+}
+
 /// A binary operator with at least one operand of ours.
 pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     let [a, b] = site.args.as_slice() else {
@@ -97,6 +160,9 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
     if op == "@" {
         return plan_matmul(site, Src::Arg(0), Src::Arg(1), true);
     }
+    if let Some(base) = augmented(op) {
+        return plan_augmented(site, base);
+    }
     let Some(row) = ArithOp::of(op) else {
         return Err(reject(
             codes::UNSUPPORTED_SURFACE,
@@ -104,6 +170,12 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
             "keep this function in Python",
         ));
     };
+    plan_operator(row, a, b)
+}
+
+/// `a <op> b` for a row of the arithmetic table, with at least one operand of ours.
+fn plan_operator(row: &ArithOp, a: &Operand, b: &Operand) -> Result<Plan, NoPlan> {
+    let op = row.op;
     let name = row.name;
     let (ta, tb) = (super::is_ours(a), super::is_ours(b));
     if ta && tb {
@@ -115,6 +187,7 @@ pub fn plan_binop(site: &ClaimSite) -> Result<Plan, NoPlan> {
                 f: row.tensors,
                 a: Src::Arg(0),
                 b: Src::Arg(1),
+                keep: false,
             },
         );
     }
@@ -204,6 +277,7 @@ pub fn plan_function(site: &ClaimSite) -> Result<Plan, NoPlan> {
             f: row.tensors,
             a: Src::Arg(0),
             b: Src::Arg(1),
+            keep: false,
         },
     )
 }

@@ -97,6 +97,9 @@ pub enum Op {
         a: Src,
         /// Right.
         b: Src,
+        /// An augmented assignment (`a += b`): eager updates `a` in place, so the result keeps
+        /// `a`'s shape and a broadcast that would grow it raises eager's error.
+        keep: bool,
     },
     /// Tensor-scalar elementwise (`add_scalar`, `rsub_scalar`, `rdiv_scalar`, ...).
     Scalar {

@@ -255,6 +255,23 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             binop("/", t1(), t2()),
             "tensor-div-f32-cpu-2d-1d-broadcast -> f32-cpu-2d",
         ),
+        // `h op= v` on a tensor nothing else refers to: the operator's rules.
+        (
+            binop("+=", private(t2()), t2()),
+            "tensor-add-f32-cpu-same-rank -> f32-cpu-2d",
+        ),
+        (
+            binop("-=", private(t2()), t1()),
+            "tensor-sub-f32-cpu-2d-1d-broadcast -> f32-cpu-2d",
+        ),
+        (
+            binop("*=", private(t1()), flt(0.5)),
+            "tensor-mul-scalar-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            binop("/=", private(t2()), t2()),
+            "tensor-div-f32-cpu-same-rank -> f32-cpu-2d",
+        ),
         (
             call("torch.sub", vec![t2(), t1()], vec![]),
             "function-sub-f32-cpu-rank1-2 -> f32-cpu-2d",
@@ -987,6 +1004,13 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
             ),
             "RXTP-TORCH-004",
         ),
+        // `h op= v` writes `h` in eager: only a tensor the function made that nothing else
+        // refers to, never grown to another rank, and only the arithmetic operators.
+        (binop("+=", t2(), t2()), "RXTP-TORCH-004"),
+        (binop("*=", t2(), flt(2.0)), "RXTP-TORCH-004"),
+        (binop("+=", private(t1()), t2()), "RXTP-TORCH-007"),
+        (binop("@=", private(t2()), t2()), "RXTP-TORCH-010"),
+        (binop("**=", private(t2()), flt(2.0)), "RXTP-TORCH-010"),
         (method(l64(), "relu", vec![], vec![]), "RXTP-TORCH-015"),
         (call("torch.exp", vec![flt(1.0)], vec![]), "RXTP-TORCH-010"),
         (call("operator.neg", vec![l64()], vec![]), "RXTP-TORCH-015"),

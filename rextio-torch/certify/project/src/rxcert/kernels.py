@@ -68,6 +68,19 @@ def arithmetic(a: M, b: M, u: V, w: V) -> M:
     return same + mixed + func + torch.add(vec, w)
 
 
+def augmented(a: M, b: M, u: V, k: float) -> M:
+    # `h op= v` updates `h` in place in eager; `h` holds a tensor only this function sees.
+    h = a * b
+    h += b
+    h -= u
+    h *= k
+    h /= b * b + 1.0
+    v = u + u
+    v += u
+    v -= 2
+    return h + v
+
+
 def scalar_ops(x: M, v: V, k: float, n: int) -> M:
     left = (x + 1.5) * k - n / 2 + (x / n) * (x - 0.25)
     right = (2 - x) + 3.0 * x + (1.0 / (x * x + 1.0)) + n * x
