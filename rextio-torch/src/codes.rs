@@ -109,7 +109,7 @@ result passed directly (`F.relu(self.fc(x), inplace=True)`, a Sequential's `Line
 `ReLU(inplace=True)`), and for a local bound to such a result and read nowhere since, in the \
 statement that rebinds it (`h = self.fc(x)` then `h = self.relu(h)`) or returns it. It does not \
 hold for a parameter, an attribute, a name read twice or copied, a view (`t.T`, `flatten`) or \
-anything after a branch or loop boundary: those calls stay on Python, as does a non-literal \
+a name an `if` or loop since its binding mentions: those calls stay on Python, as does a non-literal \
 `inplace`. Where the in-place form is lowered it computes the same values as the out-of-place \
 one. The same holds for augmented assignment to a tensor (`out += identity`, `h *= 0.5`, with \
 `+= -= *= /=`), which updates the tensor in place in eager: it is lowered on a local holding such \

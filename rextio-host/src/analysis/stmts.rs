@@ -6,11 +6,17 @@ use ruff_python_ast::visitor::{walk_expr, Visitor};
 
 impl Fx<'_> {
     pub(super) fn block(&mut self, body: &[ast::Stmt]) -> Vec<Stmt> {
-        // What is fresh is known along straight-line code only: a block starts and ends
-        // knowing nothing (a branch or loop may rebind or alias any name).
-        self.fresh.clear();
+        // What is fresh is followed along straight-line code: a block starts knowing nothing
+        // (it may run again, after its own statements), and after it only the outer fresh
+        // locals it never mentions are still known to be fresh and unread (a block that neither
+        // reads nor assigns a name can neither alias nor rebind it, however often it runs).
+        let outer = std::mem::take(&mut self.fresh);
         let out = self.block_statements(body);
-        self.fresh.clear();
+        let seen = mentioned(body);
+        self.fresh = outer
+            .into_iter()
+            .filter(|(n, _)| !seen.contains(n.as_str()))
+            .collect();
         out
     }
 
@@ -804,6 +810,24 @@ fn target_names(f: &ast::StmtFor) -> Vec<&str> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Every name `body` mentions anywhere (loads and stores, nested expressions included).
+fn mentioned(body: &[ast::Stmt]) -> BTreeSet<String> {
+    struct Names(BTreeSet<String>);
+    impl<'a> Visitor<'a> for Names {
+        fn visit_expr(&mut self, e: &'a ast::Expr) {
+            if let ast::Expr::Name(n) = e {
+                self.0.insert(n.id.as_str().to_owned());
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut v = Names(BTreeSet::new());
+    for s in body {
+        v.visit_stmt(s);
+    }
+    v.0
 }
 
 /// How many times `e` mentions the name `name` (loads, and stores of a walrus or comprehension).

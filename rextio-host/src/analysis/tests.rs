@@ -1157,6 +1157,20 @@ fn in_place_calls_are_lowered_only_on_private_operands() {
     python(&format!(
         "{def}    h = a + b\n    for _ in range(2):\n        h = tp.relu_(h)\n    return h\n"
     ));
+    // A branch or loop that never mentions the name leaves it fresh; one that reads it may
+    // alias it.
+    native(&format!(
+        "{def}    h = a + b\n    n = 0\n    if a.shape[0] > 1:\n        n = 1\n    h = tp.relu_(h)\n    return h\n"
+    ));
+    native(&format!(
+        "{def}    h = a + b\n    for _ in range(2):\n        a = a + b\n    h += a\n    return h\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    c = a\n    if a.shape[0] > 1:\n        c = h\n    h = tp.relu_(h)\n    return h + c\n"
+    ));
+    python(&format!(
+        "{def}    h = a + b\n    n = 0\n    while n < a.shape[0]:\n        n = n + h.shape[0]\n    h += a\n    return h\n"
+    ));
     // Inside one block, straight-line code is followed again.
     native(&format!(
         "{def}    h = a\n    for _ in range(2):\n        h = h + b\n        h = tp.relu_(h)\n    return h\n"
