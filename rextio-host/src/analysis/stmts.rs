@@ -487,7 +487,11 @@ impl Fx<'_> {
             _ => Err(Failed),
         };
         self.consuming.clear();
-        let v = v?;
+        self.rebind(name, v?, at)
+    }
+
+    /// `name = v`: bound with `v`'s type, and fresh (unread) when `v` is a fresh result.
+    fn rebind(&mut self, name: &str, v: Expr, at: Span) -> R<Stmt> {
         self.bind(name, &v.ty, at)?;
         if self.fresh_value(&v) {
             self.fresh.insert(name.to_owned(), false);
@@ -513,14 +517,7 @@ impl Fx<'_> {
                 return Err(f);
             }
         };
-        self.bind(name, &v.ty, at)?;
-        if self.fresh_value(&v) {
-            self.fresh.insert(name.to_owned(), false);
-        }
-        Ok(Stmt::Assign {
-            name: name.to_owned(),
-            value: v,
-        })
+        self.rebind(name, v, at)
     }
 
     /// Marks as [`Fx::consuming`] the fresh, unread locals that `pick` accepts and that

@@ -280,19 +280,10 @@ fn argument(
         __rx_e, #raw, #qualname, #pname, #position
     ));
     let mut admit = None;
-    // A tracer's symbolic value (checked only once conversion has failed) runs the original,
-    // which records what eager would run.
-    let traced = if symbolic.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! {
-            if #(#symbolic(#raw))||* {
-                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                    return ::std::result::Result::Ok(__rx_r);
-                }
-            }
-        }
-    };
+    // When the conversion fails, the original runs instead for a tracer's symbolic value (it
+    // records what eager would run) and, inside an original module method, for an input the
+    // native contract refuses (another dtype after `.double()`), as eager would.
+    let mut reasons: Vec<TokenStream> = symbolic.iter().map(|c| quote!(#c(#raw))).collect();
     let convert = match &p.ty {
         ValueType::Plugin(k) => {
             let Some(t) = lx.registry.plugin_type(k) else {
@@ -301,43 +292,29 @@ fn argument(
             let extract: syn::Path = parse("boundary extractor", &t.extract_fn).map_err(fail)?;
             if let Some(admit_fn) = admit_fn(lx.registry, k.namespace())? {
                 admit = Some(quote!(#admit_fn(&#id).is_some()));
-                // Inside an original module method, an input the native contract refuses
-                // (another dtype after `.double()`) runs the original, as eager would.
-                quote! {
-                    let #id = match #extract(#raw, #pname) {
-                        ::std::result::Result::Ok(__rx_v) => __rx_v,
-                        ::std::result::Result::Err(__rx_e) => {
-                            if __rx_in_original {
-                                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                                    return ::std::result::Result::Ok(__rx_r);
-                                }
-                            }
-                            #traced
-                            return ::std::result::Result::Err(#refused);
-                        }
-                    };
-                }
-            } else {
-                quote! {
-                    let #id = match #extract(#raw, #pname) {
-                        ::std::result::Result::Ok(__rx_v) => __rx_v,
-                        ::std::result::Result::Err(__rx_e) => {
-                            #traced
-                            return ::std::result::Result::Err(#refused);
-                        }
-                    };
-                }
+                reasons.insert(0, quote!(__rx_in_original));
+            }
+            let fallback = run_original_if(&reasons);
+            quote! {
+                let #id = match #extract(#raw, #pname) {
+                    ::std::result::Result::Ok(__rx_v) => __rx_v,
+                    ::std::result::Result::Err(__rx_e) => {
+                        #fallback
+                        return ::std::result::Result::Err(#refused);
+                    }
+                };
             }
         }
         other => {
             // Scalars are converted here rather than by PyO3's signature, so that their
             // errors say where and what as tensors' do.
             let ty = lx.rust_type(other)?;
+            let fallback = run_original_if(&reasons);
             quote! {
                 let #id: #ty = match ::pyo3::types::PyAnyMethods::extract(#raw) {
                     ::std::result::Result::Ok(__rx_v) => __rx_v,
                     ::std::result::Result::Err(__rx_e) => {
-                        #traced
+                        #fallback
                         return ::std::result::Result::Err(#refused);
                     }
                 };
@@ -380,15 +357,24 @@ fn original_fallback(
     let after = if admits.is_empty() {
         TokenStream::new()
     } else {
-        quote! {
-            if __rx_in_original && (#(#admits)||*) {
-                if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
-                    return ::std::result::Result::Ok(__rx_r);
-                }
-            }
-        }
+        run_original_if(&[quote!(__rx_in_original && (#(#admits)||*))])
     };
     (before, after)
+}
+
+/// Return the original's result when any of `reasons` holds (and the original is registered);
+/// nothing when there is no reason.
+fn run_original_if(reasons: &[TokenStream]) -> TokenStream {
+    if reasons.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        if #(#reasons)||* {
+            if let ::std::option::Option::Some(__rx_r) = __rx_run_original()? {
+                return ::std::result::Result::Ok(__rx_r);
+            }
+        }
+    }
 }
 
 /// The enter expressions of the function-scope guards the function's plugins hold around its

@@ -105,3 +105,16 @@ fn short(text: &str) -> String {
     s.push_str("...");
     s
 }
+
+/// The module `name` when it is already imported (`sys.modules[name]`), without importing it:
+/// for checks on the failure path (a plugin's symbolic-value check), where a module never
+/// imported cannot have made the value. `None` when it is absent or the lookup fails.
+pub fn imported_module<'py>(py: Python<'py>, name: &str) -> Option<Bound<'py, PyAny>> {
+    let modules = py.import("sys").and_then(|s| s.getattr("modules")).ok()?;
+    modules
+        .cast_into::<pyo3::types::PyDict>()
+        .ok()?
+        .get_item(name)
+        .ok()
+        .flatten()
+}

@@ -242,14 +242,7 @@ pub fn extract_i64_cpu_1d(obj: &Bound<'_, PyAny>, _name: &str) -> PyResult<RxtTf
 /// imports nothing; any failure answers `false` (the argument is then refused as before).
 pub fn is_symbolic(obj: &Bound<'_, PyAny>) -> bool {
     let py = obj.py();
-    let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else {
-        return false;
-    };
-    let Ok(Some(tf)) = modules
-        .cast_into::<pyo3::types::PyDict>()
-        .map_err(PyErr::from)
-        .and_then(|m| m.get_item("tensorflow"))
-    else {
+    let Some(tf) = rextio_plugin_api::runtime::boundary::imported_module(py, "tensorflow") else {
         return false;
     };
     tf.getattr(pyo3::intern!(py, "is_symbolic_tensor"))

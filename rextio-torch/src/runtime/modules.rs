@@ -6,6 +6,7 @@ use super::{shim, RxtTorchTensor};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyString};
+use rextio_plugin_api::runtime::boundary::imported_module;
 use rextio_plugin_api::runtime::entry::DictCache;
 use rextio_plugin_api::runtime::modules::non_empty_entry;
 
@@ -155,18 +156,7 @@ pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
 /// proxy. Any failure answers `false` (the argument is then refused as before).
 pub fn is_symbolic(obj: &Bound<'_, PyAny>) -> bool {
     let py = obj.py();
-    let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else {
-        return false;
-    };
-    let Ok(Some(fx)) = modules
-        .cast_into::<PyDict>()
-        .map_err(PyErr::from)
-        .and_then(|m| m.get_item("torch.fx"))
-    else {
-        return false;
-    };
-    match fx.getattr(pyo3::intern!(py, "Proxy")) {
-        Ok(proxy) => obj.is_instance(&proxy).unwrap_or(false),
-        Err(_) => false,
-    }
+    imported_module(py, "torch.fx")
+        .and_then(|fx| fx.getattr(pyo3::intern!(py, "Proxy")).ok())
+        .is_some_and(|proxy| obj.is_instance(&proxy).unwrap_or(false))
 }
