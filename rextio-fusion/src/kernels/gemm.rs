@@ -12,8 +12,9 @@
 //!   (tiles of 2 rows × 4 weight rows), which beats the pack's comparison for a few rows.
 //!
 //! The bias is added to the accumulators before they are stored and the activation is applied
-//! to each finished strip while it is in L1. Summation order (and so the last bits) depends on
-//! the kernel, hence on `m`, as with any BLAS.
+//! to each finished strip while it is in L1 (to a small packed product's whole output at the
+//! end, in one pass). Summation order (and so the last bits) depends on the kernel, hence on
+//! `m`, as with any BLAS.
 
 use std::cell::RefCell;
 
@@ -68,6 +69,14 @@ impl Epilogue {
 /// AVX-512 host for 48×96 and 96×48 weights: at 4 rows dot products and a cached pack (with
 /// its comparison) cost the same, at 7 rows the pack took 0.99 µs against 1.73 µs.
 pub(crate) const DOT_MAX_M: usize = 5;
+
+/// Up to this many outputs (256 KiB, within L2) a packed product applies its activation in one
+/// pass over the whole output once every strip is stored, rather than to each strip of
+/// `2·LANES` columns as it is finished: the strip's rows are one or two vectors each, and the
+/// per-row loop cost more than reading the output back from L2. Measured on an AVX2 host (Zen 3)
+/// for 128 rows: `linear` 48→96 with GELU 20.7 -> 20.3 µs, 48→48 with tanh 11.4 -> 10.8 µs. A
+/// larger output keeps the strip order, so its activation runs while the strip is in L1.
+pub(crate) const EPILOGUE_WHOLE_FLOATS: usize = 1 << 16;
 
 /// Column panel width of packed weights: a multiple of every flavour's `2 × LANES`, so one
 /// packed layout serves all instruction sets (narrower flavours walk sub-panels).
@@ -558,6 +567,10 @@ fn packed_product<S: Simd, const MR: usize, const MR1: usize>(
     out: &mut [f32],
 ) {
     let nr = 2 * S::LANES;
+    // A small product takes its activation in one pass over the whole output at the end, one
+    // contiguous run instead of a short strip per row (see [`EPILOGUE_WHOLE_FLOATS`]).
+    let whole = m.saturating_mul(n) <= EPILOGUE_WHOLE_FLOATS;
+    let strip_e = if whole { Epilogue::None } else { e };
     let (mut jp, mut at) = (0, 0);
     while jp < n {
         let width = panel_width(n, jp);
@@ -567,11 +580,15 @@ fn packed_product<S: Simd, const MR: usize, const MR1: usize>(
         };
         let mut c0 = 0;
         while c0 < width && jp + c0 < n {
-            panel_rows::<S, MR, MR1>(s, a, m, k, &panel[c0..], width, jp + c0, n, bias, e, out);
+            let panel = &panel[c0..];
+            panel_rows::<S, MR, MR1>(s, a, m, k, panel, width, jp + c0, n, bias, strip_e, out);
             c0 += nr;
         }
         jp += width;
         at += k * width;
+    }
+    if let (true, Some(op)) = (whole, e.unary()) {
+        map_op_strip(s, op, out, m, n, 0, n);
     }
 }
 

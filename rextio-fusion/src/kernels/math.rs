@@ -432,6 +432,17 @@ const GELU_ERF_Q: [f32; 5] = [
 /// Below this `x`, [`gelu_v`] takes the `erfc` form (see there).
 const GELU_TAIL: f32 = -3.0;
 
+/// `erf(x/√2)` as one rational function (absolute error 3e-7 on `|x| < GELU_LIMIT`), given
+/// `x²`.
+#[inline(always)]
+fn gelu_erf_v<S: Simd>(s: S, x: S::V, x2: S::V) -> S::V {
+    let x4 = s.mul(x2, x2);
+    s.div(
+        s.mul(x, estrin8(s, x2, x4, s.mul(x4, x4), GELU_ERF_P)),
+        estrin5(s, x2, x4, GELU_ERF_Q),
+    )
+}
+
 /// [`gelu_v`] before its edges, with every zero `+0`.
 #[inline(always)]
 fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
@@ -439,13 +450,9 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
     let hx = s.mul(x, s.splat(0.5));
     let t = s.abs(x);
     let far = s.ge(t, s.splat(GELU_LIMIT));
-    // `erf(x/√2)` as one rational function (absolute error 3e-7), ±1 from the limit on.
+    // `erf(x/√2)`, ±1 from the limit on.
     let x2 = s.mul(x, x);
-    let x4 = s.mul(x2, x2);
-    let erf = s.div(
-        s.mul(x, estrin8(s, x2, x4, s.mul(x4, x4), GELU_ERF_P)),
-        estrin5(s, x2, x4, GELU_ERF_Q),
-    );
+    let erf = gelu_erf_v(s, x, x2);
     let erf = s.select(far, with_sign_of(s, s.splat(1.0), x), erf);
     // `0.5x + 0.5x·erf` in one multiply-add: a zero sum is `+0` (`erf` has `x`'s sign, so
     // `0.5x·erf` is never `-0`, and `-0.5x·1 + 0.5x` is `+0`).
@@ -471,14 +478,35 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
 /// Below `x = -3`, where `1 + erf` cancels (the rational's 3e-7 would be a relative error of
 /// 1e-4 at `x = -3` and all of the value by `x = -5.2`), lanes take `0.5x·erfc(|x|/√2)`
 /// instead, from `e^(-x²/2)` and a rational `erfcx`, so the negative tail (`gelu(-5) ≈
-/// -1.4e-6`) keeps its digits; a vector computes that form only when it holds such a lane.
+/// -1.4e-6`) keeps its digits.
 ///
 /// Zeros come out `+0`; then their signs and `gelu(+inf)` follow `edges`, with only selects and
 /// bit operations, the same on every instruction set. From [`GELU_LIMIT`] on, `erf` is ±1:
 /// `gelu(x) = x` above (`+inf` included), `+0` below and NaN at `-inf`, as eager. NaN stays NaN.
+///
+/// A vector computes the tail, the limit and the edges only when one of its lanes needs them
+/// (`x < -3`, `x ≥ GELU_LIMIT`, or a zero result where `edges` give zeros a sign): for
+/// activations of ordinary size the rational and one multiply-add are all the work (measured
+/// on an AVX2 host, Zen 3: GELU over 12288 values of [-2.5, 2.5], 7.60 -> 6.71 µs). Both forms
+/// give the same bits for such lanes.
 #[inline(always)]
 pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
-    let mut y = gelu_body_v(s, x);
+    let hx = s.mul(x, s.splat(0.5));
+    let y = s.mul_add(hx, gelu_erf_v(s, x, s.mul(x, x)), hx);
+    // NaN compares false everywhere: it takes the common form, which keeps it NaN.
+    let mut odd = s.mor(s.lt(x, s.splat(GELU_TAIL)), s.ge(x, s.splat(GELU_LIMIT)));
+    if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
+        odd = s.mor(odd, s.eq(y, s.zero()));
+    }
+    if s.bitmask(odd) == 0 {
+        return y;
+    }
+    gelu_edges_v(s, x, gelu_body_v(s, x), edges)
+}
+
+/// `y = gelu(x)` with every zero `+0` and `gelu(+inf) = +inf`, corrected to `edges`.
+#[inline(always)]
+fn gelu_edges_v<S: Simd>(s: S, x: S::V, mut y: S::V, edges: GeluEdges) -> S::V {
     if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
         // Where `y` is zero, `copysign(0, x)`.
         let signed_zero = with_sign_of(s, y, x);

@@ -3,9 +3,10 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::super::gemm::DOT_MAX_M;
+use super::super::gemm::{DOT_MAX_M, EPILOGUE_WHOLE_FLOATS};
 use super::super::{
-    linear, linear_fused, linear_packed, matmul, Epilogue, GeluEdges, KernelError, PackedWeight,
+    linear, linear_fused, linear_packed, matmul, unary_inplace, Epilogue, GeluEdges, KernelError,
+    PackedWeight,
 };
 use super::{each_isa, erf_f64, same};
 
@@ -473,5 +474,51 @@ fn packed_rows_do_not_depend_on_their_block() {
                 }
             });
         }
+    }
+}
+
+/// The activation is elementwise wherever it runs: a product with an epilogue has the bits of
+/// the same product without one and the activation applied afterwards, both for an output small
+/// enough to take the activation in one pass at the end and for a larger one, which takes it
+/// strip by strip (`EPILOGUE_WHOLE_FLOATS`), packed or not. Values span GELU's and tanh's
+/// special forms (the GELU tail below -3, its limit, saturation).
+#[test]
+fn an_epilogue_is_its_activation_applied_to_the_product() {
+    let shapes = [(40, 9, 33), (300, 5, 250)];
+    assert!(shapes[0].0 * shapes[0].2 <= EPILOGUE_WHOLE_FLOATS);
+    assert!(shapes[1].0 * shapes[1].2 > EPILOGUE_WHOLE_FLOATS);
+    for (m, k, n) in shapes {
+        let x: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 37) % 101) as f32 / 8.0 - 6.0)
+            .collect();
+        let w: Vec<f32> = (0..n * k)
+            .map(|i| ((i * 53) % 89) as f32 / 60.0 - 0.7)
+            .collect();
+        let bias: Vec<f32> = (0..n).map(|j| (j % 7) as f32 - 3.0).collect();
+        let pw = PackedWeight::new(&w, n, k).unwrap();
+        each_isa(|isa| {
+            for e in Epilogue::ALL {
+                let mut plain = vec![f32::NAN; m * n];
+                linear_packed(&x, m, &pw, Some(&bias), Epilogue::None, &mut plain).unwrap();
+                if let Some(op) = e.unary() {
+                    unary_inplace(op, &mut plain);
+                }
+                let bits = |v: &[f32]| v.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+                let mut packed = vec![f32::NAN; m * n];
+                linear_packed(&x, m, &pw, Some(&bias), e, &mut packed).unwrap();
+                assert_eq!(
+                    bits(&packed),
+                    bits(&plain),
+                    "{isa:?} {e:?} packed ({m}, {k}, {n})"
+                );
+                let mut fused = vec![f32::NAN; m * n];
+                linear_fused(&x, m, k, &w, n, Some(&bias), e, &mut fused).unwrap();
+                assert_eq!(
+                    bits(&fused),
+                    bits(&plain),
+                    "{isa:?} {e:?} linear ({m}, {k}, {n})"
+                );
+            }
+        });
     }
 }

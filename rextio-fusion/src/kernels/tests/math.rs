@@ -790,3 +790,43 @@ fn exp_without_clamp_has_exps_bits_where_its_result_is_normal() {
         }
     });
 }
+
+/// GELU computes its tail, limit and edge forms only for a vector holding a lane that needs
+/// them; every lane's result is still its own: values of the common range give the same bits
+/// whether their vector is all common or shares it with a lane of each special kind, for every
+/// edge combination on every ISA.
+#[test]
+fn gelu_of_a_lane_does_not_depend_on_its_neighbours() {
+    let common: Vec<f32> = (0..2000).map(|i| -3.0 + i as f32 * 0.004_27).collect();
+    let odd = [-4.0, 6.0, 0.0, -0.0, INF, -INF, NAN, -1e-45, -20.0, 5.6];
+    for bits in 0..8u8 {
+        let edges = GeluEdges {
+            neg_zero_keeps_sign: bits & 1 != 0,
+            underflow_is_negative: bits & 2 != 0,
+            pos_inf_is_nan: bits & 4 != 0,
+        };
+        each_isa(|isa| {
+            let mut alone = vec![0.0; common.len()];
+            unary(Unary::Gelu(edges), &common, &mut alone).unwrap();
+            // One special value after every 5 common ones (a different lane each vector).
+            let mut mixed = Vec::new();
+            let mut at = Vec::new();
+            for (i, chunk) in common.chunks(5).enumerate() {
+                for &v in chunk {
+                    at.push(mixed.len());
+                    mixed.push(v);
+                }
+                mixed.push(odd[i % odd.len()]);
+            }
+            let mut ys = vec![0.0; mixed.len()];
+            unary(Unary::Gelu(edges), &mixed, &mut ys).unwrap();
+            for ((&x, &want), &i) in common.iter().zip(&alone).zip(&at) {
+                assert_eq!(
+                    ys[i].to_bits(),
+                    want.to_bits(),
+                    "{isa:?} {edges:?} gelu({x:e}) beside special lanes"
+                );
+            }
+        });
+    }
+}
