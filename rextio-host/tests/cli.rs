@@ -58,8 +58,8 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let rules = torch["rules"].as_array().unwrap();
     assert_eq!(
         rules.iter().filter(|r| r["outcome"] == "native").count(),
-        115,
-        "111 CPU rules and the CUDA lane's 4"
+        116,
+        "112 CPU rules and the CUDA lane's 4"
     );
     assert!(
         rules.iter().all(|r| r["verified"] == false),

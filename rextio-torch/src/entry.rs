@@ -122,6 +122,8 @@ entries! {
     EluAlpha => elu_alpha;
     /// `F.softplus` with other `beta` / `threshold`.
     SoftplusParams => softplus_params;
+    /// `F.dropout(t, p, training)`.
+    Dropout => dropout;
     /// `F.layer_norm` over the last dim.
     LayerNorm => layer_norm;
     /// `F.batch_norm` in eval mode.

@@ -81,6 +81,8 @@ pub const SOFTPLUS_PARAMS: &str = "rextio-torch/functional-softplus-params-f32-c
 pub const HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
 /// `F.relu6` (eager's `hardtanh(t, 0, 6)`).
 pub const RELU6: &str = "rextio-torch/functional-relu6-f32-cpu-rank1-2";
+/// `F.dropout` through eager's own kernel (`at::dropout`, the same generator).
+pub const DROPOUT: &str = "rextio-torch/functional-dropout-f32-cpu-rank1-2";
 /// `F.layer_norm` over the last dim.
 pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
 /// `t.transpose(d0, d1)` / `torch.transpose(t, d0, d1)`.
@@ -956,6 +958,8 @@ pub enum Functional {
     Hardtanh,
     /// `F.relu6(t[, inplace=False])`.
     Relu6,
+    /// `F.dropout(t[, p=0.5][, training=True][, inplace=False])`.
+    Dropout,
 }
 
 /// One activation claimed as `torch.nn.functional.<name>(t, ...)` on a float32 tensor of rank 1
@@ -1086,6 +1090,15 @@ pub const FUNCTIONAL: &[FunctionalOp] = {
                 RELU6,
                 "torch.nn.functional.relu6(t[, inplace=False])",
                 "one positional tensor; inplace omitted or literal False; rank 1 or 2",
+            )],
+        },
+        FunctionalOp {
+            op: Functional::Dropout,
+            name: "dropout",
+            docs: &[doc(
+                DROPOUT,
+                "torch.nn.functional.dropout(t[, p=0.5][, training=True][, inplace=False])",
+                "p a float literal in [0, 1] or a float parameter (checked at run time as eager checks it), or an int literal 0 or 1; training a bool literal or a bool value (`self.training`); inplace omitted, literal False, or literal True on a tensor this function made and nothing else refers to; rank 1 or 2; runs eager's own kernel, which draws from torch's default generator as eager does",
             )],
         },
     ]
@@ -1449,6 +1462,7 @@ mod fresh_tests {
                 "tensor-argmax-dim1-i64-cpu-2d",
                 "argmax-static-dim-i64-cpu-rank1",
                 "max-dim-values-indices-f32-i64-cpu-rank1",
+                "functional-dropout-f32-cpu-rank1-2",
                 "tensor-transpose-f32-cpu-rank1-2",
                 "tensor-t-f32-cpu-rank1-2",
                 "tensor-unsqueeze-f32-cpu-1d-to-2d",

@@ -813,6 +813,33 @@ pub fn softplus(t: &RxtTorchTensor) -> PyResult<RxtTorchTensor> {
     ok(t.tensor().f_softplus())
 }
 
+/// `F.dropout(t, p, training)`: eager's kernel (`at::dropout`), so training mode draws its mask
+/// from torch's default generator exactly as eager does. A `p` outside [0, 1] raises eager's
+/// `ValueError` before anything runs (NaN passes that check in eager too, and libtorch then
+/// refuses it).
+///
+/// Where eager returns `t` itself without drawing (out of training mode, `p = 0`, no elements)
+/// the result is a copy: lowered code owns every runtime result and may write a later op into
+/// it, which must never reach the caller's tensor (the rule is not fresh, so the host never
+/// takes the result for private either). The values are eager's; only the identity differs.
+pub fn dropout(t: &RxtTorchTensor, p: f64, training: bool) -> PyResult<RxtTorchTensor> {
+    // Eager's own test, so NaN passes it (a range's `contains` would refuse NaN).
+    #[allow(clippy::manual_range_contains)]
+    if p < 0.0 || p > 1.0 {
+        return Err(PyValueError::new_err(format!(
+            "dropout probability has to be between 0 and 1, but got {p:?}"
+        )));
+    }
+    let x = t.tensor();
+    // A NaN `p` reaches libtorch, which refuses it in either mode, as it does eager's.
+    if (!training || p == 0.0 || x.numel() == 0) && !p.is_nan() {
+        let mut copy = x.f_empty_like().map_err(map_err)?;
+        copy.f_copy_(x).map_err(map_err)?;
+        return Ok(RxtTorchTensor::from_tensor(copy));
+    }
+    ok(x.f_dropout(p, training))
+}
+
 /// `F.layer_norm(x, (n,), weight, bias, eps)` over the last dim; libtorch checks `n` against
 /// the input's last dim exactly as eager does.
 pub fn layer_norm(

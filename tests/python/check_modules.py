@@ -554,6 +554,47 @@ for method in ("stem", "shared", "accumulate"):
     if method in ("stem", "accumulate"):
         assert not torch.equal(xe_, x), f"eager's {method} no longer writes into its input; stale fixture"
 
+# Functional dropout: `training=self.training` is the identity in eval mode and eager's own
+# kernel in training mode, so the same seed draws the same mask natively (no Dropout module in
+# the tree, so training mode stays native under no_grad); `noisy` keeps F.dropout's default
+# training=True and drops in eval mode too, as eager does.
+REGULARIZED = "mdl.model.Regularized"
+rg_b, rg_e = pair(model, emodel, "Regularized", 70, 16, 24)
+parity(rg_b, rg_e, model, REGULARIZED, ("forward",), inputs(16, 71), "dropout")
+x = inputs(16, 72)["batch 128"]
+for training in (False, True):
+    for m in (rg_b, rg_e):
+        m.train(training)
+    for method in ("forward", "noisy"):
+        drawn = []
+        for seed in (1, 2):
+            torch.manual_seed(seed)
+            with torch.no_grad(), ran(model, f"{REGULARIZED}.{method}", "native"):
+                got = call(rg_b, method, x)
+            after = torch.rand(1)
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                want = call(rg_e, method, x)
+            assert_same(got, want, f"dropout {method} training={training} seed {seed}")
+            # The native call drew from the generator exactly what eager drew.
+            assert_same(after, torch.rand(1), f"dropout {method} training={training}: draws")
+            drawn.append(got)
+        masked = training or method == "noisy"
+        assert torch.equal(drawn[0], drawn[1]) != masked, f"dropout {method} training={training}"
+for m in (rg_b, rg_e):
+    m.eval()
+P_MESSAGE = "dropout probability has to be between 0 and 1, but got 1.5"
+for m in (rg_b, rg_e):
+    m.p = 1.5
+    with torch.inference_mode():
+        try:
+            m(x)
+        except ValueError as exc:
+            assert str(exc) == P_MESSAGE, f"{type(m).__module__}: {exc!r}"
+        else:
+            raise AssertionError(f"{type(m).__module__}: p = 1.5 raised nothing")
+rg_b.p = rg_e.p = 0.25
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

@@ -38,6 +38,8 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Tabular.forward",
         "mdl.model.InPlace.forward",
         "mdl.model.InPlace.residual",
+        "mdl.model.Regularized.forward",
+        "mdl.model.Regularized.noisy",
         "mdl.model.Heads.forward",
         "mdl.model.Heads.regress",
     ] {

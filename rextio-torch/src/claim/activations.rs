@@ -1,6 +1,7 @@
 //! Activations (`relu`, `sigmoid`, `tanh`), unary math (`abs`, `neg`, `negative`, `square`,
 //! `exp`, `log`, `sqrt`), and the functional activations of [`rules::FUNCTIONAL`] (`F.relu`,
-//! exact `F.gelu`, `F.silu`, `F.leaky_relu`, `F.elu`, `F.softplus`, `F.hardtanh`, `F.relu6`).
+//! exact `F.gelu`, `F.silu`, `F.leaky_relu`, `F.elu`, `F.softplus`, `F.hardtanh`, `F.relu6`,
+//! `F.dropout`).
 
 use super::{bind, get, operand, plan_f32, reject, Arg, NoPlan, Op, Plan, Src};
 use crate::entry::Rt;
@@ -71,6 +72,7 @@ pub fn plan_functional(site: &ClaimSite) -> Result<Plan, NoPlan> {
         Functional::Softplus => plan_softplus(site),
         Functional::Hardtanh => plan_hardtanh(site),
         Functional::Relu6 => plan_relu6(site),
+        Functional::Dropout => plan_dropout(site),
     }
 }
 
@@ -414,4 +416,77 @@ fn number_literal(site: &ClaimSite, s: Src) -> Option<f64> {
         Some(Literal::Int(x)) => i32::try_from(*x).ok().map(f64::from),
         _ => None,
     }
+}
+
+/// `F.dropout(t[, p=0.5][, training=True][, inplace=False])` through eager's own kernel. `p` is
+/// a float literal in [0, 1] (one outside makes eager raise, so that site stays Python), an int
+/// literal 0 or 1, or a float value the runtime checks as eager does; `training` is a bool
+/// literal or a bool value such as `self.training`; `inplace` is omitted or a literal False.
+/// The rule is not fresh: out of training mode eager returns the input itself.
+fn plan_dropout(site: &ClaimSite) -> Result<Plan, NoPlan> {
+    let shown = "F.dropout";
+    let (bound, r) = bind_activation(site, shown, &["input", "p", "training", "inplace"])?;
+    if let Some(s) = get(&bound, "inplace") {
+        if !matches!(
+            operand(site, s).and_then(|o| o.literal.as_ref()),
+            Some(Literal::Bool(false))
+        ) {
+            return Err(reject(
+                codes::IN_PLACE,
+                "F.dropout with inplace other than a literal False writes into its input",
+                "drop inplace (F.dropout(h, p, training=self.training) returns a new tensor in \
+                 training mode and h itself otherwise)",
+            ));
+        }
+    }
+    let p = match get(&bound, "p") {
+        None => Arg::Float(0.5),
+        Some(s) => {
+            let o = operand(site, s).ok_or(super::ClaimOutcome::NotCovered)?;
+            match (&o.ty, &o.literal) {
+                (_, Some(Literal::Float(v))) if (0.0..=1.0).contains(v) => Arg::Float(*v),
+                (_, Some(Literal::Int(v))) if *v == 0 || *v == 1 =>
+                {
+                    #[allow(clippy::cast_precision_loss)]
+                    Arg::Float(*v as f64)
+                }
+                (Some(ValueType::Float), None) => Arg::Scalar(s),
+                _ => {
+                    return Err(reject(
+                        codes::ACTIVATION_PARAMS,
+                        format!("F.dropout with p {} is not lowered", super::describe(o)),
+                        "pass p as a float literal in [0, 1] or a float parameter",
+                    ))
+                }
+            }
+        }
+    };
+    let training = match get(&bound, "training") {
+        None => Arg::Bool(true),
+        Some(s) => {
+            let o = operand(site, s).ok_or(super::ClaimOutcome::NotCovered)?;
+            match (&o.ty, &o.literal) {
+                (_, Some(Literal::Bool(b))) => Arg::Bool(*b),
+                (Some(ValueType::Bool), None) => Arg::Scalar(s),
+                _ => {
+                    return Err(reject(
+                        codes::ACTIVATION_PARAMS,
+                        format!(
+                            "F.dropout with training {} is not lowered",
+                            super::describe(o)
+                        ),
+                        "pass training as a bool literal or a bool value such as self.training",
+                    ))
+                }
+            }
+        }
+    };
+    plan_f32(
+        rules::DROPOUT,
+        r,
+        Op::Call {
+            f: Rt::Dropout,
+            args: vec![Arg::Tensor(Src::Arg(0)), p, training],
+        },
+    )
 }

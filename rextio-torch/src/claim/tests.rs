@@ -596,6 +596,30 @@ pub(crate) fn accepted() -> Vec<(ClaimSite, &'static str)> {
             call(&f("hardtanh"), vec![t2()], vec![]),
             "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-2d",
         ),
+        // dropout: defaults, literal and value `p`, literal and value `training`.
+        (
+            call(&f("dropout"), vec![t2()], vec![]),
+            "functional-dropout-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(
+                &f("dropout"),
+                vec![t1(), flt(0.1)],
+                vec![
+                    kw("training", Operand::typed(ValueType::Bool)),
+                    kw("inplace", boolean(false)),
+                ],
+            ),
+            "functional-dropout-f32-cpu-rank1-2 -> f32-cpu-1d",
+        ),
+        (
+            call(&f("dropout"), vec![t2(), fparam(), boolean(false)], vec![]),
+            "functional-dropout-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
+        (
+            call(&f("dropout"), vec![t2()], vec![kw("p", int(1))]),
+            "functional-dropout-f32-cpu-rank1-2 -> f32-cpu-2d",
+        ),
         (
             call(&f("hardtanh"), vec![t1(), flt(-2.5), int(3)], vec![]),
             "functional-hardtanh-f32-cpu-rank1-2 -> f32-cpu-1d",
@@ -973,6 +997,28 @@ fn rejected() -> Vec<(ClaimSite, &'static str)> {
         (
             call("torch.relu", vec![t2()], vec![kw("out", t2())]),
             "RXTP-TORCH-003",
+        ),
+        // dropout: p out of [0, 1] (eager raises), an int parameter, a non-bool training,
+        // in place (even on a private input).
+        (
+            call(&f("dropout"), vec![t2(), flt(1.5)], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("dropout"), vec![t2(), iparam()], vec![]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(&f("dropout"), vec![t2()], vec![kw("training", int(1))]),
+            "RXTP-TORCH-024",
+        ),
+        (
+            call(
+                &f("dropout"),
+                vec![private(t2())],
+                vec![kw("inplace", boolean(true))],
+            ),
+            "RXTP-TORCH-004",
         ),
         (
             call(&f("relu"), vec![t2()], vec![kw("inplace", boolean(true))]),

@@ -243,3 +243,42 @@ fn shape_reads_are_exact_and_out_of_range_dims_are_index_errors() {
     assert_eq!(error(size_dim(&m, -1).err().unwrap()).0, "IndexError");
     assert_eq!(error(shape_1d(&m).err().unwrap()).0, "RuntimeError");
 }
+
+#[test]
+fn dropout_checks_p_as_eager_and_passes_its_input_through_out_of_training() {
+    let x = t1(&[1.0, -2.0, 3.0, 4.0]);
+    // Eager's check, before any kernel: a ValueError naming the probability.
+    for p in [-0.25, 1.5] {
+        assert_eq!(
+            error(dropout(&x, p, true).unwrap_err()),
+            (
+                "ValueError".to_owned(),
+                format!("dropout probability has to be between 0 and 1, but got {p:?}")
+            )
+        );
+    }
+    // NaN passes eager's check, and libtorch refuses it in either mode (a RuntimeError).
+    for training in [false, true] {
+        let (name, _) = error(dropout(&x, f64::NAN, training).unwrap_err());
+        assert_eq!(name, "RuntimeError");
+    }
+    // Out of training mode, and at p = 0: eager's values (its input), in memory of their own
+    // (lowered code may write into a result).
+    for (p, training) in [(0.9, false), (0.0, true)] {
+        let copy = dropout(&x, p, training).unwrap();
+        assert_eq!(values(&copy), values(&x));
+        assert_ne!(copy.tensor().data_ptr(), x.tensor().data_ptr());
+    }
+    // In training mode: p = 1 zeroes, p = 0 keeps the values in a new tensor, and otherwise
+    // the kept values are scaled by 1 / (1 - p).
+    assert_eq!(values(&dropout(&x, 1.0, true).unwrap()), [0.0; 4]);
+    assert_eq!(values(&dropout(&x, 0.0, true).unwrap()), values(&x));
+    let big = t1(&[1.0; 4096]);
+    let d = values(&dropout(&big, 0.5, true).unwrap());
+    assert!(d.iter().all(|&v| v == 0.0 || v == 2.0), "{:?}", &d[..8]);
+    let kept = d.iter().filter(|&&v| v == 2.0).count();
+    assert!(
+        (1700..2400).contains(&kept),
+        "{kept} of 4096 kept at p = 0.5"
+    );
+}

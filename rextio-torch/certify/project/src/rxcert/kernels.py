@@ -504,3 +504,14 @@ def decorated_no_grad(x: M) -> M:
 @torch.inference_mode
 def decorated_inference_mode(x: M) -> M:
     return x.tanh()
+
+
+def act_dropout(x: V) -> V:
+    # The deterministic forms: out of training mode the input itself (whatever p), p = 0 keeps
+    # it and p = 1 zeroes it (NaN and inf times zero) without drawing from the generator.
+    return F.dropout(x, training=False) + F.dropout(x, 0.0) + F.dropout(x, p=1, training=True) + F.dropout(x, 0.9, False, False)
+
+
+def act_dropout_params(x: M, p: float, training: bool) -> M:
+    # p a float value: checked as eager checks it (-2.0 raises ValueError on both sides).
+    return F.dropout(x, p, training=False) + F.dropout(x, 0.0, training)
