@@ -833,9 +833,7 @@ pub fn dropout(t: &RxtTorchTensor, p: f64, training: bool) -> PyResult<RxtTorchT
     let x = t.tensor();
     // A NaN `p` reaches libtorch, which refuses it in either mode, as it does eager's.
     if (!training || p == 0.0 || x.numel() == 0) && !p.is_nan() {
-        let mut copy = x.f_empty_like().map_err(map_err)?;
-        copy.f_copy_(x).map_err(map_err)?;
-        return Ok(RxtTorchTensor::from_tensor(copy));
+        return materialise(x.shallow_clone());
     }
     ok(x.f_dropout(p, training))
 }
