@@ -338,12 +338,13 @@ pub(crate) fn map<S: Simd>(s: S, src: &[f32], dst: &mut [f32], f: impl VFn1<S>) 
 #[inline(always)]
 pub(crate) fn map_inplace<S: Simd>(s: S, x: &mut [f32], f: impl VFn1<S>) {
     let l = S::LANES;
-    // Two vectors per step, as in `map`.
+    // Two vectors per step, as in `map`; the loads through `opaque`, so that an op ending in a
+    // `select` of its input is stored whole (see [`Simd::opaque`]).
     let mut c2 = x.chunks_exact_mut(2 * l);
     for d in &mut c2 {
         let mut y = [s.zero(); 2];
         for (k, y) in y.iter_mut().enumerate() {
-            *y = f.apply(s, s.load(&d[k * l..]));
+            *y = f.apply(s, s.opaque(s.load(&d[k * l..])));
         }
         for (k, &y) in y.iter().enumerate() {
             s.store(&mut d[k * l..], y);
@@ -561,7 +562,8 @@ fn zip_row_inplace<S: Simd>(s: S, x: &mut [f32], b: RowArg<'_>, f: impl VFn2<S>)
             let l = S::LANES;
             let (mut xc, mut bc) = (x.chunks_exact_mut(l), b.chunks_exact(l));
             for (o, y) in (&mut xc).zip(&mut bc) {
-                let v = f.apply(s, s.load(o), s.load(y));
+                // `opaque`: stored whole, as in `map_inplace`.
+                let v = f.apply(s, s.opaque(s.load(o)), s.load(y));
                 s.store(o, v);
             }
             let (o, y) = (xc.into_remainder(), bc.remainder());

@@ -113,6 +113,16 @@ pub(crate) trait Simd: Copy {
     /// Writes the `LANES` lanes of `a` to `out[..LANES]`.
     fn istore(self, a: Self::I, out: &mut [i32; 16]);
 
+    /// `a` itself, through a barrier the optimiser cannot see through, so that it no longer
+    /// knows where the value came from. In-place loops pass what they load through it: given
+    /// `store(p, select(m, load(p), y))` LLVM stores only the changed lanes, with AVX2's
+    /// `vmaskmovps`, which is microcoded on AMD (measured on Zen 3: tanh over 6144 floats in
+    /// place 4.3 µs this way, 2.9 µs as a blend and a full store). No instruction is emitted.
+    #[inline(always)]
+    fn opaque(self, a: Self::V) -> Self::V {
+        a
+    }
+
     /// The sum of the lanes, in a fixed order.
     fn reduce_add(self, a: Self::V) -> f32;
     /// The lane sums of four vectors, in a fixed order.
@@ -416,6 +426,35 @@ pub(crate) mod x86 {
         };
     }
 
+    /// [`Simd::opaque`] for a 256-bit vector: an empty `asm!` block that takes `v` and gives
+    /// it back in the same register.
+    ///
+    /// # Safety
+    /// The CPU must support AVX (it only names a register; nothing executes).
+    #[inline]
+    #[target_feature(enable = "avx")]
+    unsafe fn opaque256(mut v: __m256) -> __m256 {
+        // SAFETY: the block is empty; it reads and writes nothing but `v`'s register.
+        unsafe {
+            std::arch::asm!("/* {0} */", inout(ymm_reg) v, options(pure, nomem, nostack, preserves_flags));
+        }
+        v
+    }
+
+    /// [`opaque256`] for a 512-bit vector.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn opaque512(mut v: __m512) -> __m512 {
+        // SAFETY: as `opaque256`.
+        unsafe {
+            std::arch::asm!("/* {0} */", inout(zmm_reg) v, options(pure, nomem, nostack, preserves_flags));
+        }
+        v
+    }
+
     #[inline(always)]
     fn mask8(n: usize) -> __m256i {
         let n = n.min(8) as i32;
@@ -581,6 +620,11 @@ pub(crate) mod x86 {
         #[inline(always)]
         fn mnot(self, a: __m256) -> __m256 {
             isa!(_mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))))
+        }
+        #[inline(always)]
+        fn opaque(self, a: __m256) -> __m256 {
+            // SAFETY: AVX is supported (token).
+            unsafe { opaque256(a) }
         }
         #[inline(always)]
         fn bitmask(self, m: __m256) -> u64 {
@@ -850,6 +894,11 @@ pub(crate) mod x86 {
         #[inline(always)]
         fn mnot(self, a: __mmask16) -> __mmask16 {
             !a
+        }
+        #[inline(always)]
+        fn opaque(self, a: __m512) -> __m512 {
+            // SAFETY: AVX-512F is supported (token).
+            unsafe { opaque512(a) }
         }
         #[inline(always)]
         fn bitmask(self, m: __mmask16) -> u64 {
