@@ -1,5 +1,5 @@
 //! Timings (ignored by default; run in release):
-//! `cargo test --release -p rextio-torch --lib kernels::tests::bench -- --ignored --nocapture`
+//! `cargo test --release -p rextio-fusion --lib kernels::tests::bench -- --ignored --nocapture`
 
 use std::hint::black_box;
 use std::time::Instant;
