@@ -206,9 +206,43 @@ pub(crate) fn log_v<S: Simd>(s: S, x: S::V) -> S::V {
     s.select(s.is_nan(x), x, r)
 }
 
-/// `tanh x` per lane.
+/// `tanh x = x·P(x²)/Q(x²)` on `|x| < TANH_NEAR` (the common form of [`tanh_v`]): a minimax fit
+/// of the relative error (7e-9 in exact arithmetic, 2.3e-7 in f32; highest degree first, `P(0)
+/// = Q(0) = 1`, every coefficient positive).
+const TANH_NEAR_P: [f32; 4] = [5.810_798e-6, 2.603_396_8e-3, 1.264_06e-1, 1.0];
+const TANH_NEAR_Q: [f32; 4] = [1.808_938_8e-4, 2.251_665_7e-2, 4.597_392_4e-1, 1.0];
+
+/// Below this `|x|`, [`tanh_v`] takes its short rational; from it on, the one for every `x`.
+const TANH_NEAR: f32 = 4.0;
+
+/// `tanh x` per lane. Arguments of ordinary size (`|x| < 4`) take a rational of degrees 3 and 3
+/// in `x²` (six multiply-adds, no clamps); a vector holding a larger `|x|` also computes the
+/// rational for every `x` ([`tanh_wide_v`], ten multiply-adds and two clamps) and takes it for
+/// those lanes only, so each lane's result is its own. Measured in one process on an AVX2 host
+/// (Zen 3), tanh over 6144 values of [-2.5, 2.5]: 2.9 -> 2.0 µs.
 #[inline(always)]
 pub(crate) fn tanh_v<S: Simd>(s: S, x: S::V) -> S::V {
+    let x2 = s.mul(x, x);
+    // `Q ≥ 1`; `|r| < 1` on the range, and NaN passes through.
+    let r = s.div(
+        s.mul(x, horner(s, x2, TANH_NEAR_P)),
+        horner(s, x2, TANH_NEAR_Q),
+    );
+    let t = s.abs(x);
+    // NaN compares false: it keeps the common form, which keeps it NaN.
+    let wide = s.ge(t, s.splat(TANH_NEAR));
+    let r = if s.bitmask(wide) == 0 {
+        r
+    } else {
+        s.select(wide, tanh_wide_v(s, x), r)
+    };
+    // Tiny arguments: tanh x = x to within half an ulp (also keeps subnormals exact).
+    s.select(s.lt(t, s.splat(4e-4)), x, r)
+}
+
+/// `tanh x` for every `x`, by Eigen's rational on `x` clamped to where `tanh` rounds to ±1.
+#[inline(always)]
+fn tanh_wide_v<S: Simd>(s: S, x: S::V) -> S::V {
     const LIMIT: f32 = 7.905_311_107_635_498;
     let xc = clamp(s, x, -LIMIT, LIMIT);
     let x2 = s.mul(xc, xc);
@@ -237,9 +271,7 @@ pub(crate) fn tanh_v<S: Simd>(s: S, x: S::V) -> S::V {
     );
     // `q` lies in [4.89e-3, 0.91] on the clamped range (or is NaN, which passes through).
     let r = s.div_pos(s.mul(p, xc), q);
-    let r = clamp(s, r, -1.0, 1.0);
-    // Tiny arguments: tanh x = x to within half an ulp (also keeps subnormals exact).
-    s.select(s.lt(s.abs(x), s.splat(4e-4)), x, r)
+    clamp(s, r, -1.0, 1.0)
 }
 
 /// `1 / (1 + e^-x)` per lane.

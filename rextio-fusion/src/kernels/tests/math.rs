@@ -791,6 +791,44 @@ fn exp_without_clamp_has_exps_bits_where_its_result_is_normal() {
     });
 }
 
+/// tanh computes its wide form only for a vector holding an `|x| ≥ 4`; every lane's result is
+/// still its own: values either side of that bound give the same bits whether their vector
+/// holds only ordinary values or shares it with wide and special ones, on every ISA.
+#[test]
+fn tanh_of_a_lane_does_not_depend_on_its_neighbours() {
+    let common: Vec<f32> = (0..2000).map(|i| -5.0 + i as f32 * 0.005_01).collect();
+    let odd = [4.0, -4.5, 9.0, -20.0, INF, -INF, NAN, 1e-45, -0.0, 7.9];
+    each_isa(|isa| {
+        let mut alone = vec![0.0; common.len()];
+        for (x, y) in common.iter().zip(alone.iter_mut()) {
+            // Each value alone in its vector (the rest of it zeros).
+            let mut one = [0.0f32; 16];
+            one[0] = *x;
+            let mut out = [0.0f32; 16];
+            unary(Unary::Tanh, &one, &mut out).unwrap();
+            *y = out[0];
+        }
+        let mut mixed = Vec::new();
+        let mut at = Vec::new();
+        for (i, chunk) in common.chunks(5).enumerate() {
+            for &v in chunk {
+                at.push(mixed.len());
+                mixed.push(v);
+            }
+            mixed.push(odd[i % odd.len()]);
+        }
+        let mut ys = vec![0.0; mixed.len()];
+        unary(Unary::Tanh, &mixed, &mut ys).unwrap();
+        for ((&x, &want), &i) in common.iter().zip(&alone).zip(&at) {
+            assert_eq!(
+                ys[i].to_bits(),
+                want.to_bits(),
+                "{isa:?} tanh({x:e}) beside wide and special lanes"
+            );
+        }
+    });
+}
+
 /// GELU computes its tail, limit and edge forms only for a vector holding a lane that needs
 /// them; every lane's result is still its own: values of the common range give the same bits
 /// whether their vector is all common or shares it with a lane of each special kind, for every
