@@ -791,6 +791,23 @@ fn exp_without_clamp_has_exps_bits_where_its_result_is_normal() {
     });
 }
 
+/// `op` over `common` with one of `odd` after every 5 values (a different lane each vector,
+/// cycling through `odd`): the results at the common values' places, in order.
+fn beside_odd_lanes(op: Unary, common: &[f32], odd: &[f32]) -> Vec<f32> {
+    let mut mixed = Vec::new();
+    let mut at = Vec::new();
+    for (i, chunk) in common.chunks(5).enumerate() {
+        for &v in chunk {
+            at.push(mixed.len());
+            mixed.push(v);
+        }
+        mixed.push(odd[i % odd.len()]);
+    }
+    let mut ys = vec![0.0; mixed.len()];
+    unary(op, &mixed, &mut ys).unwrap();
+    at.into_iter().map(|i| ys[i]).collect()
+}
+
 /// tanh computes its wide form only for a vector holding an `|x| ≥ 4`; every lane's result is
 /// still its own: values either side of that bound give the same bits whether their vector
 /// holds only ordinary values or shares it with wide and special ones, on every ISA.
@@ -808,20 +825,10 @@ fn tanh_of_a_lane_does_not_depend_on_its_neighbours() {
             unary(Unary::Tanh, &one, &mut out).unwrap();
             *y = out[0];
         }
-        let mut mixed = Vec::new();
-        let mut at = Vec::new();
-        for (i, chunk) in common.chunks(5).enumerate() {
-            for &v in chunk {
-                at.push(mixed.len());
-                mixed.push(v);
-            }
-            mixed.push(odd[i % odd.len()]);
-        }
-        let mut ys = vec![0.0; mixed.len()];
-        unary(Unary::Tanh, &mixed, &mut ys).unwrap();
-        for ((&x, &want), &i) in common.iter().zip(&alone).zip(&at) {
+        let beside = beside_odd_lanes(Unary::Tanh, &common, &odd);
+        for ((&x, &want), got) in common.iter().zip(&alone).zip(beside) {
             assert_eq!(
-                ys[i].to_bits(),
+                got.to_bits(),
                 want.to_bits(),
                 "{isa:?} tanh({x:e}) beside wide and special lanes"
             );
@@ -846,21 +853,10 @@ fn gelu_of_a_lane_does_not_depend_on_its_neighbours() {
         each_isa(|isa| {
             let mut alone = vec![0.0; common.len()];
             unary(Unary::Gelu(edges), &common, &mut alone).unwrap();
-            // One special value after every 5 common ones (a different lane each vector).
-            let mut mixed = Vec::new();
-            let mut at = Vec::new();
-            for (i, chunk) in common.chunks(5).enumerate() {
-                for &v in chunk {
-                    at.push(mixed.len());
-                    mixed.push(v);
-                }
-                mixed.push(odd[i % odd.len()]);
-            }
-            let mut ys = vec![0.0; mixed.len()];
-            unary(Unary::Gelu(edges), &mixed, &mut ys).unwrap();
-            for ((&x, &want), &i) in common.iter().zip(&alone).zip(&at) {
+            let beside = beside_odd_lanes(Unary::Gelu(edges), &common, &odd);
+            for ((&x, &want), got) in common.iter().zip(&alone).zip(beside) {
                 assert_eq!(
-                    ys[i].to_bits(),
+                    got.to_bits(),
                     want.to_bits(),
                     "{isa:?} {edges:?} gelu({x:e}) beside special lanes"
                 );
