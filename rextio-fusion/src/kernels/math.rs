@@ -438,7 +438,7 @@ const GELU_ERF_P: [f32; 5] = [
 ];
 const GELU_ERF_Q: [f32; 4] = [7.136_611e-4, 1.887_580_8e-2, 2.158_846_1e-1, 1.0];
 
-/// From this `|x|` on, [`gelu_v`] takes the `erfc` form (see [`gelu_body_v`]).
+/// From this `|x|` on, [`gelu_v`] takes the `erfc` form (see [`gelu_tails_v`]).
 const GELU_TAIL: f32 = 3.0;
 
 /// `erf(x/√2)` as one rational function (absolute error 2.4e-7 on `|x| < GELU_TAIL`), given
@@ -451,21 +451,12 @@ fn gelu_erf_v<S: Simd>(s: S, x: S::V, x2: S::V) -> S::V {
     )
 }
 
-/// [`gelu_v`] before its edges, with every zero `+0`.
+/// [`gelu_v`]'s lanes with `|x| ≥ 3` (`big`) in place of the common form `y` (every zero `+0`),
+/// given `0.5x` and `x²`.
 #[inline(always)]
-fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
+fn gelu_tails_v<S: Simd>(s: S, x: S::V, hx: S::V, x2: S::V, big: S::M, y: S::V) -> S::V {
     let zero = s.zero();
-    let hx = s.mul(x, s.splat(0.5));
-    let x2 = s.mul(x, x);
-    // The common form, `0.5x + 0.5x·erf(x/√2)` in one multiply-add, the same bits as
-    // `gelu_v`'s fast path: a zero sum is `+0` (`erf` has `x`'s sign, so `0.5x·erf` is never
-    // `-0`). NaN stays here (it compares false) and stays NaN.
-    let y = s.mul_add(hx, gelu_erf_v(s, x, x2), hx);
     let t = s.abs(x);
-    let big = s.ge(t, s.splat(GELU_TAIL));
-    if s.bitmask(big) == 0 {
-        return y;
-    }
     // `|x| ≥ 3`, where `1 + erf` cancels below zero and the rational does not reach: with
     // `c = erfc(t/√2) = e^(-t²/2)·erfcx(t/√2)`, accurate relative to itself, `gelu = 0.5x·c`
     // below zero (so the tail, `gelu(-5) ≈ -1.4e-6`, keeps its digits) and `x - 0.5x·c` above.
@@ -503,21 +494,29 @@ fn gelu_body_v<S: Simd>(s: S, x: S::V) -> S::V {
 ///
 /// A vector computes the `erfc` form, the limit and the edges only when one of its lanes needs
 /// them (`|x| ≥ 3`, or a zero result where `edges` give zeros a sign): for activations of
-/// ordinary size the rational and one multiply-add are all the work. Both paths give the same
-/// bits for such lanes.
+/// ordinary size the rational and one multiply-add are all the work.
 #[inline(always)]
 pub(crate) fn gelu_v<S: Simd>(s: S, x: S::V, edges: GeluEdges) -> S::V {
     let hx = s.mul(x, s.splat(0.5));
-    let y = s.mul_add(hx, gelu_erf_v(s, x, s.mul(x, x)), hx);
+    let x2 = s.mul(x, x);
+    // The common form, `0.5x + 0.5x·erf(x/√2)` in one multiply-add: a zero sum is `+0` (`erf`
+    // has `x`'s sign, so `0.5x·erf` is never `-0`).
+    let y = s.mul_add(hx, gelu_erf_v(s, x, x2), hx);
     // NaN compares false everywhere: it takes the common form, which keeps it NaN.
-    let mut odd = s.ge(s.abs(x), s.splat(GELU_TAIL));
+    let big = s.ge(s.abs(x), s.splat(GELU_TAIL));
+    let mut odd = big;
     if edges.neg_zero_keeps_sign || edges.underflow_is_negative {
         odd = s.mor(odd, s.eq(y, s.zero()));
     }
     if s.bitmask(odd) == 0 {
         return y;
     }
-    gelu_edges_v(s, x, gelu_body_v(s, x), edges)
+    let y = if s.bitmask(big) == 0 {
+        y
+    } else {
+        gelu_tails_v(s, x, hx, x2, big, y)
+    };
+    gelu_edges_v(s, x, y, edges)
 }
 
 /// `y = gelu(x)` with every zero `+0` and `gelu(+inf) = +inf`, corrected to `edges`.
