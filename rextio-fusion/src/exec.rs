@@ -1106,12 +1106,21 @@ impl Run<'_> {
                     None => None,
                 };
                 let xs = src(x)?;
-                // A layer norm of a program input was checked before the run.
-                if usize::from(x) >= p.inputs.len() && !layer_norm_domain(xs) {
-                    return Ok(Step::Declined);
-                }
                 // eps in the input's accumulation type (float for float32), as ATen casts it.
-                k_err(k::layer_norm_rows(xs, m, c, w, b, eps as f32, dst))?;
+                let eps = eps as f32;
+                if usize::from(x) < p.inputs.len() {
+                    // A layer norm of a program input was checked before the run.
+                    k_err(k::layer_norm_rows(xs, m, c, w, b, eps, dst))?;
+                } else {
+                    // A computed input is checked by the kernel as it reads it (see
+                    // [`layer_norm_domain`]); what it wrote before declining is never seen.
+                    let within =
+                        k::layer_norm_rows_within(xs, m, c, w, b, eps, LAYER_NORM_MAX_ABS, dst)
+                            .map_err(|e| internal(&format!("kernel rejected its operands: {e}")))?;
+                    if !within {
+                        return Ok(Step::Declined);
+                    }
+                }
             }
             Ins::Argmax { .. } => {}
         }

@@ -58,8 +58,8 @@ pub use layout::transpose;
 pub use math::{elu, erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
-    log_softmax_cols, log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols,
-    softmax_rows, sum_cols, sum_rows,
+    layer_norm_rows_within, log_softmax_cols, log_softmax_rows, mean_cols, mean_rows,
+    softmax_argmax_rows, softmax_cols, softmax_rows, sum_cols, sum_rows,
 };
 
 use std::cell::Cell;

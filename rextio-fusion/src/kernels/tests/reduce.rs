@@ -8,8 +8,8 @@ use proptest::prelude::*;
 
 use super::super::{
     amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
-    log_softmax_cols, log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols,
-    softmax_rows, sum_cols, sum_rows, KernelError,
+    layer_norm_rows_within, log_softmax_cols, log_softmax_rows, mean_cols, mean_rows,
+    softmax_argmax_rows, softmax_cols, softmax_rows, sum_cols, sum_rows, KernelError,
 };
 use super::elementwise::{dims, value};
 use super::{close, each_isa, same};
@@ -529,4 +529,60 @@ fn layer_norm_rows_do_not_depend_on_their_block() {
             }
         });
     }
+}
+
+/// The checked layer norm answers the plain one's bits when every element is finite and within
+/// the limit (the limit itself included), and `false` when any one element, anywhere (a full
+/// vector, a ragged tail, the last short block of rows), is NaN, infinite or beyond it.
+#[test]
+fn layer_norm_rows_within_checks_every_element() {
+    let limit = 4294967296.0f32;
+    for n in [1usize, 5, 8, 48, 53] {
+        for m in [1usize, 3, 8, 11] {
+            let x: Vec<f32> = (0..m * n)
+                .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.013)
+                .collect();
+            let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i % 3) as f32 * 0.2).collect();
+            each_isa(|isa| {
+                let plain = |x: &[f32]| {
+                    let mut out = vec![f32::NAN; x.len()];
+                    layer_norm_rows(x, m, n, Some(&w), Some(&b), 1e-5, &mut out).unwrap();
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                let checked = |x: &[f32]| {
+                    let mut out = vec![f32::NAN; x.len()];
+                    let ok =
+                        layer_norm_rows_within(x, m, n, Some(&w), Some(&b), 1e-5, limit, &mut out)
+                            .unwrap();
+                    (ok, out.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+                };
+                assert_eq!(checked(&x), (true, plain(&x)), "{isa:?} {m}x{n}");
+                for at in [0, m * n / 2, m * n - 1] {
+                    let mut edge = x.clone();
+                    edge[at] = -limit;
+                    assert_eq!(
+                        checked(&edge),
+                        (true, plain(&edge)),
+                        "{isa:?} {m}x{n} at {at}"
+                    );
+                    for v in [
+                        f32::NAN,
+                        f32::INFINITY,
+                        f32::NEG_INFINITY,
+                        limit * 2.0,
+                        -1e38,
+                    ] {
+                        let mut bad = x.clone();
+                        bad[at] = v;
+                        assert!(!checked(&bad).0, "{isa:?} {m}x{n}: {v} at {at}");
+                    }
+                }
+            });
+        }
+    }
+    assert_eq!(
+        layer_norm_rows_within(&[], 0, 4, None, None, 1e-5, 1.0, &mut []),
+        Ok(true)
+    );
 }
