@@ -1114,9 +1114,16 @@ impl Run<'_> {
                 } else {
                     // A computed input is checked by the kernel as it reads it (see
                     // [`layer_norm_domain`]); what it wrote before declining is never seen.
-                    let within =
-                        k::layer_norm_rows_within(xs, m, c, w, b, eps, LAYER_NORM_MAX_ABS, dst)
-                            .map_err(|e| internal(&format!("kernel rejected its operands: {e}")))?;
+                    let within = k_err(k::layer_norm_rows_within(
+                        xs,
+                        m,
+                        c,
+                        w,
+                        b,
+                        eps,
+                        LAYER_NORM_MAX_ABS,
+                        dst,
+                    ))?;
                     if !within {
                         return Ok(Step::Declined);
                     }
@@ -1160,7 +1167,7 @@ fn reduce(
     }
 }
 
-fn k_err(r: Result<(), k::KernelError>) -> Result<(), ExecError> {
+fn k_err<T>(r: Result<T, k::KernelError>) -> Result<T, ExecError> {
     r.map_err(|e| internal(&format!("kernel rejected its operands: {e}")))
 }
 

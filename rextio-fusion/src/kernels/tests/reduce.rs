@@ -498,17 +498,23 @@ fn layer_norm_rows_match_the_f64_reference() {
     assert!(layer_norm_rows(&[0.0; 6], 2, 3, Some(&[1.0; 2]), None, 1e-5, &mut [0.0; 6]).is_err());
 }
 
+/// An `m×n` layer-norm input of spread values, with a weight and a bias of `n` elements.
+fn layer_norm_case(m: usize, n: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let x = (0..m * n)
+        .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.013)
+        .collect();
+    let w = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+    let b = (0..n).map(|i| (i % 3) as f32 * 0.2).collect();
+    (x, w, b)
+}
+
 /// Rows are normalised in blocks, each step over the whole block: every row of an `m`-row call
 /// (full blocks, a partial last one) has the bits it has alone, with the affine vectors or not.
 #[test]
 fn layer_norm_rows_do_not_depend_on_their_block() {
     for n in [1usize, 5, 16, 48, 97] {
         let m = 21;
-        let x: Vec<f32> = (0..m * n)
-            .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.013)
-            .collect();
-        let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
-        let b: Vec<f32> = (0..n).map(|i| (i % 3) as f32 * 0.2).collect();
+        let (x, w, b) = layer_norm_case(m, n);
         each_isa(|isa| {
             for (wo, bo) in [(None, None), (Some(&w[..]), Some(&b[..]))] {
                 let norm = |rows: &[f32]| {
@@ -539,11 +545,7 @@ fn layer_norm_rows_within_checks_every_element() {
     let limit = 4294967296.0f32;
     for n in [1usize, 5, 8, 48, 53] {
         for m in [1usize, 3, 8, 11] {
-            let x: Vec<f32> = (0..m * n)
-                .map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.013)
-                .collect();
-            let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
-            let b: Vec<f32> = (0..n).map(|i| (i % 3) as f32 * 0.2).collect();
+            let (x, w, b) = layer_norm_case(m, n);
             each_isa(|isa| {
                 let plain = |x: &[f32]| {
                     let mut out = vec![f32::NAN; x.len()];
