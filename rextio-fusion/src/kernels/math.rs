@@ -408,8 +408,9 @@ const GELU_LIMIT: f32 = 5.542_594;
 
 /// `erfc(t/√2) = P(t - 4.25)` on `3 ≤ t ≤ 5.5426`, the only lanes that use it: a minimax fit
 /// of the absolute error (1.9e-8 in exact arithmetic; the values run from 2.7e-3 down to
-/// 3.0e-8, and the f32 evaluation stays above 1.1e-8 on every float of the range, so a
-/// negative `x` never gets a positive GELU). `t - 4.25` is exact on the range (Sterbenz).
+/// 3.0e-8, and the f32 evaluation, with or without FMA, stays above 1.1e-8 on every float of
+/// the range, so `0.5x·c` is below -3e-8 for every negative `x` there: never zero, never
+/// positive). `t - 4.25` is exact on the range (Sterbenz).
 /// Highest degree first.
 const GELU_ERFC_P: [f32; 9] = [
     5.978_442_5e-6,
@@ -475,13 +476,12 @@ fn gelu_tails_v<S: Simd>(s: S, x: S::V, hx: S::V, big: S::M, y: S::V) -> S::V {
     let t = s.abs(x);
     // `|x| ≥ 3`, where the common form's rational does not reach: with `c = erfc(t/√2)` from a
     // polynomial (absolute error 1.9e-8), `gelu = 0.5x·c` below zero and `x - 0.5x·c` above,
-    // both to an absolute error under 1e-7·|x|, as eager's own forms (which lose the tail's
-    // digits to `1 + erf` cancelling: their relative error reaches 5e-3 at `x = -4.5`). From
-    // the limit on, `erf` is ±1 in f32 and `c` 0 (whatever the polynomial made of those lanes).
+    // both to an absolute error under 1e-7·|x| (eager's contract, see [`gelu_v`]). From the
+    // limit on, `erf` is ±1 in f32 and `c` 0 (whatever the polynomial made of those lanes).
     let far = s.ge(t, s.splat(GELU_LIMIT));
     let c = horner(s, s.sub(t, s.splat(GELU_ERFC_MID)), GELU_ERFC_P);
-    // `+ 0` makes a zero `+0` (as every zero here), whatever `x`'s sign.
-    let below = s.add(s.mul(hx, c), zero);
+    // Never zero below the limit (see [`GELU_ERFC_P`]), so no zero's sign to settle here.
+    let below = s.mul(hx, c);
     let above = s.mul_add(s.neg(hx), c, x);
     let tail = s.select(s.lt(x, zero), below, above);
     // From the limit on, `x` above zero (`+inf` included) and `+0` below (NaN at `-inf`), as
