@@ -150,6 +150,25 @@ fn math_error_bounds_hold_on_every_isa() {
             e.max_abs <= 4.0e-7 && e.max_rel <= 4.0e-7,
             "{isa:?} tanh {e:?}"
         );
+        // The wide form alone (`|x| ≥ 4`): within 6e-8 (half an ulp below 1 is 3e-8), and
+        // exactly ±1 wherever tanh rounds to ±1 in f32 (from 9.0109 on, infinities included).
+        let xs: Vec<f32> = points(-40.0, 40.0)
+            .into_iter()
+            .filter(|x| x.abs() >= 4.0)
+            .collect();
+        let e = measure(Unary::Tanh, &xs, f64::tanh, yes, yes);
+        report.push(("tanh-wide", e));
+        assert!(
+            e.max_abs <= 6.0e-8 && e.max_rel <= 6.0e-8,
+            "{isa:?} tanh, |x| >= 4 {e:?}"
+        );
+        let ones = [9.011, 9.5, 20.0, 1e30, f32::MAX, f32::INFINITY];
+        let xs: Vec<f32> = ones.iter().flat_map(|&x| [x, -x]).collect();
+        let mut ys = vec![0.0; xs.len()];
+        unary(Unary::Tanh, &xs, &mut ys).unwrap();
+        for (x, y) in xs.iter().zip(&ys) {
+            assert_eq!(*y, x.signum(), "{isa:?} tanh({x:e}) rounds to ±1");
+        }
 
         // sigmoid: relative where the result is normal.
         let xs = points(-100.0, 100.0);
