@@ -63,12 +63,6 @@ pub(crate) trait Simd: Copy {
     fn sub(self, a: Self::V, b: Self::V) -> Self::V;
     fn mul(self, a: Self::V, b: Self::V) -> Self::V;
     fn div(self, a: Self::V, b: Self::V) -> Self::V;
-    /// `a / b` for positive normal `b` well inside the float range (`2^-125 < b < 2^125`):
-    /// exact division on the portable flavour; on x86 `a` times a hardware estimate of `1/b`
-    /// refined by one Newton-Raphson step (a few tenths of an ulp more error than `div`), which
-    /// is several times cheaper than a vector division there. Other `b` give unspecified
-    /// results.
-    fn div_pos(self, a: Self::V, b: Self::V) -> Self::V;
     /// `a * b + c`.
     fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     fn neg(self, a: Self::V) -> Self::V;
@@ -225,10 +219,6 @@ impl Simd for Portable {
     #[inline(always)]
     fn div(self, a: Self::V, b: Self::V) -> Self::V {
         zip(a, b, |x, y| x / y)
-    }
-    #[inline(always)]
-    fn div_pos(self, a: Self::V, b: Self::V) -> Self::V {
-        self.div(a, b)
     }
     #[inline(always)]
     fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
@@ -555,13 +545,6 @@ pub(crate) mod x86 {
             isa!(_mm256_div_ps(a, b))
         }
         #[inline(always)]
-        fn div_pos(self, a: __m256, b: __m256) -> __m256 {
-            // r1 = r0 + r0·(1 - b·r0) squares the estimate's 2^-11.4 relative error.
-            let r0 = isa!(_mm256_rcp_ps(b));
-            let e = isa!(_mm256_fnmadd_ps(b, r0, _mm256_set1_ps(1.0)));
-            isa!(_mm256_mul_ps(a, _mm256_fmadd_ps(r0, e, r0)))
-        }
-        #[inline(always)]
         fn mul_add(self, a: __m256, b: __m256, c: __m256) -> __m256 {
             isa!(_mm256_fmadd_ps(a, b, c))
         }
@@ -820,12 +803,6 @@ pub(crate) mod x86 {
         #[inline(always)]
         fn div(self, a: __m512, b: __m512) -> __m512 {
             isa!(_mm512_div_ps(a, b))
-        }
-        #[inline(always)]
-        fn div_pos(self, a: __m512, b: __m512) -> __m512 {
-            let r0 = isa!(_mm512_rcp14_ps(b));
-            let e = isa!(_mm512_fnmadd_ps(b, r0, _mm512_set1_ps(1.0)));
-            isa!(_mm512_mul_ps(a, _mm512_fmadd_ps(r0, e, r0)))
         }
         #[inline(always)]
         fn mul_add(self, a: __m512, b: __m512, c: __m512) -> __m512 {
