@@ -115,6 +115,20 @@ fn horner<S: Simd, const N: usize>(s: S, x: S::V, c: [f32; N]) -> S::V {
 
 const MAGIC_ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer.
 
+/// `z` rounded to the nearest integer (`|z| < 2^22`), as a float and as lane integers.
+#[inline(always)]
+fn round_split<S: Simd>(s: S, z: S::V) -> (S::V, S::I) {
+    let t = s.add(z, s.splat(MAGIC_ROUND));
+    let n = s.sub(t, s.splat(MAGIC_ROUND));
+    (n, s.isub(s.to_bits(t), s.to_bits(s.splat(MAGIC_ROUND))))
+}
+
+/// `2^n` for lane integers `n` where it is a normal float (`-126 ≤ n ≤ 127`).
+#[inline(always)]
+fn pow2_normal<S: Simd>(s: S, n: S::I) -> S::V {
+    s.bitcast_f32(s.shl23(s.iadd(n, s.isplat(127))))
+}
+
 /// Cephes' degree-5 polynomial for `(e^r - 1 - r)/r²` on `|r| ≤ ln2/2` ([`exp_v`], [`expm1_v`]).
 const EXP_POLY: [f32; 6] = [
     1.987_569_15e-4,
@@ -133,9 +147,7 @@ fn exp_parts<S: Simd>(s: S, x: S::V) -> (S::V, S::I) {
     // Cephes' split of ln 2: `n·C1` is exact for |n| < 2^15.
     const C1: f32 = 0.693_359_375;
     const C2: f32 = -2.121_944_4e-4;
-    let t = s.add(s.mul(x, s.splat(LOG2E)), s.splat(MAGIC_ROUND));
-    let n = s.sub(t, s.splat(MAGIC_ROUND));
-    let ni = s.isub(s.to_bits(t), s.to_bits(s.splat(MAGIC_ROUND)));
+    let (n, ni) = round_split(s, s.mul(x, s.splat(LOG2E)));
     let r = s.mul_add(n, s.splat(-C1), x);
     let r = s.mul_add(n, s.splat(-C2), r);
     let z = s.mul(r, r);
@@ -151,9 +163,7 @@ pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
     // 2^n = 2^n1 · 2^n2 with both halves normal, so subnormal results round once.
     let n1 = s.sra1(ni);
     let n2 = s.isub(ni, n1);
-    let bias = s.isplat(127);
-    let s1 = s.bitcast_f32(s.shl23(s.iadd(n1, bias)));
-    let s2 = s.bitcast_f32(s.shl23(s.iadd(n2, bias)));
+    let (s1, s2) = (pow2_normal(s, n1), pow2_normal(s, n2));
     s.mul(s.mul(p, s1), s2)
 }
 
@@ -163,7 +173,7 @@ pub(crate) fn exp_v<S: Simd>(s: S, x: S::V) -> S::V {
 #[inline(always)]
 pub(crate) fn exp_normal_v<S: Simd>(s: S, x: S::V) -> S::V {
     let (p, ni) = exp_parts(s, x);
-    s.mul(p, s.bitcast_f32(s.shl23(s.iadd(ni, s.isplat(127)))))
+    s.mul(p, pow2_normal(s, ni))
 }
 
 /// `ln x` per lane.
@@ -220,7 +230,7 @@ const TANH_NEAR: f32 = 4.0;
 
 /// `tanh x` per lane. Arguments of ordinary size (`|x| < 4`) take a rational of degrees 3 and 3
 /// in `x²` (six multiply-adds, no clamps); a vector holding a larger `|x|` also computes the
-/// wide form from `e^(2|x|)` ([`tanh_wide_v`]) and takes it for those lanes only, so each
+/// wide form from `e^(-2|x|)` ([`tanh_wide_v`]) and takes it for those lanes only, so each
 /// lane's result is its own. Measured in one process on an AVX2 host
 /// (Zen 3), tanh over 6144 values of [-2.5, 2.5]: 2.9 -> 1.7-1.8 µs.
 #[inline(always)]
@@ -272,11 +282,8 @@ fn tanh_wide_v<S: Simd>(s: S, x: S::V) -> S::V {
     // `w = 2^z` for `z = -2t·log2(e)` in [-26.3, -11.5]: `2^n · 2^f` for `n = round(z)`, a
     // normal float.
     let z = s.mul(t, s.splat(-2.0 * std::f32::consts::LOG2_E));
-    let m = s.add(z, s.splat(MAGIC_ROUND));
-    let n = s.sub(m, s.splat(MAGIC_ROUND));
-    let ni = s.isub(s.to_bits(m), s.to_bits(s.splat(MAGIC_ROUND)));
-    let p = horner(s, s.sub(z, n), TANH_EXP2_P);
-    let w = s.mul(p, s.bitcast_f32(s.shl23(s.iadd(ni, s.isplat(127)))));
+    let (n, ni) = round_split(s, z);
+    let w = s.mul(horner(s, s.sub(z, n), TANH_EXP2_P), pow2_normal(s, ni));
     // Below 1 and positive: the sign is `x`'s alone.
     with_sign_of(s, s.mul_add(s.add(w, w), s.sub(w, one), one), x)
 }
