@@ -30,13 +30,15 @@
 //! # Contents
 //!
 //! - matrix products: [`linear`], [`linear_fused`] (with an [`Epilogue`]), [`linear_packed`]
-//!   (with a [`PackedWeight`] packed once), [`matmul`], [`matmul_fused`] (bias and epilogue);
+//!   (with a [`PackedWeight`] packed once), [`linear_cols`] (feature-major: operand and result
+//!   transposed, the weight read in place), [`matmul`], [`matmul_fused`] (bias and epilogue);
 //! - elementwise: [`unary`], [`unary_inplace`] over [`Unary`]; [`binary`], [`binary_inplace`]
 //!   over [`Binary`] with broadcast [`Operand`]s;
 //! - row reductions (over the last dim): [`softmax_rows`], [`log_softmax_rows`],
-//!   [`argmax_rows`], [`sum_rows`], [`mean_rows`], [`amax_rows`], [`amin_rows`];
+//!   [`argmax_rows`], [`sum_rows`], [`mean_rows`], [`amax_rows`], [`amin_rows`],
+//!   [`layer_norm_rows`];
 //! - column reductions (over dim 0): [`softmax_cols`], [`log_softmax_cols`], [`argmax_cols`],
-//!   [`sum_cols`], [`mean_cols`], [`amax_cols`], [`amin_cols`];
+//!   [`sum_cols`], [`mean_cols`], [`amax_cols`], [`amin_cols`], [`layer_norm_cols`];
 //! - fused: [`softmax_argmax_rows`];
 //! - layout: [`transpose`];
 //! - vectorised math with documented error bounds: [`exp`], [`log`], [`tanh`], [`sigmoid`],
@@ -53,13 +55,17 @@ mod simd;
 mod tests;
 
 pub use elementwise::{binary, binary_inplace, unary, unary_inplace, Binary, Operand, Unary};
-pub use gemm::{linear, linear_fused, linear_packed, matmul, matmul_fused, Epilogue, PackedWeight};
+pub use gemm::{
+    linear, linear_cols, linear_cols_min_rows, linear_fused, linear_packed, matmul, matmul_fused,
+    Epilogue, PackedWeight,
+};
 pub use layout::transpose;
 pub use math::{elu, erf, exp, log, sigmoid, tanh, GeluEdges};
 pub use reduce::{
-    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
-    layer_norm_rows_within, log_softmax_cols, log_softmax_rows, mean_cols, mean_rows,
-    softmax_argmax_rows, softmax_cols, softmax_rows, sum_cols, sum_rows,
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_cols,
+    layer_norm_cols_within, layer_norm_rows, layer_norm_rows_within, log_softmax_cols,
+    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
+    sum_cols, sum_rows,
 };
 
 use std::cell::Cell;

@@ -963,3 +963,240 @@ fn layer_norm_imp<const CHECK: bool>(
         out,
     }))
 }
+
+/// [`layer_norm_rows`] of `xᵀ`, transposed: each column of the `m×n` matrix `x` (a feature-major
+/// batch: row `r` holds feature `r` of `n` batch rows) normalised over its `m` elements, with
+/// `weight[r]` and `bias[r]` applying to row `r`. The same steps as [`layer_norm_rows`] (mean
+/// and population variance in float32, `rstd = 1 / sqrt(max(var, 0) + eps)`, then
+/// `(x · rstd − mean · rstd) · weight + bias`), vectorised across columns, each column's sums
+/// taken down the column in four interleaved partial sums (so the last bits of the moments may
+/// differ from [`layer_norm_rows`]'s lane-split sums, as they differ from eager's Welford
+/// merge). A column's result does not depend on the columns beside it.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_cols(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    weight: Option<&[f32]>,
+    bias: Option<&[f32]>,
+    eps: f32,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    layer_norm_cols_imp::<false>(x, m, n, weight, bias, eps, f32::INFINITY, out).map(|_| ())
+}
+
+/// [`layer_norm_cols`] for an input that must be finite with every magnitude at most `limit`
+/// (see [`layer_norm_rows_within`]): `Ok(false)` as soon as a block of columns holds an element
+/// that is not (`out` is then unspecified).
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_cols_within(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    weight: Option<&[f32]>,
+    bias: Option<&[f32]>,
+    eps: f32,
+    limit: f32,
+    out: &mut [f32],
+) -> Result<bool, KernelError> {
+    layer_norm_cols_imp::<true>(x, m, n, weight, bias, eps, limit, out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn layer_norm_cols_imp<const CHECK: bool>(
+    x: &[f32],
+    m: usize,
+    n: usize,
+    weight: Option<&[f32]>,
+    bias: Option<&[f32]>,
+    eps: f32,
+    limit: f32,
+    out: &mut [f32],
+) -> Result<bool, KernelError> {
+    let len = check_matrix(x.len(), m, n)?;
+    check_len("out", out.len(), len)?;
+    if let Some(w) = weight {
+        check_len("weight", w.len(), m)?;
+    }
+    if let Some(b) = bias {
+        check_len("bias", b.len(), m)?;
+    }
+    if len == 0 {
+        return Ok(true);
+    }
+    let k = LnCols::<CHECK> {
+        x,
+        m,
+        n,
+        w: weight,
+        b: bias,
+        eps,
+        limit,
+        out,
+    };
+    Ok(dispatch_narrow(k, n))
+}
+
+/// The checked arguments of [`layer_norm_cols_imp`].
+struct LnCols<'a, const CHECK: bool> {
+    x: &'a [f32],
+    m: usize,
+    n: usize,
+    w: Option<&'a [f32]>,
+    b: Option<&'a [f32]>,
+    eps: f32,
+    limit: f32,
+    out: &'a mut [f32],
+}
+
+/// Vectors of columns [`layer_norm_cols`] normalises at once.
+const LN_COLS_GROUP: usize = 2;
+
+/// Partial sums per vector of columns in [`layer_norm_cols`] (a single chain of additions down
+/// a 48-row column was most of a 48 × 16 layer norm's time).
+const LN_COLS_SPLIT: usize = 4;
+
+impl<const CHECK: bool> Kernel for LnCols<'_, CHECK> {
+    type Out = bool;
+    #[inline(always)]
+    fn run<S: Simd>(mut self, s: S) -> bool {
+        let l = S::LANES;
+        let n = self.n;
+        let mut c0 = 0;
+        while c0 + LN_COLS_GROUP * l <= n {
+            if !ln_cols_block::<S, LN_COLS_GROUP, CHECK>(s, &mut self, c0, l) {
+                return false;
+            }
+            c0 += LN_COLS_GROUP * l;
+        }
+        while c0 < n {
+            let cnt = l.min(n - c0);
+            if !ln_cols_block::<S, 1, CHECK>(s, &mut self, c0, cnt) {
+                return false;
+            }
+            c0 += cnt;
+        }
+        true
+    }
+}
+
+/// Columns `c0..` of [`layer_norm_cols`], `G` vectors of them, the last holding `cnt` columns
+/// (the others whole); `false` when `CHECK` finds an element outside the domain.
+#[inline(always)]
+fn ln_cols_block<S: Simd, const G: usize, const CHECK: bool>(
+    s: S,
+    k: &mut LnCols<'_, CHECK>,
+    c0: usize,
+    cnt: usize,
+) -> bool {
+    let (l, m, n) = (S::LANES, k.m, k.n);
+    if G == 0
+        || cnt == 0
+        || cnt > l
+        || c0 + (G - 1) * l + cnt > n
+        || k.x.len() < m * n
+        || k.out.len() < m * n
+        || k.w.is_some_and(|w| w.len() < m)
+        || k.b.is_some_and(|b| b.len() < m)
+    {
+        debug_assert!(false, "layer_norm_cols block out of bounds");
+        return true;
+    }
+    let xp = k.x.as_ptr();
+    // Vector `v` of row `r` (the last one ragged when `cnt < l`).
+    macro_rules! load {
+        ($r:expr, $v:expr, $fill:expr) => {{
+            let (r, v): (usize, usize) = ($r, $v);
+            let at = r * n + c0 + v * l;
+            if v + 1 == G && cnt < l {
+                s.load_partial(&k.x[at..at + cnt], $fill)
+            } else {
+                // SAFETY: `at + l <= r·n + c0 + G·l <= r·n + n` for a whole vector (checked
+                // above), inside `x` (`m·n` floats).
+                unsafe { s.loadu(xp.add(at)) }
+            }
+        }};
+    }
+    let inv_n = s.splat(1.0 / m as f32);
+    // Each column's sums in `LN_COLS_SPLIT` partial sums (row `r` into sum `r % 4`), added as
+    // `(s0 + s1) + (s2 + s3)`: four independent chains per vector, the same order in any
+    // group.
+    const Q: usize = LN_COLS_SPLIT;
+    let mut part = [[s.zero(); Q]; G];
+    let mut mx = s.zero();
+    let mut r0 = 0;
+    while r0 < m {
+        for q in 0..Q.min(m - r0) {
+            for (v, part) in part.iter_mut().enumerate() {
+                let x = load!(r0 + q, v, 0.0);
+                part[q] = s.add(part[q], x);
+                if CHECK {
+                    mx = s.max(mx, s.abs(x));
+                }
+            }
+        }
+        r0 += Q;
+    }
+    let mut sum = [s.zero(); G];
+    for (sum, p) in sum.iter_mut().zip(&part) {
+        *sum = s.add(s.add(p[0], p[1]), s.add(p[2], p[3]));
+    }
+    if CHECK {
+        // A NaN or an infinity makes its column's sum NaN or infinite (finite elements within
+        // `limit` cannot overflow it); `mx` bounds the finite ones.
+        let inf = s.splat(f32::INFINITY);
+        let mut bad = s.gt(mx, s.splat(k.limit));
+        for &acc in &sum {
+            bad = s.mor(bad, s.mnot(s.lt(s.abs(acc), inf)));
+        }
+        if s.bitmask(bad) != 0 {
+            return false;
+        }
+    }
+    let mut mean = [s.zero(); G];
+    for (mean, &acc) in mean.iter_mut().zip(&sum) {
+        *mean = s.mul(acc, inv_n);
+    }
+    let mut part = [[s.zero(); Q]; G];
+    let mut r0 = 0;
+    while r0 < m {
+        for q in 0..Q.min(m - r0) {
+            for (v, part) in part.iter_mut().enumerate() {
+                let d = s.sub(load!(r0 + q, v, 0.0), mean[v]);
+                part[q] = s.mul_add(d, d, part[q]);
+            }
+        }
+        r0 += Q;
+    }
+    let mut sq = [s.zero(); G];
+    for (sq, p) in sq.iter_mut().zip(&part) {
+        *sq = s.add(s.add(p[0], p[1]), s.add(p[2], p[3]));
+    }
+    let (zero, one, eps) = (s.zero(), s.splat(1.0), s.splat(k.eps));
+    let mut scale = [zero; G];
+    let mut shift = [zero; G];
+    for v in 0..G {
+        let var = s.mul(sq[v], inv_n);
+        // std::max(var, 0): NaN stays NaN.
+        let var = s.select(s.lt(var, zero), zero, var);
+        scale[v] = s.div(one, s.sqrt(s.add(var, eps)));
+        shift[v] = s.neg(s.mul(scale[v], mean[v]));
+    }
+    for r in 0..m {
+        let wr = k.w.map(|w| s.splat(w[r]));
+        let br = k.b.map(|b| s.splat(b[r]));
+        for v in 0..G {
+            let mut y = s.add(s.mul(load!(r, v, 0.0), scale[v]), shift[v]);
+            if let Some(w) = wr {
+                y = s.mul(y, w);
+            }
+            if let Some(b) = br {
+                y = s.add(y, b);
+            }
+            let at = r * n + c0 + v * l;
+            let len = if v + 1 == G { cnt } else { l };
+            s.store(&mut k.out[at..at + len], y);
+        }
+    }
+    true
+}

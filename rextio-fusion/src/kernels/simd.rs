@@ -117,6 +117,23 @@ pub(crate) trait Simd: Copy {
         a
     }
 
+    /// Moves the 8×8 block at `x` (rows `ldx` floats apart) transposed to `out` (rows `ldo`
+    /// apart): `out[c·ldo + r] = x[r·ldx + c]` for `r, c < 8`. Element by element here;
+    /// flavours with shuffles override it.
+    ///
+    /// # Safety
+    /// `x + r·ldx` must be 8 readable floats and `out + c·ldo` 8 writable ones for each
+    /// `r, c < 8`, the two regions disjoint.
+    #[inline(always)]
+    unsafe fn transpose8(self, x: *const f32, ldx: usize, out: *mut f32, ldo: usize) {
+        for r in 0..8 {
+            for c in 0..8 {
+                // SAFETY: the caller's contract.
+                unsafe { *out.add(c * ldo + r) = *x.add(r * ldx + c) };
+            }
+        }
+    }
+
     /// The sum of the lanes, in a fixed order.
     fn reduce_add(self, a: Self::V) -> f32;
     /// The lane sums of four vectors, in a fixed order.
@@ -445,6 +462,52 @@ pub(crate) mod x86 {
         v
     }
 
+    /// [`Simd::transpose8`] with 256-bit shuffles: pairs of rows interleaved, then pairs of
+    /// pairs, then the 128-bit halves exchanged (24 shuffles for 64 elements).
+    ///
+    /// # Safety
+    /// As [`Simd::transpose8`]; the CPU must support AVX (the callers hold a token).
+    #[inline(always)]
+    unsafe fn transpose8_256(x: *const f32, ldx: usize, out: *mut f32, ldo: usize) {
+        // SAFETY: the caller's contract (8 readable rows, 8 writable columns, AVX).
+        unsafe {
+            let mut r = [_mm256_setzero_ps(); 8];
+            for (i, r) in r.iter_mut().enumerate() {
+                *r = _mm256_loadu_ps(x.add(i * ldx));
+            }
+            let t = [
+                _mm256_unpacklo_ps(r[0], r[1]),
+                _mm256_unpackhi_ps(r[0], r[1]),
+                _mm256_unpacklo_ps(r[2], r[3]),
+                _mm256_unpackhi_ps(r[2], r[3]),
+                _mm256_unpacklo_ps(r[4], r[5]),
+                _mm256_unpackhi_ps(r[4], r[5]),
+                _mm256_unpacklo_ps(r[6], r[7]),
+                _mm256_unpackhi_ps(r[6], r[7]),
+            ];
+            let q = [
+                _mm256_shuffle_ps::<0x44>(t[0], t[2]),
+                _mm256_shuffle_ps::<0xEE>(t[0], t[2]),
+                _mm256_shuffle_ps::<0x44>(t[1], t[3]),
+                _mm256_shuffle_ps::<0xEE>(t[1], t[3]),
+                _mm256_shuffle_ps::<0x44>(t[4], t[6]),
+                _mm256_shuffle_ps::<0xEE>(t[4], t[6]),
+                _mm256_shuffle_ps::<0x44>(t[5], t[7]),
+                _mm256_shuffle_ps::<0xEE>(t[5], t[7]),
+            ];
+            for c in 0..4 {
+                _mm256_storeu_ps(
+                    out.add(c * ldo),
+                    _mm256_permute2f128_ps::<0x20>(q[c], q[c + 4]),
+                );
+                _mm256_storeu_ps(
+                    out.add((c + 4) * ldo),
+                    _mm256_permute2f128_ps::<0x31>(q[c], q[c + 4]),
+                );
+            }
+        }
+    }
+
     #[inline(always)]
     fn mask8(n: usize) -> __m256i {
         let n = n.min(8) as i32;
@@ -463,6 +526,12 @@ pub(crate) mod x86 {
 
         const LANES: usize = 8;
         type V = __m256;
+
+        #[inline(always)]
+        unsafe fn transpose8(self, x: *const f32, ldx: usize, out: *mut f32, ldo: usize) {
+            // SAFETY: the caller's contract; AVX is supported (token).
+            unsafe { transpose8_256(x, ldx, out, ldo) }
+        }
         type I = __m256i;
         type M = __m256;
 
@@ -753,6 +822,12 @@ pub(crate) mod x86 {
 
         const LANES: usize = 16;
         type V = __m512;
+
+        #[inline(always)]
+        unsafe fn transpose8(self, x: *const f32, ldx: usize, out: *mut f32, ldo: usize) {
+            // SAFETY: the caller's contract; AVX is supported (the token's AVX-512F implies it).
+            unsafe { transpose8_256(x, ldx, out, ldo) }
+        }
         type I = __m512i;
         type M = __mmask16;
 

@@ -5,8 +5,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::super::{
-    argmax_rows, binary, binary_inplace, linear, linear_fused, linear_packed, softmax_argmax_rows,
-    softmax_rows, unary, unary_inplace, Binary, Epilogue, Isa, Operand, PackedWeight, Unary,
+    argmax_rows, binary, binary_inplace, layer_norm_cols, layer_norm_rows, linear, linear_cols,
+    linear_fused, linear_packed, softmax_argmax_rows, softmax_rows, transpose, unary,
+    unary_inplace, Binary, Epilogue, Isa, Operand, PackedWeight, Unary,
 };
 use super::each_isa;
 
@@ -283,6 +284,107 @@ fn bench_head_stages() {
             let total = norm + lin1 + 2.0 * (relu + tanh) + lin2 + sm;
             println!(
                 "{:>9} head m={m:>3}: normalise {norm:>6.0} linear1 {lin1:>6.0} relu {relu:>5.0} tanh {tanh:>6.0} linear2 {lin2:>6.0} softmax+argmax {sm:>6.0} = {total:>6.0} ns",
+                isa.name()
+            );
+        }
+    });
+}
+
+/// The feature-major product against the row-major one (packed, cached and compared) on the
+/// products of a residual MLP (features 20, width 48, hidden 96, 5 classes), per batch size.
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_linear_cols() {
+    let shapes = [
+        (20, 48),
+        (48, 96),
+        (96, 48),
+        (48, 96),
+        (96, 48),
+        (48, 48),
+        (48, 5),
+    ];
+    each_isa(|isa| {
+        for m in [5, 8, 16, 32, 64, 128] {
+            let mut total = (0.0, 0.0);
+            let mut line = String::new();
+            for &(k, n) in &shapes {
+                let x = data(m * k);
+                let w = data(n * k);
+                let b = data(n);
+                let mut out = vec![0.0; m * n];
+                let (rows, _) = time(|| {
+                    linear(black_box(&x), m, k, black_box(&w), n, Some(&b), &mut out).unwrap();
+                    black_box(&out);
+                });
+                let (cols, _) = time(|| {
+                    let e = Epilogue::None;
+                    linear_cols(black_box(&x), k, m, black_box(&w), n, Some(&b), e, &mut out)
+                        .unwrap();
+                    black_box(&out);
+                });
+                total = (total.0 + rows, total.1 + cols);
+                line += &format!(" {k}->{n} {rows:.0}/{cols:.0}");
+            }
+            println!(
+                "{:>9} m={m:>3}: rows/cols ns{line}; all {:.0}/{:.0}",
+                isa.name(),
+                total.0,
+                total.1
+            );
+        }
+    });
+}
+
+/// `transpose` of batches of activations (in and out of the feature-major layout).
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_transpose() {
+    for (m, n) in [
+        (16, 20),
+        (16, 48),
+        (128, 20),
+        (128, 48),
+        (128, 96),
+        (128, 5),
+        (1000, 48),
+    ] {
+        let x = data(m * n);
+        let mut out = vec![0.0; m * n];
+        let (ns, _) = time(|| {
+            transpose(black_box(&x), m, n, &mut out).unwrap();
+            black_box(&out);
+        });
+        let (back, _) = time(|| {
+            transpose(black_box(&x), n, m, &mut out).unwrap();
+            black_box(&out);
+        });
+        println!(
+            "transpose {m}x{n}: {ns:.0} ns ({:.2} ns/element), back {back:.0} ns",
+            ns / (m * n) as f64
+        );
+    }
+}
+
+/// Layer norm over the last dim of a batch, row-major against feature-major.
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_layer_norm_cols() {
+    each_isa(|isa| {
+        for (m, n) in [(16, 48), (128, 48), (16, 96), (1000, 48)] {
+            let x = data(m * n);
+            let (w, b) = (data(n), data(n));
+            let mut out = vec![0.0; m * n];
+            let (rows, _) = time(|| {
+                layer_norm_rows(black_box(&x), m, n, Some(&w), Some(&b), 1e-5, &mut out).unwrap();
+                black_box(&out);
+            });
+            let (cols, _) = time(|| {
+                layer_norm_cols(black_box(&x), n, m, Some(&w), Some(&b), 1e-5, &mut out).unwrap();
+                black_box(&out);
+            });
+            println!(
+                "{:>9} layer norm {m}x{n}: rows {rows:.0} ns, cols {cols:.0} ns",
                 isa.name()
             );
         }

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 
 use super::super::gemm::{DOT_MAX_M, EPILOGUE_WHOLE_FLOATS};
 use super::super::{
-    linear, linear_fused, linear_packed, matmul, unary_inplace, Epilogue, GeluEdges, KernelError,
-    PackedWeight,
+    linear, linear_cols, linear_fused, linear_packed, matmul, transpose, unary_inplace, Epilogue,
+    GeluEdges, KernelError, PackedWeight,
 };
 use super::{each_isa, erf_f64, same};
 
@@ -521,4 +521,94 @@ fn an_epilogue_is_its_activation_applied_to_the_product() {
             }
         });
     }
+}
+
+/// The feature-major product is the row-major one transposed, bit for bit, from `DOT_MAX_M`
+/// rows up: the same fused multiply-adds in the same order, on whole and ragged tiles of both
+/// the batch columns and the weight rows, with and without bias, for every epilogue.
+#[test]
+fn the_feature_major_product_is_the_packed_one_transposed_bit_for_bit() {
+    let bits = |v: &[f32]| v.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+    let mut shapes = Vec::new();
+    for m in [DOT_MAX_M, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 128] {
+        for (k, n) in [
+            (1, 1),
+            (3, 5),
+            (17, 7),
+            (48, 96),
+            (96, 48),
+            (20, 13),
+            (5, 33),
+        ] {
+            shapes.push((m, k, n));
+        }
+    }
+    for (case, &(m, k, n)) in shapes.iter().enumerate() {
+        let x = values(m * k, 11 + case as u64);
+        let w = values(n * k, 12 + case as u64);
+        let bias = values(n, 13 + case as u64);
+        let mut xt = vec![0.0; m * k];
+        transpose(&x, m, k, &mut xt).unwrap();
+        let es = if case % 3 == 0 {
+            &Epilogue::ALL[..]
+        } else {
+            &Epilogue::ALL[case % 6..case % 6 + 1]
+        };
+        each_isa(|isa| {
+            for &e in es {
+                for b in [Some(&bias[..]), None] {
+                    let mut rows = vec![f32::NAN; m * n];
+                    linear_fused(&x, m, k, &w, n, b, e, &mut rows).unwrap();
+                    let mut want = vec![f32::NAN; m * n];
+                    transpose(&rows, m, n, &mut want).unwrap();
+                    let mut got = vec![f32::NAN; m * n];
+                    linear_cols(&xt, k, m, &w, n, b, e, &mut got).unwrap();
+                    assert_eq!(
+                        bits(&got),
+                        bits(&want),
+                        "{isa:?} {e:?} bias {} ({m}, {k}, {n})",
+                        b.is_some()
+                    );
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn the_feature_major_product_of_an_empty_sum_is_the_bias_and_checks_its_lengths() {
+    each_isa(|isa| {
+        let mut out = vec![f32::NAN; 6 * 3];
+        linear_cols(
+            &[],
+            0,
+            6,
+            &[],
+            3,
+            Some(&[1.0, -2.0, 0.5]),
+            Epilogue::Relu,
+            &mut out,
+        )
+        .unwrap();
+        let want: Vec<f32> = [1.0, 0.0, 0.5].iter().flat_map(|&v| [v; 6]).collect();
+        assert_eq!(out, want, "{isa:?}");
+    });
+    let (x, w, mut out) = (vec![0.0; 12], vec![0.0; 8], vec![0.0; 6]);
+    let e = Epilogue::None;
+    assert!(matches!(
+        linear_cols(&x, 4, 3, &w[..7], 2, None, e, &mut out),
+        Err(KernelError::Length { what: "w", .. })
+    ));
+    assert!(matches!(
+        linear_cols(&x[..11], 4, 3, &w, 2, None, e, &mut out),
+        Err(KernelError::Length { what: "xt", .. })
+    ));
+    assert!(matches!(
+        linear_cols(&x, 4, 3, &w, 2, Some(&[0.0]), e, &mut out),
+        Err(KernelError::Length { what: "bias", .. })
+    ));
+    assert!(matches!(
+        linear_cols(&x, 4, 3, &w, 2, None, e, &mut out[..5]),
+        Err(KernelError::Length { what: "out", .. })
+    ));
 }

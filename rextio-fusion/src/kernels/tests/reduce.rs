@@ -7,9 +7,10 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::super::{
-    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_rows,
-    layer_norm_rows_within, log_softmax_cols, log_softmax_rows, mean_cols, mean_rows,
-    softmax_argmax_rows, softmax_cols, softmax_rows, sum_cols, sum_rows, KernelError,
+    amax_cols, amax_rows, amin_cols, amin_rows, argmax_cols, argmax_rows, layer_norm_cols,
+    layer_norm_cols_within, layer_norm_rows, layer_norm_rows_within, log_softmax_cols,
+    log_softmax_rows, mean_cols, mean_rows, softmax_argmax_rows, softmax_cols, softmax_rows,
+    sum_cols, sum_rows, KernelError,
 };
 use super::elementwise::{dims, value};
 use super::{close, each_isa, same};
@@ -585,6 +586,99 @@ fn layer_norm_rows_within_checks_every_element() {
     }
     assert_eq!(
         layer_norm_rows_within(&[], 0, 4, None, None, 1e-5, 1.0, &mut []),
+        Ok(true)
+    );
+}
+
+/// The feature-major layer norm: each column of an `m×n` matrix normalised over its `m` rows,
+/// against the f64 reference of that column, with and without the affine vectors (one element
+/// per row), over batch widths that fill groups of vectors, single vectors and a ragged one.
+/// Columns holding NaN or ±inf are all NaN; every column has the bits it has alone; the
+/// checked form answers the plain one's bits, or `false` for any element outside its domain.
+#[test]
+fn layer_norm_cols_is_layer_norm_rows_of_the_transpose() {
+    let limit = 4294967296.0f32;
+    for m in [1usize, 3, 8, 17, 48, 96] {
+        for n in [1usize, 5, 8, 16, 17, 40, 64, 70] {
+            let (x, _, _) = layer_norm_case(m, n);
+            // One weight and bias element per row (feature).
+            let (_, w, b) = layer_norm_case(1, m);
+            each_isa(|isa| {
+                for (wo, bo) in [
+                    (None, None),
+                    (Some(&w[..]), Some(&b[..])),
+                    (Some(&w[..]), None),
+                ] {
+                    let mut out = vec![f32::NAN; m * n];
+                    layer_norm_cols(&x, m, n, wo, bo, 1e-5, &mut out).unwrap();
+                    for c in 0..n {
+                        let col: Vec<f32> = (0..m).map(|r| x[r * n + c]).collect();
+                        let mut want = vec![0.0; m];
+                        layer_norm_rows(&col, 1, m, wo, bo, 1e-5, &mut want).unwrap();
+                        for r in 0..m {
+                            let g = out[r * n + c];
+                            assert!(
+                                close(g, f64::from(want[r]), 2e-6, 2e-6),
+                                "{isa:?} {m}x{n} [{r}, {c}]: {g} vs {}",
+                                want[r]
+                            );
+                        }
+                        let mut alone = vec![0.0; m];
+                        layer_norm_cols(&col, m, 1, wo, bo, 1e-5, &mut alone).unwrap();
+                        let got: Vec<u32> = (0..m).map(|r| out[r * n + c].to_bits()).collect();
+                        let alone: Vec<u32> = alone.iter().map(|v| v.to_bits()).collect();
+                        assert_eq!(got, alone, "{isa:?} {m}x{n}: column {c} alone");
+                    }
+                }
+                let plain = |x: &[f32]| {
+                    let mut out = vec![f32::NAN; x.len()];
+                    layer_norm_cols(x, m, n, Some(&w), Some(&b), 1e-5, &mut out).unwrap();
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                let checked = |x: &[f32]| {
+                    let mut out = vec![f32::NAN; x.len()];
+                    let ok =
+                        layer_norm_cols_within(x, m, n, Some(&w), Some(&b), 1e-5, limit, &mut out)
+                            .unwrap();
+                    (ok, out.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+                };
+                assert_eq!(checked(&x), (true, plain(&x)), "{isa:?} {m}x{n}");
+                for at in [0, m * n / 2, m * n - 1] {
+                    let mut edge = x.clone();
+                    edge[at] = -limit;
+                    assert_eq!(checked(&edge), (true, plain(&edge)), "{isa:?} {m}x{n} {at}");
+                    for v in [
+                        f32::NAN,
+                        f32::INFINITY,
+                        f32::NEG_INFINITY,
+                        limit * 2.0,
+                        -1e38,
+                    ] {
+                        let mut bad = x.clone();
+                        bad[at] = v;
+                        assert!(!checked(&bad).0, "{isa:?} {m}x{n}: {v} at {at}");
+                        if v.is_nan() || v.is_infinite() {
+                            let out = plain(&bad);
+                            let c = at % n;
+                            for r in 0..m {
+                                assert!(
+                                    f32::from_bits(out[r * n + c]).is_nan(),
+                                    "{isa:?} {m}x{n}: column {c} with {v} is NaN"
+                                );
+                            }
+                            if n > 1 {
+                                let other = (c + 1) % n;
+                                assert!(f32::from_bits(out[other]).is_finite());
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+    assert!(layer_norm_cols(&[0.0; 6], 2, 3, Some(&[1.0; 3]), None, 1e-5, &mut [0.0; 6]).is_err());
+    assert_eq!(
+        layer_norm_cols_within(&[], 0, 4, None, None, 1e-5, 1.0, &mut []),
         Ok(true)
     );
 }
