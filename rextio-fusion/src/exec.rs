@@ -11,7 +11,7 @@
 
 use crate::ir::{operands, Input, Ins, Program, ProgramView, ReduceF, UnaryF, V};
 use crate::kernels as k;
-use crate::plan::{broadcast, plan, Dt, Plan, Role, Shape, Store};
+use crate::plan::{broadcast, plan, Dt, Layout, Plan, Role, Shape, Store};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -281,6 +281,8 @@ struct Scratch {
     bufs: Vec<Buf>,
     out_bufs: Vec<Buf>,
     temps: Vec<Vec<f32>>,
+    /// The tensor buffers of the plan's `enter` inputs (their values live in temporaries).
+    entered: Vec<Buf>,
 }
 
 thread_local! {
@@ -399,6 +401,7 @@ fn run_with<H: Host, const N: usize>(
         bufs,
         out_bufs,
         temps,
+        entered,
     } = scratch;
     let p = if demoted == 0 {
         p
@@ -437,7 +440,8 @@ fn run_with<H: Host, const N: usize>(
         return Ok(None);
     };
     let outs: [Option<H::Tensor>; N] = outputs(host, p, plan, tensors, bufs, out_bufs)?;
-    bind_values(plan, p.inputs.len(), bufs, out_bufs, temps).map_err(|e| host.internal(&e.0))?;
+    bind_values(plan, p.inputs.len(), bufs, out_bufs, temps, entered)
+        .map_err(|e| host.internal(&e.0))?;
     // SAFETY: every buffer pointer above is valid for its value's element count for the rest
     // of this call: inputs are live borrowed tensors (contiguous, float32, checked by `view`),
     // outputs are tensors owned by `outs`, temporaries are this thread's scratch buffers (at
@@ -448,6 +452,8 @@ fn run_with<H: Host, const N: usize>(
         p,
         plan,
         bufs,
+        entered,
+        out_bufs,
         scalars,
         edges,
     };
@@ -599,13 +605,16 @@ fn outputs<H: Host, const N: usize>(
 }
 
 /// Every computed value's buffer into `bufs`, as the plan stores it: a temporary of this
-/// thread's scratch (grown to the plan's sizes), an output, an input it overwrites, or none.
+/// thread's scratch (grown to the plan's sizes), an output, an input it overwrites, or none;
+/// and the plan's `enter` inputs moved to their temporaries, their tensors' buffers into
+/// `entered`.
 fn bind_values(
     plan: &Plan,
     n_in: usize,
     bufs: &mut [Buf],
     out_bufs: &[Buf],
     temps: &mut Vec<Vec<f32>>,
+    entered: &mut Vec<Buf>,
 ) -> Result<(), ExecError> {
     if temps.len() < plan.temps.len() {
         temps.resize_with(plan.temps.len(), Vec::new);
@@ -614,6 +623,18 @@ fn bind_values(
         if t.len() < n {
             t.resize(n, 0.0);
         }
+    }
+    entered.clear();
+    for &v in &plan.enter {
+        let v = usize::from(v);
+        entered.push(bufs[v]);
+        bufs[v] = match plan.store[v] {
+            Store::Temp(t) => match temps.get_mut(t) {
+                Some(b) => Buf::F32(b.as_mut_ptr()),
+                None => return Err(internal("a temporary is missing")),
+            },
+            _ => return Err(internal("an entering input has no temporary")),
+        };
     }
     for (v, st) in plan.store.iter().enumerate().skip(n_in) {
         bufs[v] = match *st {
@@ -766,6 +787,10 @@ struct Run<'a> {
     p: ProgramView<'a>,
     plan: &'a Plan,
     bufs: &'a [Buf],
+    /// The tensor buffers of `plan.enter`'s inputs, in order.
+    entered: &'a [Buf],
+    /// The output tensors' buffers.
+    out_bufs: &'a [Buf],
     scalars: &'a [f64],
     edges: Edges,
 }
@@ -787,6 +812,10 @@ impl Run<'_> {
     /// # Safety
     /// The contract of [`Run`].
     unsafe fn execute(&self) -> Result<bool, ExecError> {
+        if self.plan.layout == Layout::Cols {
+            // SAFETY: the function's contract.
+            return unsafe { self.execute_cols() };
+        }
         let mut j = 0;
         while j < self.p.ins.len() {
             // SAFETY: the function's contract is the steps'.
@@ -805,6 +834,231 @@ impl Run<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// [`Run::execute`] in [`Layout::Cols`]: the entering inputs transposed into their
+    /// temporaries, every instruction in its feature-major form ([`Run::single_cols`]), then
+    /// the held outputs transposed into their tensors.
+    ///
+    /// # Safety
+    /// The contract of [`Run`]; also `entered[i]` points at `plan.enter[i]`'s tensor and
+    /// `out_bufs[o]` at output `o`'s, each of its value's element count.
+    unsafe fn execute_cols(&self) -> Result<bool, ExecError> {
+        let (p, plan) = (self.p, self.plan);
+        if self.entered.len() != plan.enter.len() {
+            return Err(internal("an entering input has no buffer"));
+        }
+        for (&v, &from) in plan.enter.iter().zip(self.entered) {
+            let (m, c) = self.shape(v).matrix();
+            let Buf::F32(from) = from else {
+                return Err(internal("an entering input has no float32 buffer"));
+            };
+            // SAFETY: see the contract; the temporary is distinct from the input's tensor.
+            let (x, dst) = unsafe {
+                (
+                    std::slice::from_raw_parts(from.cast_const(), m * c),
+                    self.dst(usize::from(v), m * c)?,
+                )
+            };
+            k_err(k::transpose(x, m, c, dst))?;
+        }
+        let mut j = 0;
+        while j < p.ins.len() {
+            // SAFETY: the function's contract is the steps'.
+            match unsafe { self.single_cols(j)? } {
+                Step::Ran(n) => j += n,
+                Step::Declined => return Ok(false),
+            }
+        }
+        for &o in &plan.leave {
+            let (Some(&v), Some(&Buf::F32(to))) = (p.outputs.get(o), self.out_bufs.get(o)) else {
+                return Err(internal("a held output has no float32 tensor"));
+            };
+            let (m, c) = self.shape(v).matrix();
+            // SAFETY: see the contract; the output's tensor is distinct from its temporary.
+            let (x, dst) = unsafe { (self.src(v)?, std::slice::from_raw_parts_mut(to, m * c)) };
+            k_err(k::transpose(x, c, m, dst))?;
+        }
+        Ok(true)
+    }
+
+    /// Instruction `j` (alone, or a `linear` with the activation it stores as its epilogue) on
+    /// feature-major values: a matrix value of logical shape `[m, c]` is held as `[c, m]`, so
+    /// each kernel runs on the transposed matrix (a reduction over rows becomes one over
+    /// columns, a row operand a column one); vectors and scalars are as in [`Run::single`].
+    ///
+    /// # Safety
+    /// See [`Run`].
+    unsafe fn single_cols(&self, j: usize) -> Result<Step, ExecError> {
+        let (p, plan) = (self.p, self.plan);
+        let i = p.ins[j];
+        let v = p.inputs.len() + j;
+        let out_shape = plan.shapes[v].0;
+        let n = out_shape.numel();
+        let in_place = plan.in_place.get(j).copied().unwrap_or(false);
+        // The held (physical) rows and columns of a matrix of logical shape `s`.
+        let held = |s: Shape| {
+            let (m, c) = s.matrix();
+            (c, m)
+        };
+        match i {
+            Ins::Argmax {
+                t,
+                dim,
+                finite_only,
+                ..
+            } => {
+                // SAFETY: see the contract.
+                let x = unsafe { self.src(t)? };
+                if finite_only && !all_finite(x) {
+                    return Ok(Step::Declined);
+                }
+                // SAFETY: see the contract; an argmax's destination is none of its operands.
+                let dst = unsafe { self.dst_i64(v, n)? };
+                let (hm, hc) = held(self.shape(t));
+                k_err(if dim == 1 {
+                    k::argmax_cols(x, hm, hc, dst)
+                } else {
+                    k::argmax_rows(x, hm, hc, dst)
+                })?;
+                return Ok(Step::Ran(1));
+            }
+            Ins::Unary { .. } | Ins::Scalar { .. } => {
+                // Elementwise over every element: the same in either layout.
+                // SAFETY: the function's contract.
+                return unsafe { self.single(j) };
+            }
+            Ins::Matmul { .. } | Ins::Transpose { .. } => {
+                return Err(internal("a feature-major plan holds a matmul or transpose"));
+            }
+            _ => {}
+        }
+        // SAFETY: see the contract.
+        let src = |v: V| unsafe { self.src(v) };
+        // SAFETY: see the contract; an operand shares this buffer only when the instruction
+        // is planned in place, and then only its destination is written.
+        let dst = unsafe { self.dst(v, n)? };
+        match i {
+            Ins::Linear { x, w, b } => {
+                let (m, kk) = self.shape(x).matrix();
+                let nn = self.shape(w).dims[0];
+                let bias = match b {
+                    Some(b) => Some(src(b)?),
+                    None => None,
+                };
+                let e = self.epilogue_at(j + 1, v, n);
+                let xt = src(x)?;
+                let w = src(w)?;
+                k_err(k::linear_cols(
+                    xt,
+                    kk,
+                    m,
+                    w,
+                    nn,
+                    bias,
+                    e.unwrap_or(k::Epilogue::None),
+                    dst,
+                ))?;
+                return Ok(Step::Ran(if e.is_some() { 2 } else { 1 }));
+            }
+            Ins::Binary { f, a, b, .. } => {
+                let Some((_, ra, rb)) = broadcast(self.shape(a), self.shape(b)) else {
+                    return Err(internal("an elementwise operand no longer broadcasts"));
+                };
+                // A matrix result is held transposed: a row operand spans its held columns.
+                let (swap, (hm, hc)) = if out_shape.rank == 2 {
+                    (true, held(out_shape))
+                } else {
+                    (false, out_shape.matrix())
+                };
+                let role = |r: Role| match (swap, r) {
+                    (true, Role::Row) => Role::Col,
+                    (true, Role::Col) => Role::Row,
+                    _ => r,
+                };
+                let rhs = operand(role(rb), src(b)?)?;
+                if in_place {
+                    k_err(k::binary_inplace(f, hm, hc, dst, rhs))?;
+                } else {
+                    let lhs = operand(role(ra), src(a)?)?;
+                    k_err(k::binary(f, hm, hc, lhs, rhs, dst))?;
+                }
+            }
+            Ins::Softmax {
+                t,
+                dim,
+                log,
+                finite_only,
+            } => {
+                let x = src(t)?;
+                if finite_only && !all_finite(x) {
+                    return Ok(Step::Declined);
+                }
+                let s = self.shape(t);
+                // A vector's softmax is over its elements; a held matrix's over the dim
+                // transposed.
+                let (by_rows, (hm, hc)) = if s.rank == 2 {
+                    (dim == 0, held(s))
+                } else {
+                    (true, s.matrix())
+                };
+                k_err(match (by_rows, log) {
+                    (true, false) => k::softmax_rows(x, hm, hc, dst),
+                    (true, true) => k::log_softmax_rows(x, hm, hc, dst),
+                    (false, false) => k::softmax_cols(x, hm, hc, dst),
+                    (false, true) => k::log_softmax_cols(x, hm, hc, dst),
+                })?;
+            }
+            Ins::Reduce { f, t, dim, .. } => {
+                let (hm, hc) = held(self.shape(t));
+                k_err(reduce(f, dim == 0, src(t)?, hm, hc, dst))?;
+            }
+            Ins::LayerNorm { x, w, b, eps, .. } => {
+                let xs = self.shape(x);
+                if xs.rank != 2 {
+                    // A vector: as in the row layout.
+                    // SAFETY: the function's contract.
+                    return unsafe { self.single(j) };
+                }
+                let (hm, hc) = held(xs);
+                let eps = match eps {
+                    Some(e) => scalar_of(p, self.scalars, e)?,
+                    None => 1e-5,
+                } as f32;
+                let w = match w {
+                    Some(w) => Some(src(w)?),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(src(b)?),
+                    None => None,
+                };
+                let of_input = usize::from(x) < p.inputs.len();
+                let x = src(x)?;
+                // As in [`Run::single`]: a program input was checked before the run, a
+                // computed one is checked as it is read.
+                if of_input {
+                    k_err(k::layer_norm_cols(x, hm, hc, w, b, eps, dst))?;
+                } else if !k_err(k::layer_norm_cols_within(
+                    x,
+                    hm,
+                    hc,
+                    w,
+                    b,
+                    eps,
+                    LAYER_NORM_MAX_ABS,
+                    dst,
+                ))? {
+                    return Ok(Step::Declined);
+                }
+            }
+            Ins::Argmax { .. }
+            | Ins::Unary { .. }
+            | Ins::Scalar { .. }
+            | Ins::Matmul { .. }
+            | Ins::Transpose { .. } => {}
+        }
+        Ok(Step::Ran(1))
     }
 
     fn shape(&self, v: V) -> Shape {

@@ -5,6 +5,7 @@
 //! kernels handle; the backend then runs its per-op path, with its library's own errors.
 
 use crate::ir::{operands, Input, Ins, ProgramView, V};
+use crate::kernels::linear_cols_min_rows;
 
 /// A runtime shape of rank 0, 1 or 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,9 +79,32 @@ pub enum Store {
     Output(usize),
 }
 
+/// How a call's matrices lie in memory while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// As the framework holds them: row-major, a batch row after another.
+    Rows,
+    /// Feature-major: every matrix value with more than one row and column is held transposed
+    /// (`[c, m]` for a logical `[m, c]`), so a product reads its weight in place, in the
+    /// framework's layout, and keeps the batch in its vectors ([`crate::kernels::linear_cols`]):
+    /// no pack, no cached copy to compare. Vectors, scalars and matrices with a dim of 1 lie
+    /// the same either way. Inputs read as activations are transposed into a temporary before
+    /// the run ([`Plan::enter`]) and outputs into their tensors after it ([`Plan::leave`]).
+    /// Chosen by [`layout_of`].
+    Cols,
+}
+
 /// A complete plan for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
+    /// How the matrices lie while the call runs.
+    pub layout: Layout,
+    /// [`Layout::Cols`]: the tensor inputs copied transposed into their temporaries before the
+    /// run.
+    pub enter: Vec<V>,
+    /// [`Layout::Cols`]: the outputs (by index) held transposed in a temporary and transposed
+    /// into their tensors after the run.
+    pub leave: Vec<usize>,
     /// Shape and element type of every value (scalars: rank 0 F32).
     pub shapes: Vec<(Shape, Dt)>,
     /// Storage of every value.
@@ -165,12 +189,22 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         macs,
         largest: largest_product,
     } = infer_shapes(p, input_shapes)?;
+    let layout = layout_of(p, &shapes);
+    // Values held transposed whose memory differs from the framework's.
+    let moved = |v: usize| layout == Layout::Cols && transposes(shapes[v].0);
+    let enter: Vec<V> = (0..n_in)
+        .filter(|&v| moved(v) && p.ins.iter().any(|i| reads_as_activation(i, v)))
+        .map(|v| v as V)
+        .collect();
+    let leave: Vec<usize> = (0..p.outputs.len())
+        .filter(|&o| moved(usize::from(p.outputs[o])))
+        .collect();
     let Storage {
         store,
         temps,
         in_place,
         output_alias,
-    } = assign_storage(p, &shapes)?;
+    } = assign_storage(p, &shapes, &enter, &leave)?;
     // The same value listed twice as an output would alias two result tensors: decline.
     for (i, o) in p.outputs.iter().enumerate() {
         if p.outputs[..i].contains(o) {
@@ -185,6 +219,9 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
     let any_empty = elements.clone().any(|n| n == 0);
     let work = macs.saturating_add(elements.fold(0usize, usize::saturating_add));
     Some(Plan {
+        layout,
+        enter,
+        leave,
         shapes,
         store,
         temps,
@@ -196,6 +233,79 @@ pub fn plan(p: ProgramView<'_>, input_shapes: &[Option<Shape>]) -> Option<Plan> 
         any_empty,
         work,
     })
+}
+
+/// Whether a matrix of this shape lies differently transposed (more than one row and column).
+fn transposes(s: Shape) -> bool {
+    s.rank == 2 && s.dims[0] > 1 && s.dims[1] > 1
+}
+
+/// Whether instruction `i` reads value `v` as an activation (anything but a product's weight and
+/// the vectors and scalars of a bias, layer norm or scalar op).
+fn reads_as_activation(i: &Ins, v: usize) -> bool {
+    let is = |u: V| usize::from(u) == v;
+    match *i {
+        Ins::Linear { x, .. } => is(x),
+        Ins::LayerNorm { x, .. } => is(x),
+        Ins::Matmul { a, b } => is(a) || is(b),
+        Ins::Binary { a, b, .. } => is(a) || is(b),
+        Ins::Transpose { t }
+        | Ins::Unary { t, .. }
+        | Ins::Scalar { t, .. }
+        | Ins::Softmax { t, .. }
+        | Ins::Reduce { t, .. }
+        | Ins::Argmax { t, .. } => is(t),
+    }
+}
+
+/// The layout a call runs in: [`Layout::Cols`] when it has a `linear`, every `linear` is of a
+/// batch of at least [`linear_cols_min_rows`] rows (where the feature-major product is the
+/// faster) with a weight that is a program input read by nothing else, no instruction lacks a
+/// feature-major form (`matmul`, `transpose`), and the inputs and outputs it would transpose
+/// hold no more elements than its weights (the comparison of packed weights it saves costs
+/// about what moving that many elements does); else [`Layout::Rows`]. Measured on an AVX-512
+/// host (Zen 5), a residual MLP at 128 rows: as one call (20 features in, 5 classes out) 35.2
+/// µs row-major, 33.8 feature-major; as three calls that each move 48 features in and out,
+/// 34.6 row-major, 35.2 all feature-major.
+pub fn layout_of(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Layout {
+    let n_in = p.inputs.len();
+    let min_rows = linear_cols_min_rows();
+    let mut weights = 0usize;
+    for i in p.ins {
+        match *i {
+            Ins::Linear { x, w, .. } => {
+                let (xs, w) = (shapes[usize::from(x)].0, usize::from(w));
+                if xs.rank != 2
+                    || xs.dims[0] < min_rows
+                    || w >= n_in
+                    || p.ins.iter().any(|j| reads_as_activation(j, w))
+                {
+                    return Layout::Rows;
+                }
+                weights = weights.saturating_add(shapes[w].0.numel());
+            }
+            Ins::Matmul { .. } | Ins::Transpose { .. } => return Layout::Rows,
+            _ => {}
+        }
+    }
+    let moved = |v: usize| {
+        let s = shapes[v].0;
+        if transposes(s) {
+            s.numel()
+        } else {
+            0
+        }
+    };
+    let entering = (0..n_in)
+        .filter(|&v| p.ins.iter().any(|i| reads_as_activation(i, v)))
+        .map(moved);
+    let leaving = p.outputs.iter().map(|&o| moved(usize::from(o)));
+    let transposed = entering.chain(leaving).fold(0usize, usize::saturating_add);
+    if weights > 0 && transposed <= weights {
+        Layout::Cols
+    } else {
+        Layout::Rows
+    }
 }
 
 /// What [`infer_shapes`] finds.
@@ -414,10 +524,16 @@ struct Storage {
     output_alias: Vec<Option<V>>,
 }
 
-/// Assign storage: inputs stay where they are; an instruction writes over its first operand
-/// when that is the operand's last read, else into its output tensor or a temporary (reused
-/// once the value it held is dead).
-fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage> {
+/// Assign storage: inputs stay where they are (those in `enter` move to a temporary of their
+/// own); an instruction writes over its first operand when that is the operand's last read,
+/// else into its output tensor (a temporary for the outputs in `leave`, kept to the end) or a
+/// temporary (reused once the value it held is dead).
+fn assign_storage(
+    p: ProgramView<'_>,
+    shapes: &[(Shape, Dt)],
+    enter: &[V],
+    leave: &[usize],
+) -> Option<Storage> {
     let n_in = p.inputs.len();
     let n = shapes.len();
     // Last read of every value (outputs are read at the end).
@@ -435,14 +551,26 @@ fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage>
         }
         is_output[o] = true;
     }
+    // Outputs that live in a temporary until they are transposed into their tensor.
+    let mut held = vec![false; n];
+    for &o in leave {
+        held[usize::from(*p.outputs.get(o)?)] = true;
+    }
     let mut store: Vec<Store> = Vec::with_capacity(n);
+    let mut temps: Vec<usize> = Vec::new();
+    // The value each temporary currently holds.
+    let mut holder: Vec<usize> = Vec::new();
     for (i, input) in p.inputs.iter().enumerate() {
         store.push(match input {
+            Input::Tensor { .. } if enter.contains(&(i as V)) => {
+                temps.push(shapes[i].0.numel());
+                holder.push(i);
+                Store::Temp(temps.len() - 1)
+            }
             Input::Tensor { .. } => Store::Input(i as V),
             _ => Store::Scalar,
         });
     }
-    let mut temps: Vec<usize> = Vec::new();
     let mut in_place = Vec::with_capacity(p.ins.len());
     let mut output_alias: Vec<Option<V>> = vec![None; p.outputs.len()];
     // Which buffers may be overwritten: temporaries, and owned inputs.
@@ -455,8 +583,6 @@ fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage>
         _ => false,
     };
     let mut temp_free: Vec<usize> = Vec::new();
-    // The value each temporary currently holds.
-    let mut holder: Vec<usize> = Vec::new();
     for (j, ins) in p.ins.iter().enumerate() {
         let v = n_in + j;
         let (shape, dt) = shapes[v];
@@ -474,8 +600,8 @@ fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage>
                 && !is_output[u]
                 && shapes[u] == (shape, dt)
                 && writable(store[u])
-                // A temporary cannot become an output tensor.
-                && !(is_output[v] && matches!(store[u], Store::Temp(_)))
+                // A temporary cannot become an output tensor (but may hold one to transpose).
+                && !(is_output[v] && !held[v] && matches!(store[u], Store::Temp(_)))
         });
         let st = match reuse {
             Some(u) => {
@@ -491,7 +617,7 @@ fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage>
                 }
                 st
             }
-            None if is_output[v] => output_store(p.outputs, v)?,
+            None if is_output[v] && !held[v] => output_store(p.outputs, v)?,
             None => {
                 let len = shape.numel();
                 let t = match temp_free.iter().position(|&t| temps[t] == len) {
@@ -512,7 +638,7 @@ fn assign_storage(p: ProgramView<'_>, shapes: &[(Shape, Dt)]) -> Option<Storage>
         for u in operands(ins) {
             let u = usize::from(u);
             if let Store::Temp(t) = store[u] {
-                if last[u] == Some(j) && holder[t] == u && !temp_free.contains(&t) {
+                if last[u] == Some(j) && !held[u] && holder[t] == u && !temp_free.contains(&t) {
                     temp_free.push(t);
                 }
             }

@@ -341,19 +341,44 @@ fn transpose_plans_the_swapped_shape_and_needs_a_matrix() {
 
 #[test]
 fn transpose_moves_every_element_bit_for_bit() {
-    for (m, n) in [(1, 1), (1, 7), (7, 1), (33, 65), (64, 32), (3, 100)] {
-        let x: Vec<f32> = (0..m * n)
-            .map(|i| match i % 5 {
-                0 => -0.0,
-                1 => f32::NAN,
-                _ => i as f32 * 0.5,
-            })
-            .collect();
-        let mut out = vec![1.0f32; m * n];
-        crate::kernels::transpose(&x, m, n, &mut out).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                assert_eq!(out[j * m + i].to_bits(), x[i * n + j].to_bits(), "{m}x{n}");
+    use crate::kernels::{with_isa, Isa};
+    let shapes = [
+        (1, 1),
+        (1, 7),
+        (7, 1),
+        (8, 8),
+        (9, 17),
+        (16, 20),
+        (33, 65),
+        (64, 32),
+        (3, 100),
+        (128, 5),
+        (40, 48),
+    ];
+    for isa in [Isa::Avx512, Isa::Avx2Fma, Isa::Portable] {
+        if !isa.is_available() {
+            continue;
+        }
+        for (m, n) in shapes {
+            let x: Vec<f32> = (0..m * n)
+                .map(|i| match i % 5 {
+                    0 => -0.0,
+                    1 => f32::NAN,
+                    _ => i as f32 * 0.5,
+                })
+                .collect();
+            let mut out = vec![1.0f32; m * n];
+            with_isa(isa, || crate::kernels::transpose(&x, m, n, &mut out))
+                .unwrap()
+                .unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    assert_eq!(
+                        out[j * m + i].to_bits(),
+                        x[i * n + j].to_bits(),
+                        "{isa:?} {m}x{n}"
+                    );
+                }
             }
         }
     }
@@ -1006,5 +1031,315 @@ fn layer_norm_declines_inputs_outside_its_domain() {
         crate::exec::run::<VecHost, 1>(&host, &OF_COMPUTED, &[&x], &[3.0, 1e12], None)
             .unwrap()
             .is_none()
+    );
+}
+
+/// A residual MLP step with every instruction that has a feature-major form: linears with bias
+/// and a fused activation, layer norms of a program input and of a computed value, GELU in
+/// place, a residual add, row (`[h]`) and column (`[m, 1]`) operands, a scalar, softmax, argmax
+/// and a reduction over the batch. Inputs: `x [m, f]` (owned), `w1 [h, f]`, `b1 [h]`, `lw [h]`,
+/// `lb [h]`, `g [h]`, `col [m, 1]`, `w2 [o, h]`, `b2 [o]`; scalars `h`, `s`, `f`.
+static FEATURE_MAJOR: Program = Program {
+    inputs: &[
+        Input::Tensor {
+            slot: 0,
+            owned: true,
+        },
+        Input::Tensor {
+            slot: 1,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 2,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 3,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 4,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 5,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 6,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 7,
+            owned: false,
+        },
+        Input::Tensor {
+            slot: 8,
+            owned: false,
+        },
+        Input::Scalar { slot: 0 },
+        Input::Scalar { slot: 1 },
+        Input::Scalar { slot: 2 },
+    ],
+    ins: &[
+        // 12: a = linear(x, w1, b1)
+        Ins::Linear {
+            x: 0,
+            w: 1,
+            b: Some(2),
+        },
+        // 13: layer_norm(a, (h,), lw, lb)
+        Ins::LayerNorm {
+            x: 12,
+            n: 9,
+            w: Some(3),
+            b: Some(4),
+            eps: None,
+        },
+        // 14: gelu, in place
+        Ins::Unary {
+            f: UnaryF::Gelu,
+            t: 13,
+        },
+        // 15: a + gelu(...)
+        Ins::Binary {
+            f: Binary::Add,
+            a: 12,
+            b: 14,
+            keep: false,
+        },
+        // 16: sigmoid(g), a vector
+        Ins::Unary {
+            f: UnaryF::Sigmoid,
+            t: 5,
+        },
+        // 17: * sigmoid(g) (a row operand)
+        Ins::Binary {
+            f: Binary::Mul,
+            a: 15,
+            b: 16,
+            keep: false,
+        },
+        // 18: - col (a column operand)
+        Ins::Binary {
+            f: Binary::Sub,
+            a: 17,
+            b: 6,
+            keep: false,
+        },
+        // 19: * s
+        Ins::Scalar {
+            f: Binary::Mul,
+            t: 18,
+            s: 10,
+            rev: false,
+        },
+        // 20: linear(.., w2, b2), then tanh as its epilogue (21)
+        Ins::Linear {
+            x: 19,
+            w: 7,
+            b: Some(8),
+        },
+        Ins::Unary {
+            f: UnaryF::Tanh,
+            t: 20,
+        },
+        // 22: softmax over classes
+        Ins::Softmax {
+            t: 21,
+            dim: 1,
+            log: false,
+            finite_only: false,
+        },
+        // 23: argmax over classes
+        Ins::Argmax {
+            t: 22,
+            dim: 1,
+            keepdim: false,
+            finite_only: false,
+        },
+        // 24: sum over the batch
+        Ins::Reduce {
+            f: ReduceF::Sum,
+            t: 21,
+            dim: 0,
+            keepdim: false,
+        },
+        // 25: layer_norm(x, (f,)) of the program input
+        Ins::LayerNorm {
+            x: 0,
+            n: 11,
+            w: None,
+            b: None,
+            eps: None,
+        },
+    ],
+    outputs: &[21, 22, 23, 24, 25],
+};
+
+/// [`FEATURE_MAJOR`] on batches of sizes from where the call runs feature-major (whole and
+/// ragged vectors of batch rows) against the same program run one batch row at a time
+/// (which runs row-major), and the reduction over the batch against the rows' sum. Inputs
+/// other than the owned `x` are never written.
+#[test]
+fn a_feature_major_call_matches_the_rows_run_one_at_a_time() {
+    use vec_host::{VecHost, T};
+    let host = VecHost {
+        allocs: Default::default(),
+        overwrite: true,
+    };
+    // Weights (300·12 + 5·300) outweigh the transposed inputs and outputs (34 per batch row)
+    // up to 150 rows: every batch below runs feature-major.
+    let (f, h, o) = (12, 300, 5);
+    let vals = |n: usize, seed: usize, scale: f32| -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i * 7919 + seed * 104_729) % 2003) as f32 / 1001.5 - 1.0) * scale)
+            .collect()
+    };
+    let params = [
+        T::f32(&[h, f], vals(h * f, 1, 0.4)),
+        T::f32(&[h], vals(h, 2, 0.5)),
+        T::f32(&[h], vals(h, 3, 1.0)),
+        T::f32(&[h], vals(h, 4, 0.3)),
+        T::f32(&[h], vals(h, 5, 2.0)),
+    ];
+    let originals: Vec<Vec<f32>> = params.iter().map(|p| p.data()).collect();
+    let (w2, b2) = (
+        T::f32(&[o, h], vals(o * h, 7, 0.3)),
+        T::f32(&[o], vals(o, 8, 0.1)),
+    );
+    let scalars = [h as f64, 0.75, f as f64];
+    let run = |x: &T, col: &T| {
+        let mut args: Vec<&T> = vec![x];
+        args.extend(params.iter());
+        args.extend([col, &w2, &b2]);
+        crate::exec::run::<VecHost, 5>(&host, &FEATURE_MAJOR, &args, &scalars, None)
+            .unwrap()
+            .unwrap()
+    };
+    use crate::kernels::{linear_cols_min_rows, with_isa, Isa};
+    for isa in [Isa::Avx512, Isa::Avx2Fma, Isa::Portable] {
+        if !isa.is_available() {
+            continue;
+        }
+        with_isa(isa, || {
+            for m in [linear_cols_min_rows(), 16, 17, 33, 128] {
+                let (xv, colv) = (vals(m * f, 10 + m, 3.0), vals(m, 11 + m, 1.0));
+                let shapes: Vec<Option<Shape>> =
+                    [&[m, f][..], &[h, f], &[h], &[h], &[h], &[h], &[m, 1]]
+                        .iter()
+                        .map(|s| Shape::of(s))
+                        .chain([sh(&[o, h]), sh(&[o]), None, None, None])
+                        .collect();
+                let planned = plan(FEATURE_MAJOR.view(), &shapes).unwrap();
+                assert_eq!(planned.layout, Layout::Cols, "{isa:?} {m}");
+                assert_eq!(planned.enter, vec![0], "{m}: x enters transposed");
+                assert_eq!(
+                    planned.leave,
+                    vec![0, 1, 4],
+                    "{m}: the matrix outputs leave"
+                );
+                let (x, col) = (T::f32(&[m, f], xv.clone()), T::f32(&[m, 1], colv.clone()));
+                let got = run(&x, &col);
+                assert_eq!(x.data(), xv, "{m}: x is read through its transposed copy");
+                let mut sum = vec![0.0f64; o];
+                for i in 0..m {
+                    let (xi, ci) = (
+                        T::f32(&[1, f], xv[i * f..(i + 1) * f].to_vec()),
+                        T::f32(&[1, 1], vec![colv[i]]),
+                    );
+                    let one = run(&xi, &ci);
+                    for (k, width) in [(0, o), (1, o), (4, f)] {
+                        let (g, w) = (got[k].data(), one[k].data());
+                        assert_eq!(got[k].shape, vec![m, width]);
+                        for c in 0..width {
+                            let (g, w) = (g[i * width + c], w[c]);
+                            assert!(
+                                (g - w).abs() <= 2e-5 * w.abs().max(1.0),
+                                "{m}: output {k} [{i}, {c}]: {g} vs {w}"
+                            );
+                        }
+                    }
+                    let p = one[1].data();
+                    let best = one[2].i.borrow()[0];
+                    let second = (0..o)
+                        .filter(|&c| c as i64 != best)
+                        .map(|c| p[c])
+                        .fold(f32::MIN, f32::max);
+                    if p[best as usize] - second > 1e-5 {
+                        assert_eq!(got[2].i.borrow()[i], best, "{m}: label of row {i}");
+                    }
+                    for (c, s) in sum.iter_mut().enumerate() {
+                        *s += f64::from(one[0].data()[c]);
+                    }
+                }
+                for (c, &s) in sum.iter().enumerate() {
+                    let g = f64::from(got[3].data()[c]);
+                    assert!(
+                        (g - s).abs() <= 1e-5 * s.abs().max(1.0),
+                        "{m}: sum {c}: {g} vs {s}"
+                    );
+                }
+                for (t, (p, v)) in params.iter().zip(&originals).enumerate() {
+                    assert_eq!(&p.data(), v, "{m}: parameter {t} unchanged");
+                }
+            }
+        })
+        .unwrap();
+    }
+    // One batch row runs row-major.
+    let shapes: Vec<Option<Shape>> = [&[1, f][..], &[h, f], &[h], &[h], &[h], &[h], &[1, 1]]
+        .iter()
+        .map(|s| Shape::of(s))
+        .chain([sh(&[o, h]), sh(&[o]), None, None, None])
+        .collect();
+    assert_eq!(
+        plan(FEATURE_MAJOR.view(), &shapes).unwrap().layout,
+        Layout::Rows
+    );
+}
+
+/// A call runs feature-major only from [`crate::kernels::linear_cols_min_rows`] batch rows, when
+/// its weights outweigh the inputs and outputs it would transpose, its weights are read as
+/// nothing else, and every instruction has a feature-major form.
+#[test]
+fn the_layout_weighs_the_transposes_against_the_weights() {
+    use crate::kernels::linear_cols_min_rows;
+    let inputs = [t(0, false), t(1, false), t(2, false)];
+    let linear = [Ins::Linear {
+        x: 0,
+        w: 1,
+        b: Some(2),
+    }];
+    let layout = |ins: &[Ins], m: usize, k: usize, n: usize| {
+        let shapes = [sh(&[m, k]), sh(&[n, k]), sh(&[n])];
+        plan(view(&inputs, ins, &[3]), &shapes).map(|p| p.layout)
+    };
+    let min = linear_cols_min_rows();
+    // 48 -> 96: 4608 weights against 144 elements in and out per row.
+    assert_eq!(layout(&linear, min, 48, 96), Some(Layout::Cols));
+    assert_eq!(layout(&linear, 32, 48, 96), Some(Layout::Cols));
+    assert_eq!(layout(&linear, min - 1, 48, 96), Some(Layout::Rows));
+    assert_eq!(layout(&linear, 33, 48, 96), Some(Layout::Rows));
+    // 20 -> 48: 960 weights, 68 elements per row.
+    assert_eq!(layout(&linear, min, 20, 48), Some(Layout::Rows));
+    // A weight also read as an activation, or a matmul in the call: row-major.
+    let reread = [
+        linear[0],
+        Ins::Unary {
+            f: UnaryF::Relu,
+            t: 1,
+        },
+    ];
+    let shapes = [sh(&[32, 48]), sh(&[96, 48]), sh(&[96])];
+    assert_eq!(
+        plan(view(&inputs, &reread, &[3, 4]), &shapes).map(|p| p.layout),
+        Some(Layout::Rows)
+    );
+    let with_matmul = [linear[0], Ins::Matmul { a: 3, b: 1 }];
+    let shapes = [sh(&[32, 48]), sh(&[96, 48]), sh(&[96])];
+    assert_eq!(
+        plan(view(&inputs, &with_matmul, &[4]), &shapes).map(|p| p.layout),
+        Some(Layout::Rows)
     );
 }
