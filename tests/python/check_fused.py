@@ -160,6 +160,13 @@ for i, (tx, rw, v, pair, s, r) in enumerate(kept):
     assert_same(r, eager.reuse(tx, rw), f"reuse call {i} after later calls ({path})")
 check("escaped_view", spiked(x), w)
 # A loop-carried activation large enough to run without the GIL (in place, 2048 x 16 values).
+# Feature-major calls (weights outweigh the features in and classes out; from 16 rows with
+# AVX-512, 8 otherwise): whole and ragged vectors of rows, specials, and a batch of 2 (row-major).
+hw = (torch.randn(96, F_) * 0.3, torch.randn(96), torch.rand(96) + 0.5, torch.randn(96),
+      torch.randn(96, 96) * 0.1, torch.randn(96), torch.randn(C, 96) * 0.2, torch.randn(C))
+for batch in (16, 33, 64, 2):
+    check("residual_head", torch.randn(batch, F_) * 2.0, *hw)
+    check("residual_head", spiked(torch.randn(batch, F_)), *hw)
 check("scoring", spiked(torch.randn(2048, F_)), mean, scale, w1, b1, w2, b2, 3)
 # A body whose fused work is large releases the GIL until it ends: another Python thread runs
 # during the call. The switch interval is made long, so the other thread gets the GIL only when

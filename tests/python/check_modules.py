@@ -1081,16 +1081,21 @@ with torch.no_grad():
     both(lambda m: m.inp.weight.mul_(2.0))
 check("inp.weight.mul_", "native")
 # Writes no version counter sees (through `.data`, through a NumPy view of the storage) reach the
-# next call too, also at a batch the fused path serves from its cached packed weights.
-x16 = torch.randn(16, F_)
-check("before the .data writes", "native", xi=x16)
+# next call too, also at batches the fused path serves from its cached packed weights (6 rows)
+# and where it may read them in place, feature-major (16 rows).
+x6, x16 = torch.randn(6, F_), torch.randn(16, F_)
+for xi in (x6, x16):
+    check("before the .data writes", "native", xi=xi)
 with torch.no_grad():
     both(lambda m: m.inp.weight.data.mul_(-1.5))
-check("inp.weight.data.mul_", "native", xi=x16)
+for xi in (x6, x16):
+    check("inp.weight.data.mul_", "native", xi=xi)
 both(lambda m: m.inp.weight.data.copy_(torch.linspace(-1.0, 1.0, W * F_).reshape(W, F_)))
-check("inp.weight.data.copy_", "native", xi=x16)
+for xi in (x6, x16):
+    check("inp.weight.data.copy_", "native", xi=xi)
 both(lambda m: m.inp.weight.detach().numpy().__setitem__((0, slice(None)), 3.0))
-check("inp.weight row 0 written through NumPy", "native", xi=x16)
+for xi in (x6, x16):
+    check("inp.weight row 0 written through NumPy", "native", xi=xi)
 with torch.no_grad():
     both(lambda m: m.gate.scale.mul_(0.5))
     both(lambda m: m.blocks[1].norm.bias.add_(0.3))

@@ -263,6 +263,7 @@ fn fused_regions_match_eager_on_every_path() {
         "normed_plain",
         "gated",
         "rebound",
+        "residual_head",
     ] {
         assert_eq!(
             built.route(&format!("fusedk.kernels.{f}")),
