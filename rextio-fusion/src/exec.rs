@@ -807,25 +807,34 @@ impl Run<'_> {
     ///
     /// Each step runs one instruction, or a pair or triple a kernel does at once (a product
     /// with its bias and activation, a softmax read only by an argmax), and says how many it
-    /// ran.
+    /// ran. In [`Layout::Cols`] the entering inputs are transposed into their temporaries first
+    /// and the held outputs into their tensors last, and every step is [`Run::single`] (the
+    /// pairs' kernels are row-major).
     ///
     /// # Safety
-    /// The contract of [`Run`].
+    /// The contract of [`Run`]; in [`Layout::Cols`] also `entered[i]` points at
+    /// `plan.enter[i]`'s tensor and `out_bufs[o]` at output `o`'s, each of its value's element
+    /// count.
     unsafe fn execute(&self) -> Result<bool, ExecError> {
-        if self.plan.layout == Layout::Cols {
+        let cols = self.plan.layout == Layout::Cols;
+        if cols {
             // SAFETY: the function's contract.
-            return unsafe { self.execute_cols() };
+            unsafe { self.enter()? };
         }
         let mut j = 0;
         while j < self.p.ins.len() {
             // SAFETY: the function's contract is the steps'.
             let step = unsafe {
-                match self.product_bias(j)? {
-                    Some(step) => step,
-                    None => match self.softmax_argmax(j)? {
+                if cols {
+                    self.single(j)?
+                } else {
+                    match self.product_bias(j)? {
                         Some(step) => step,
-                        None => self.single(j)?,
-                    },
+                        None => match self.softmax_argmax(j)? {
+                            Some(step) => step,
+                            None => self.single(j)?,
+                        },
+                    }
                 }
             };
             match step {
@@ -833,22 +842,22 @@ impl Run<'_> {
                 Step::Declined => return Ok(false),
             }
         }
+        if cols {
+            // SAFETY: the function's contract.
+            unsafe { self.leave()? };
+        }
         Ok(true)
     }
 
-    /// [`Run::execute`] in [`Layout::Cols`]: the entering inputs transposed into their
-    /// temporaries, every instruction in its feature-major form ([`Run::single_cols`]), then
-    /// the held outputs transposed into their tensors.
+    /// [`Layout::Cols`]: each entering input's tensor transposed into its temporary.
     ///
     /// # Safety
-    /// The contract of [`Run`]; also `entered[i]` points at `plan.enter[i]`'s tensor and
-    /// `out_bufs[o]` at output `o`'s, each of its value's element count.
-    unsafe fn execute_cols(&self) -> Result<bool, ExecError> {
-        let (p, plan) = (self.p, self.plan);
-        if self.entered.len() != plan.enter.len() {
+    /// As [`Run::execute`].
+    unsafe fn enter(&self) -> Result<(), ExecError> {
+        if self.entered.len() != self.plan.enter.len() {
             return Err(internal("an entering input has no buffer"));
         }
-        for (&v, &from) in plan.enter.iter().zip(self.entered) {
+        for (&v, &from) in self.plan.enter.iter().zip(self.entered) {
             let (m, c) = self.shape(v).matrix();
             let Buf::F32(from) = from else {
                 return Err(internal("an entering input has no float32 buffer"));
@@ -862,16 +871,17 @@ impl Run<'_> {
             };
             k_err(k::transpose(x, m, c, dst))?;
         }
-        let mut j = 0;
-        while j < p.ins.len() {
-            // SAFETY: the function's contract is the steps'.
-            match unsafe { self.single_cols(j)? } {
-                Step::Ran(n) => j += n,
-                Step::Declined => return Ok(false),
-            }
-        }
-        for &o in &plan.leave {
-            let (Some(&v), Some(&Buf::F32(to))) = (p.outputs.get(o), self.out_bufs.get(o)) else {
+        Ok(())
+    }
+
+    /// [`Layout::Cols`]: each held output transposed into its tensor.
+    ///
+    /// # Safety
+    /// As [`Run::execute`].
+    unsafe fn leave(&self) -> Result<(), ExecError> {
+        for &o in &self.plan.leave {
+            let (Some(&v), Some(&Buf::F32(to))) = (self.p.outputs.get(o), self.out_bufs.get(o))
+            else {
                 return Err(internal("a held output has no float32 tensor"));
             };
             let (m, c) = self.shape(v).matrix();
@@ -879,186 +889,31 @@ impl Run<'_> {
             let (x, dst) = unsafe { (self.src(v)?, std::slice::from_raw_parts_mut(to, m * c)) };
             k_err(k::transpose(x, c, m, dst))?;
         }
-        Ok(true)
+        Ok(())
     }
 
-    /// Instruction `j` (alone, or a `linear` with the activation it stores as its epilogue) on
-    /// feature-major values: a matrix value of logical shape `[m, c]` is held as `[c, m]`, so
-    /// each kernel runs on the transposed matrix (a reduction over rows becomes one over
-    /// columns, a row operand a column one); vectors and scalars are as in [`Run::single`].
-    ///
-    /// # Safety
-    /// See [`Run`].
-    unsafe fn single_cols(&self, j: usize) -> Result<Step, ExecError> {
-        let (p, plan) = (self.p, self.plan);
-        let i = p.ins[j];
-        let v = p.inputs.len() + j;
-        let out_shape = plan.shapes[v].0;
-        let n = out_shape.numel();
-        let in_place = plan.in_place.get(j).copied().unwrap_or(false);
-        // The held (physical) rows and columns of a matrix of logical shape `s`.
-        let held = |s: Shape| {
-            let (m, c) = s.matrix();
+    /// Whether a value of shape `s` is held transposed ([`Layout::Cols`], rank 2).
+    fn held_transposed(&self, s: Shape) -> bool {
+        self.plan.layout == Layout::Cols && s.rank == 2
+    }
+
+    /// The rows and columns a kernel sees of a value of shape `s`: its matrix, transposed
+    /// where it is held so.
+    fn held(&self, s: Shape) -> (usize, usize) {
+        let (m, c) = s.matrix();
+        if self.held_transposed(s) {
             (c, m)
-        };
-        match i {
-            Ins::Argmax {
-                t,
-                dim,
-                finite_only,
-                ..
-            } => {
-                // SAFETY: see the contract.
-                let x = unsafe { self.src(t)? };
-                if finite_only && !all_finite(x) {
-                    return Ok(Step::Declined);
-                }
-                // SAFETY: see the contract; an argmax's destination is none of its operands.
-                let dst = unsafe { self.dst_i64(v, n)? };
-                let (hm, hc) = held(self.shape(t));
-                k_err(if dim == 1 {
-                    k::argmax_cols(x, hm, hc, dst)
-                } else {
-                    k::argmax_rows(x, hm, hc, dst)
-                })?;
-                return Ok(Step::Ran(1));
-            }
-            Ins::Unary { .. } | Ins::Scalar { .. } => {
-                // Elementwise over every element: the same in either layout.
-                // SAFETY: the function's contract.
-                return unsafe { self.single(j) };
-            }
-            Ins::Matmul { .. } | Ins::Transpose { .. } => {
-                return Err(internal("a feature-major plan holds a matmul or transpose"));
-            }
-            _ => {}
+        } else {
+            (m, c)
         }
-        // SAFETY: see the contract.
-        let src = |v: V| unsafe { self.src(v) };
-        // SAFETY: see the contract; an operand shares this buffer only when the instruction
-        // is planned in place, and then only its destination is written.
-        let dst = unsafe { self.dst(v, n)? };
-        match i {
-            Ins::Linear { x, w, b } => {
-                let (m, kk) = self.shape(x).matrix();
-                let nn = self.shape(w).dims[0];
-                let bias = match b {
-                    Some(b) => Some(src(b)?),
-                    None => None,
-                };
-                let e = self.epilogue_at(j + 1, v, n);
-                let xt = src(x)?;
-                let w = src(w)?;
-                k_err(k::linear_cols(
-                    xt,
-                    kk,
-                    m,
-                    w,
-                    nn,
-                    bias,
-                    e.unwrap_or(k::Epilogue::None),
-                    dst,
-                ))?;
-                return Ok(Step::Ran(if e.is_some() { 2 } else { 1 }));
-            }
-            Ins::Binary { f, a, b, .. } => {
-                let Some((_, ra, rb)) = broadcast(self.shape(a), self.shape(b)) else {
-                    return Err(internal("an elementwise operand no longer broadcasts"));
-                };
-                // A matrix result is held transposed: a row operand spans its held columns.
-                let (swap, (hm, hc)) = if out_shape.rank == 2 {
-                    (true, held(out_shape))
-                } else {
-                    (false, out_shape.matrix())
-                };
-                let role = |r: Role| match (swap, r) {
-                    (true, Role::Row) => Role::Col,
-                    (true, Role::Col) => Role::Row,
-                    _ => r,
-                };
-                let rhs = operand(role(rb), src(b)?)?;
-                if in_place {
-                    k_err(k::binary_inplace(f, hm, hc, dst, rhs))?;
-                } else {
-                    let lhs = operand(role(ra), src(a)?)?;
-                    k_err(k::binary(f, hm, hc, lhs, rhs, dst))?;
-                }
-            }
-            Ins::Softmax {
-                t,
-                dim,
-                log,
-                finite_only,
-            } => {
-                let x = src(t)?;
-                if finite_only && !all_finite(x) {
-                    return Ok(Step::Declined);
-                }
-                let s = self.shape(t);
-                // A vector's softmax is over its elements; a held matrix's over the dim
-                // transposed.
-                let (by_rows, (hm, hc)) = if s.rank == 2 {
-                    (dim == 0, held(s))
-                } else {
-                    (true, s.matrix())
-                };
-                k_err(match (by_rows, log) {
-                    (true, false) => k::softmax_rows(x, hm, hc, dst),
-                    (true, true) => k::log_softmax_rows(x, hm, hc, dst),
-                    (false, false) => k::softmax_cols(x, hm, hc, dst),
-                    (false, true) => k::log_softmax_cols(x, hm, hc, dst),
-                })?;
-            }
-            Ins::Reduce { f, t, dim, .. } => {
-                let (hm, hc) = held(self.shape(t));
-                k_err(reduce(f, dim == 0, src(t)?, hm, hc, dst))?;
-            }
-            Ins::LayerNorm { x, w, b, eps, .. } => {
-                let xs = self.shape(x);
-                if xs.rank != 2 {
-                    // A vector: as in the row layout.
-                    // SAFETY: the function's contract.
-                    return unsafe { self.single(j) };
-                }
-                let (hm, hc) = held(xs);
-                let eps = match eps {
-                    Some(e) => scalar_of(p, self.scalars, e)?,
-                    None => 1e-5,
-                } as f32;
-                let w = match w {
-                    Some(w) => Some(src(w)?),
-                    None => None,
-                };
-                let b = match b {
-                    Some(b) => Some(src(b)?),
-                    None => None,
-                };
-                let of_input = usize::from(x) < p.inputs.len();
-                let x = src(x)?;
-                // As in [`Run::single`]: a program input was checked before the run, a
-                // computed one is checked as it is read.
-                if of_input {
-                    k_err(k::layer_norm_cols(x, hm, hc, w, b, eps, dst))?;
-                } else if !k_err(k::layer_norm_cols_within(
-                    x,
-                    hm,
-                    hc,
-                    w,
-                    b,
-                    eps,
-                    LAYER_NORM_MAX_ABS,
-                    dst,
-                ))? {
-                    return Ok(Step::Declined);
-                }
-            }
-            Ins::Argmax { .. }
-            | Ins::Unary { .. }
-            | Ins::Scalar { .. }
-            | Ins::Matmul { .. }
-            | Ins::Transpose { .. } => {}
-        }
-        Ok(Step::Ran(1))
+    }
+
+    /// Whether an op over `dim` of a value of shape `s` (a vector: over its elements) runs
+    /// along the rows of [`Run::held`]'s matrix (a `*_rows` kernel) rather than down its
+    /// columns.
+    fn along_rows(&self, s: Shape, dim: u8) -> bool {
+        let last = s.rank != 2 || dim == 1;
+        last != self.held_transposed(s)
     }
 
     fn shape(&self, v: V) -> Shape {
@@ -1222,7 +1077,11 @@ impl Run<'_> {
         Ok(Some(Step::Ran(2)))
     }
 
-    /// Instruction `j` alone, or with the activation a linear stores as its epilogue.
+    /// Instruction `j` alone, or with the activation a linear stores as its epilogue, in the
+    /// plan's layout: in [`Layout::Cols`] a matrix value of logical shape `[m, c]` is held as
+    /// `[c, m]`, so each kernel runs on the transposed matrix ([`Run::held`]: a reduction over
+    /// rows becomes one down columns, a row operand a column one, products and layer norms
+    /// take their feature-major kernels); vectors and scalars are the same in either layout.
     ///
     /// # Safety
     /// See [`Run`].
@@ -1247,14 +1106,16 @@ impl Run<'_> {
             }
             // SAFETY: see the contract; an argmax's destination is none of its operands.
             let dst = unsafe { self.dst_i64(v, n)? };
-            let (m, c) = self.shape(t).matrix();
-            k_err(if dim == 1 {
+            let s = self.shape(t);
+            let (m, c) = self.held(s);
+            k_err(if self.along_rows(s, dim) {
                 k::argmax_rows(x, m, c, dst)
             } else {
                 k::argmax_cols(x, m, c, dst)
             })?;
             return Ok(Step::Ran(1));
         }
+        let cols = self.plan.layout == Layout::Cols;
         // SAFETY: see the contract.
         let src = |v: V| unsafe { self.src(v) };
         // SAFETY: see the contract; an operand shares this buffer only when the instruction
@@ -1270,11 +1131,18 @@ impl Run<'_> {
                 };
                 // An activation applied in place to this result right after: fused into the
                 // store.
-                if let Some(e) = self.epilogue_at(j + 1, v, n) {
+                let e = self.epilogue_at(j + 1, v, n);
+                let ran = if e.is_some() { 2 } else { 1 };
+                let e = e.unwrap_or(k::Epilogue::None);
+                if cols {
+                    k_err(k::linear_cols(src(x)?, kk, m, src(w)?, nn, bias, e, dst))?;
+                } else {
                     k_err(k::linear_fused(src(x)?, m, kk, src(w)?, nn, bias, e, dst))?;
-                    return Ok(Step::Ran(2));
                 }
-                k_err(k::linear(src(x)?, m, kk, src(w)?, nn, bias, dst))?;
+                return Ok(Step::Ran(ran));
+            }
+            Ins::Matmul { .. } | Ins::Transpose { .. } if cols => {
+                return Err(internal("a feature-major plan holds a matmul or transpose"));
             }
             Ins::Matmul { a, b } => {
                 let (m, kk) = self.shape(a).matrix();
@@ -1297,12 +1165,18 @@ impl Run<'_> {
                 let Some((_, ra, rb)) = broadcast(self.shape(a), self.shape(b)) else {
                     return Err(internal("an elementwise operand no longer broadcasts"));
                 };
-                let (m, c) = out_shape.matrix();
-                let rhs = operand(rb, src(b)?)?;
+                // A result held transposed: a row operand spans its held columns.
+                let (m, c) = self.held(out_shape);
+                let role = |r: Role| match (self.held_transposed(out_shape), r) {
+                    (true, Role::Row) => Role::Col,
+                    (true, Role::Col) => Role::Row,
+                    _ => r,
+                };
+                let rhs = operand(role(rb), src(b)?)?;
                 if in_place {
                     k_err(k::binary_inplace(f, m, c, dst, rhs))?;
                 } else {
-                    let lhs = operand(ra, src(a)?)?;
+                    let lhs = operand(role(ra), src(a)?)?;
                     k_err(k::binary(f, m, c, lhs, rhs, dst))?;
                 }
             }
@@ -1332,9 +1206,8 @@ impl Run<'_> {
                     return Ok(Step::Declined);
                 }
                 let s = self.shape(t);
-                let (m, c) = s.matrix();
-                let by_rows = s.rank == 1 || dim == 1;
-                k_err(match (by_rows, log) {
+                let (m, c) = self.held(s);
+                k_err(match (self.along_rows(s, dim), log) {
                     (true, false) => k::softmax_rows(x, m, c, dst),
                     (true, true) => k::log_softmax_rows(x, m, c, dst),
                     (false, false) => k::softmax_cols(x, m, c, dst),
@@ -1342,11 +1215,14 @@ impl Run<'_> {
                 })?;
             }
             Ins::Reduce { f, t, dim, .. } => {
-                let (m, c) = self.shape(t).matrix();
-                k_err(reduce(f, dim == 1, src(t)?, m, c, dst))?;
+                let s = self.shape(t);
+                let (m, c) = self.held(s);
+                k_err(reduce(f, self.along_rows(s, dim), src(t)?, m, c, dst))?;
             }
             Ins::LayerNorm { x, w, b, eps, .. } => {
-                let (m, c) = self.shape(x).matrix();
+                let (m, c) = self.held(self.shape(x));
+                // Held transposed: each column normalised.
+                let down = self.held_transposed(self.shape(x));
                 let eps = match eps {
                     Some(e) => scalar_of(p, self.scalars, e)?,
                     None => 1e-5,
@@ -1364,20 +1240,20 @@ impl Run<'_> {
                 let eps = eps as f32;
                 if usize::from(x) < p.inputs.len() {
                     // A layer norm of a program input was checked before the run.
-                    k_err(k::layer_norm_rows(xs, m, c, w, b, eps, dst))?;
+                    k_err(if down {
+                        k::layer_norm_cols(xs, m, c, w, b, eps, dst)
+                    } else {
+                        k::layer_norm_rows(xs, m, c, w, b, eps, dst)
+                    })?;
                 } else {
                     // A computed input is checked by the kernel as it reads it (see
                     // [`layer_norm_domain`]); what it wrote before declining is never seen.
-                    let within = k_err(k::layer_norm_rows_within(
-                        xs,
-                        m,
-                        c,
-                        w,
-                        b,
-                        eps,
-                        LAYER_NORM_MAX_ABS,
-                        dst,
-                    ))?;
+                    let lim = LAYER_NORM_MAX_ABS;
+                    let within = k_err(if down {
+                        k::layer_norm_cols_within(xs, m, c, w, b, eps, lim, dst)
+                    } else {
+                        k::layer_norm_rows_within(xs, m, c, w, b, eps, lim, dst)
+                    })?;
                     if !within {
                         return Ok(Step::Declined);
                     }
