@@ -812,7 +812,7 @@ impl<const R: usize, const V: usize> Kernel for Micro<'_, R, V> {
 }
 
 /// `linear` by dot products along `k` straight from `w`, in tiles of two rows of `x` by four
-/// rows of `w` (eight vector accumulators, reduced four at a time), and a last odd row in tiles
+/// rows of `w` (eight vector accumulators, reduced in one `reduce8`), and a last odd row in tiles
 /// of one row by eight rows of `w` ([`dot_row`]), then bias and epilogue over each finished row.
 /// Edge tiles re-read the last valid row and discard the surplus sums. Every output is summed in
 /// the same order whichever tile computes it.
@@ -850,7 +850,12 @@ fn linear_dot<S: Simd>(
         ];
         let mut j0 = 0;
         while j0 < n {
-            let wr: [&[f32]; 4] = [0, 1, 2, 3].map(|c| &w[(j0 + c).min(n - 1) * k..][..k]);
+            let wr: [&[f32]; 4] = if j0 + 4 <= n {
+                let t = &w[j0 * k..(j0 + 4) * k];
+                [&t[..k], &t[k..2 * k], &t[2 * k..3 * k], &t[3 * k..]]
+            } else {
+                [0, 1, 2, 3].map(|c| &w[(j0 + c).min(n - 1) * k..][..k])
+            };
             let mut acc = [[s.zero(); 4]; 2];
             let mut p = 0;
             while p < kf {
@@ -885,16 +890,11 @@ fn linear_dot<S: Simd>(
                 }
             }
             let cols = 4.min(n - j0);
-            for (r, a) in acc.iter().enumerate() {
-                let sums = s.reduce4(*a);
+            let [a0, a1] = acc;
+            let sums = s.reduce8([a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]]);
+            for (r, sums) in sums.chunks_exact(4).enumerate() {
                 let at = (i0 + r) * n + j0;
-                if cols == 4 {
-                    out[at..at + 4].copy_from_slice(&sums);
-                } else {
-                    for (o, v) in out[at..at + cols].iter_mut().zip(sums) {
-                        *o = v;
-                    }
-                }
+                out[at..at + cols].copy_from_slice(&sums[..cols]);
             }
             j0 += 4;
         }
@@ -906,7 +906,7 @@ fn linear_dot<S: Simd>(
 }
 
 /// One row of `linear_dot` (`out_row[j] = x · w[j]`, before bias and epilogue), in tiles of
-/// eight rows of `w`: eight vector accumulators reduced four at a time, each output summed in
+/// eight rows of `w`: eight vector accumulators reduced in one `reduce8`, each output summed in
 /// the order the two-row tiles use.
 #[inline(always)]
 fn dot_row<S: Simd>(s: S, x: &[f32], w: &[f32], n: usize, out_row: &mut [f32]) {
@@ -918,13 +918,19 @@ fn dot_row<S: Simd>(s: S, x: &[f32], w: &[f32], n: usize, out_row: &mut [f32]) {
     }
     let xt = s.load_partial(&x[kf..], 0.0);
     let (xp, wp) = (x.as_ptr(), w.as_ptr());
+    // A whole tile's rows lie `k` apart from its first: offsets computed once, not per tile.
+    let offs: [usize; 8] = std::array::from_fn(|c| c * k);
     let mut j0 = 0;
     while j0 < n {
         // Row `c` of the tile is `w`'s row `min(j0 + c, n - 1)`: `k` floats inside `w` (checked
         // above: `n·k <= w.len()`). Raw pointers, so that no tile pays eight slice checks.
-        // SAFETY: `min(j0 + c, n - 1)·k <= (n - 1)·k`, an offset inside `w`.
-        let wr: [*const f32; 8] =
-            std::array::from_fn(|c| unsafe { wp.add((j0 + c).min(n - 1) * k) });
+        let wr: [*const f32; 8] = if j0 + 8 <= n {
+            // SAFETY: `(j0 + c)·k <= (n - 1)·k`, an offset inside `w`.
+            std::array::from_fn(|c| unsafe { wp.add(j0 * k + offs[c]) })
+        } else {
+            // SAFETY: `min(j0 + c, n - 1)·k <= (n - 1)·k`, an offset inside `w`.
+            std::array::from_fn(|c| unsafe { wp.add((j0 + c).min(n - 1) * k) })
+        };
         let mut acc = [s.zero(); 8];
         let mut p = 0;
         while p < kf {

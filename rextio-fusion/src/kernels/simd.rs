@@ -139,7 +139,8 @@ pub(crate) trait Simd: Copy {
     /// The lane sums of four vectors, in a fixed order.
     fn reduce4(self, a: [Self::V; 4]) -> [f32; 4];
     /// The lane sums of eight vectors, each in [`Simd::reduce4`]'s order (flavours that can
-    /// do the eight at once in fewer steps override this).
+    /// do the eight at once in fewer steps override this). Dot products reduce their tiles'
+    /// accumulators with this, so that an output is summed the same way in every tile.
     #[inline(always)]
     fn reduce8(self, a: [Self::V; 8]) -> [f32; 8] {
         let lo = self.reduce4([a[0], a[1], a[2], a[3]]);
@@ -795,12 +796,23 @@ pub(crate) mod x86 {
         }
     }
 
-    /// The two 256-bit halves of `v` added.
+    /// The 128-bit quarters of `x` and `y` added across halves:
+    /// `[x.q0 + x.q2, x.q1 + x.q3, y.q0 + y.q2, y.q1 + y.q3]`.
     #[inline(always)]
-    fn fold512(v: __m512) -> __m256 {
-        isa!(_mm256_add_ps(
-            _mm512_castps512_ps256(v),
-            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v))),
+    fn pair_halves(x: __m512, y: __m512) -> __m512 {
+        isa!(_mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x44>(x, y),
+            _mm512_shuffle_f32x4::<0xEE>(x, y),
+        ))
+    }
+
+    /// Quarter `j` of the result: vector `j`'s four lanes of `(q0 + q2) + (q1 + q3)`, for
+    /// `b0 = pair_halves(a0, a1)` and `b1 = pair_halves(a2, a3)`.
+    #[inline(always)]
+    fn quarters4(b0: __m512, b1: __m512) -> __m512 {
+        isa!(_mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x88>(b0, b1),
+            _mm512_shuffle_f32x4::<0xDD>(b0, b1),
         ))
     }
 
@@ -1021,17 +1033,42 @@ pub(crate) mod x86 {
                 _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<1>(s, s)))
             })
         }
+        /// Pairwise sums, the same for every vector: 128-bit quarters `(q0 + q2) + (q1 + q3)`,
+        /// then lanes `(l0 + l2) + (l1 + l3)` (and so in `reduce8`). Shuffles within and across
+        /// quarters only: no horizontal adds, which are several micro-ops each.
         #[inline(always)]
         fn reduce4(self, a: [__m512; 4]) -> [f32; 4] {
             let mut out = [0.0f32; 4];
             let v = isa!({
-                let t0 = _mm256_hadd_ps(fold512(a[0]), fold512(a[1]));
-                let t1 = _mm256_hadd_ps(fold512(a[2]), fold512(a[3]));
-                let t = _mm256_hadd_ps(t0, t1);
-                _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps::<1>(t))
+                let q = quarters4(pair_halves(a[0], a[1]), pair_halves(a[2], a[3]));
+                // Quarter `j` holds vector `j`'s four partial sums.
+                let d = _mm512_add_ps(q, _mm512_permute_ps::<0x4E>(q));
+                let e = _mm512_add_ps(d, _mm512_permute_ps::<0xB1>(d));
+                _mm512_castps512_ps128(_mm512_permutexvar_ps(
+                    _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+                    e,
+                ))
             });
             // SAFETY: `out` has room for 4 f32; SSE is part of x86-64.
             unsafe { _mm_storeu_ps(out.as_mut_ptr(), v) };
+            out
+        }
+        #[inline(always)]
+        fn reduce8(self, a: [__m512; 8]) -> [f32; 8] {
+            let mut out = [0.0f32; 8];
+            let v = isa!({
+                let c0 = quarters4(pair_halves(a[0], a[1]), pair_halves(a[2], a[3]));
+                let c1 = quarters4(pair_halves(a[4], a[5]), pair_halves(a[6], a[7]));
+                // Quarter `j`: vector `j`'s and `4 + j`'s `l0 + l2`, then their `l1 + l3`.
+                let d = _mm512_add_ps(_mm512_unpacklo_ps(c0, c1), _mm512_unpackhi_ps(c0, c1));
+                let e = _mm512_add_ps(d, _mm512_permute_ps::<0x4E>(d));
+                _mm512_castps512_ps256(_mm512_permutexvar_ps(
+                    _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0),
+                    e,
+                ))
+            });
+            // SAFETY: `out` has room for 8 f32; AVX is supported (token).
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), v) };
             out
         }
         #[inline(always)]
