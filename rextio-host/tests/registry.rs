@@ -159,7 +159,8 @@ fn negotiation_matrix_at_registration() {
         ("1.15.0", true),
         ("1.16.0", true),
         ("1.17.0", true),
-        ("1.18.0", false),
+        ("1.18.0", true),
+        ("1.19.0", false),
         ("2.7.0", false),
         ("0.9.0", false),
         ("1.7", false),
@@ -177,9 +178,9 @@ fn negotiation_matrix_at_registration() {
         );
     }
     let mut p = dummy("p");
-    p.version = "1.18.0".into();
+    p.version = "1.19.0".into();
     let msg = build(vec![p]).err().unwrap().to_string();
-    assert!(msg.contains("1.18.0") && msg.contains("1.17.0"), "{msg}");
+    assert!(msg.contains("1.19.0") && msg.contains("1.18.0"), "{msg}");
 }
 
 #[test]

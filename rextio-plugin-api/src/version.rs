@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 17, 0);
+pub const API_VERSION: Version = Version::new(1, 18, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
@@ -35,6 +35,9 @@ pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 pub const TOKEN_LOWERING_SINCE_MINOR: u64 = 14;
 /// Minor version of the plugin API that introduced `symbolic_check`.
 pub const SYMBOLIC_CHECK_SINCE_MINOR: u64 = 17;
+/// Minor version of the plugin API that introduced `ModuleSupport::stamp_fn` (an older plugin
+/// leaves it out, and its methods keep no state).
+pub const STATE_STAMPS_SINCE_MINOR: u64 = 18;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -208,10 +211,10 @@ mod tests {
 
     #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.18.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.19.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.18.0") && msg.contains("1.17.0"), "{msg}");
+        assert!(msg.contains("1.19.0") && msg.contains("1.18.0"), "{msg}");
     }
 
     #[test]

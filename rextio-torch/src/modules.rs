@@ -44,6 +44,7 @@ pub fn support() -> ModuleSupport {
         // `Module.__init__` sets `training` on every instance; `.train()` / `.eval()` flip it.
         base_attrs: vec![("training".into(), ValueType::Bool)],
         // With nothing registered, `Module.__call__` calls `forward(*args, **kwargs)`.
+        stamp_fn: Some("::rextio_torch::runtime::module_stamps".into()),
         call_entry: Some(CallEntry {
             method: "forward".into(),
             // `_wrapped_call_impl` (the inherited `__call__`) calls `self._call_impl`.

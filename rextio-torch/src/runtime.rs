@@ -19,6 +19,7 @@ mod modules;
 pub use fused::fused;
 pub use modules::{
     is_symbolic, module_admit, module_call_check, module_entry_check, module_global_check,
+    module_stamps,
 };
 
 mod shim;

@@ -96,6 +96,7 @@ impl Plugin for Tp {
             traced_checks: false,
             base_attrs: vec![("ready".into(), ValueType::Bool)],
             call_entry: None,
+            stamp_fn: None,
         })
     }
     fn module_kind(&self, ctor: &rextio_plugin_api::ModuleCtor) -> rextio_plugin_api::ModuleAnswer {

@@ -288,9 +288,9 @@ impl Reader<'_, '_> {
             } => {
                 let v = view(*o);
                 let check = self.dispatch_check(name, class, after.as_deref(), path)?;
-                // The fast path checks the same object again (the memo's values).
+                // The fast path checks the same object again (the memo's values), at every call.
                 let record = if self.support.traced_checks {
-                    let f = memo_rt("record_value");
+                    let f = memo_rt("record_dispatch");
                     quote!(#f(__rx_dispatch_obj);)
                 } else {
                     TokenStream::new()
@@ -981,13 +981,22 @@ fn state_read(
         // last full read recorded.
         let memo = format_ident!("__RX_MEMO_{}", index);
         let memo_ty = memo_rt("StateMemo");
+        // With the plugin's stamps, the state itself is kept while its values are unchanged.
+        let stamp = match &support.stamp_fn {
+            Some(f) => {
+                let f: syn::Path = parse("module value stamp", f).map_err(fail)?;
+                let ty = memo_rt("StampFn");
+                quote!(::std::option::Option::Some(#f as #ty))
+            }
+            None => quote!(::std::option::Option::None),
+        };
         (
             quote! {
                 static #tape: #tape_ty = #tape_ty::new();
                 static #memo: #memo_ty = #memo_ty::new();
             },
             quote! {
-                #memo.read(__rx_self, &mut __rx_keep, #fast_fn, #full_read)
+                #memo.read(__rx_self, &mut __rx_keep, #stamp, #fast_fn, #full_read)
             },
         )
     } else {

@@ -21,6 +21,12 @@
 //! tensor metadata, dtypes, devices and grad state can change in place without any dictionary
 //! changing, and the plugin's extractor and admission check see them at every call.
 //!
+//! Where the plugin can stamp what its conversions depend on ([`Stamp`]: for a tensor its
+//! storage, shape, dtype, device and grad state), the state the conversions gave is kept too,
+//! per thread: a call whose facts hold and whose values all carry the stamps they had then
+//! gets a copy of that state without converting anything. Reads that check something at every
+//! call (a method dispatch, [`record_dispatch`]) always convert.
+//!
 //! A read that ran Python code whose answer a tag does not pin (`bool()` of an arbitrary object,
 //! `==` on something other than a builtin scalar), looked into a dictionary it could not prove
 //! alive, or ran on an interpreter without trustworthy tags (3.13 and later) is not kept: the
@@ -29,9 +35,12 @@
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// One fact a full read depended on.
@@ -88,6 +97,8 @@ struct Recording {
     tags: HashMap<usize, u64, AddrBuild>,
     /// Whether every observation could be kept.
     keep: bool,
+    /// Whether the conversions check something at every call (a method dispatch).
+    recheck: bool,
 }
 
 impl Recording {
@@ -100,6 +111,7 @@ impl Recording {
             alive,
             tags: HashMap::default(),
             keep: true,
+            recheck: false,
         }
     }
 
@@ -317,6 +329,13 @@ pub fn record_value(v: &Bound<'_, PyAny>) {
     });
 }
 
+/// The full read is about to check `v` with a check that runs at every call, a method
+/// dispatch (the next call's [`Values::value`] gives it back, and its conversions always run).
+pub fn record_dispatch(v: &Bound<'_, PyAny>) {
+    record_value(v);
+    with_recording(|r| r.recheck = true);
+}
+
 /// The full read walks a container of `n` elements ([`Values::count`] gives `n` back).
 pub fn record_count(n: usize) {
     with_recording(|r| r.slots.push(Slot::Count(n)));
@@ -324,8 +343,163 @@ pub fn record_count(n: usize) {
 
 /// What a kept read recorded.
 struct Kept {
+    /// Unique in the process: names the states kept for this read ([`STATES`]).
+    id: u64,
     facts: Vec<Fact>,
     slots: Vec<Slot>,
+    recheck: bool,
+}
+
+/// What a plugin's conversion of a value (and its admission check) depends on, as bits: a
+/// conversion of the same object gives the same result whenever it has the same stamp.
+#[derive(Clone, Copy, Debug, Default, Eq)]
+pub struct Stamp(pub [u64; 6]);
+
+impl PartialEq for Stamp {
+    /// Word by word without branches (a derived comparison of the array calls `memcmp`, which
+    /// costs more than the stamp it checks).
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.0.iter().zip(&other.0).fold(0, |d, (a, b)| d | (a ^ b)) == 0
+    }
+}
+
+/// A plugin's stamps of the values a kept read converted, in order, into the cleared vector
+/// (one call for all of them, so that what they share is read once): `false` when one has
+/// none (the read's state is then not kept). Called with the GIL held on objects the memo's
+/// facts prove alive; it must not run Python code.
+pub type StampFn = for<'py> fn(&[Bound<'py, PyAny>], &mut Vec<Stamp>) -> bool;
+
+/// The stamp of a value whose conversion depends on nothing but the object itself: `None`,
+/// and exact `bool`, `int`, `float` and `str` objects, and exact tuples of them (a kept read
+/// found the same object, so it converts the same). `None` for anything else.
+pub fn immutable_stamp(v: &Bound<'_, PyAny>) -> Option<Stamp> {
+    fn immutable(v: &Bound<'_, PyAny>, depth: u8) -> bool {
+        use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+        v.is_none()
+            || v.is_exact_instance_of::<PyBool>()
+            || v.is_exact_instance_of::<PyInt>()
+            || v.is_exact_instance_of::<PyFloat>()
+            || v.is_exact_instance_of::<PyString>()
+            || (depth < 4
+                && v.cast_exact::<PyTuple>()
+                    .is_ok_and(|t| t.iter().all(|e| immutable(&e, depth + 1))))
+    }
+    immutable(v, 0).then(|| Stamp([0, v.get_type().as_ptr() as u64, 0, 0, 0, 0]))
+}
+
+/// The ids of kept reads.
+static NEXT_KEPT: AtomicU64 = AtomicU64::new(1);
+
+/// How many states one thread keeps (the oldest gives way).
+const STATES_PER_THREAD: usize = 16;
+
+/// A state a kept read's conversions gave on this thread, and the stamps of its values then.
+struct KeptState {
+    kept: u64,
+    /// `None` when a value has no stamp: the read's state is never kept.
+    stamps: Option<Vec<Stamp>>,
+    /// Never dropped at thread exit (only when replaced): a plugin's handles may need its
+    /// library, whose own thread-local state may be gone by then.
+    state: ManuallyDrop<Box<dyn Any>>,
+}
+
+/// This thread's kept states, the slot the next one takes when full, and the stamps of a
+/// call's values (reused from call to call).
+struct States {
+    kept: Vec<KeptState>,
+    next: usize,
+    now: Vec<Stamp>,
+}
+
+thread_local! {
+    /// Per thread, so that a state is only ever copied and dropped on the thread that made it
+    /// (a plugin's handles need not be `Send`).
+    static STATES: RefCell<States> = const {
+        RefCell::new(States {
+            kept: Vec::new(),
+            next: 0,
+            now: Vec::new(),
+        })
+    };
+}
+
+/// The objects of `k`'s value slots, borrowed for `py` (each kept alive for the call by `keep`).
+///
+/// # Safety
+/// `k`'s facts hold (they prove every recorded value alive).
+unsafe fn push_values<'py>(py: Python<'py>, k: &Kept, keep: &mut Vec<Bound<'py, PyAny>>) {
+    for s in &k.slots {
+        if let Slot::Value(p) = s {
+            // SAFETY: per the contract.
+            keep.push(unsafe { Bound::from_borrowed_ptr(py, *p as *mut pyo3::ffi::PyObject) });
+        }
+    }
+}
+
+/// A copy of the state kept for `k` on this thread when every value still has its stamp; the
+/// values are pushed onto `keep` either way.
+///
+/// # Safety
+/// `k`'s facts hold.
+unsafe fn kept_state<'py, T: Clone + 'static>(
+    py: Python<'py>,
+    k: &Kept,
+    stamp: StampFn,
+    keep: &mut Vec<Bound<'py, PyAny>>,
+) -> Option<T> {
+    let start = keep.len();
+    // SAFETY: per the contract.
+    unsafe { push_values(py, k, keep) };
+    STATES.with(|states| {
+        let mut states = states.try_borrow_mut().ok()?;
+        let States { kept, now, .. } = &mut *states;
+        let e = kept.iter().find(|e| e.kept == k.id)?;
+        let stamps = e.stamps.as_ref()?;
+        if !stamp(&keep[start..], now) || now != stamps {
+            return None;
+        }
+        e.state.downcast_ref::<T>().cloned()
+    })
+}
+
+/// Keep `state`, the state `k`'s conversions just gave on this thread, with its values' stamps.
+///
+/// # Safety
+/// `k`'s facts hold.
+unsafe fn keep_state<T: Clone + 'static>(py: Python<'_>, k: &Kept, stamp: StampFn, state: &T) {
+    let mut values = Vec::with_capacity(k.slots.len());
+    // SAFETY: per the contract.
+    unsafe { push_values(py, k, &mut values) };
+    let mut stamps = Vec::with_capacity(values.len());
+    let stamps = stamp(&values, &mut stamps).then_some(stamps);
+    let entry = KeptState {
+        kept: k.id,
+        stamps,
+        state: ManuallyDrop::new(Box::new(state.clone())),
+    };
+    STATES.with(|states| {
+        let Ok(mut states) = states.try_borrow_mut() else {
+            return;
+        };
+        let at = match states.kept.iter().position(|e| e.kept == k.id) {
+            Some(i) => i,
+            None if states.kept.len() < STATES_PER_THREAD => {
+                states.kept.push(entry);
+                return;
+            }
+            None => {
+                let i = states.next;
+                states.next = (i + 1) % STATES_PER_THREAD;
+                i
+            }
+        };
+        let old = std::mem::replace(&mut states.kept[at], entry);
+        // Dropped after the borrow ends: a state's drop runs no Python code, but keep it
+        // outside the cell all the same.
+        drop(states);
+        drop(ManuallyDrop::into_inner(old.state));
+    });
 }
 
 impl Kept {
@@ -390,10 +564,15 @@ impl StateMemo {
     /// state and every observation could be kept). When the memo is in use (a read re-entered
     /// through Python code it ran, or another thread), or the interpreter's dictionary tags
     /// cannot be trusted, `full` runs unrecorded.
-    pub fn read<'py, T>(
+    ///
+    /// With `stamp`, the state a kept read's conversions gave is kept on this thread with the
+    /// stamps of its values, and a call whose facts hold and whose values have the same stamps
+    /// gets a copy of it instead of running `fast` (not for reads with a dispatch check).
+    pub fn read<'py, T: Clone + 'static>(
         &self,
         receiver: &Bound<'py, PyAny>,
         keep: &mut Vec<Bound<'py, PyAny>>,
+        stamp: Option<StampFn>,
         fast: impl FnOnce(&mut Values<'py, '_>, &mut Vec<Bound<'py, PyAny>>) -> ReadResult<T>,
         full: impl FnOnce(&mut Vec<Bound<'py, PyAny>>) -> ReadResult<T>,
     ) -> ReadResult<T> {
@@ -417,6 +596,15 @@ impl StateMemo {
                 // Each recorded value is kept alive for the call: one allocation, not a growing
                 // vector's several.
                 keep.reserve(k.slots.len());
+                let stamp = stamp.filter(|_| !k.recheck);
+                if let Some(stamp) = stamp {
+                    let start = keep.len();
+                    // SAFETY: `k`'s facts hold.
+                    if let Some(state) = unsafe { kept_state::<T>(py, k, stamp, keep) } {
+                        return Ok(Ok(state));
+                    }
+                    keep.truncate(start);
+                }
                 let mut values = Values {
                     py,
                     slots: &k.slots,
@@ -426,6 +614,10 @@ impl StateMemo {
                 // A conversion that refused stops the read early; a state must use every value.
                 if out.is_ok() && values.at != k.slots.len() {
                     return Err(out_of_step());
+                }
+                if let (Ok(state), Some(stamp)) = (&out, stamp) {
+                    // SAFETY: `k`'s facts hold.
+                    unsafe { keep_state(py, k, stamp, state) };
                 }
                 return Ok(out);
             }
@@ -442,10 +634,19 @@ impl StateMemo {
                 ways.next = (i + 1) % WAYS;
                 i
             });
-            ways.kept[i] = Some(Kept {
+            let k = Kept {
+                id: NEXT_KEPT.fetch_add(1, Ordering::Relaxed),
                 facts: rec.facts,
                 slots: rec.slots,
-            });
+                recheck: rec.recheck,
+            };
+            if let (Ok(Ok(state)), Some(stamp)) = (&out, stamp.filter(|_| !k.recheck)) {
+                if k.holds(receiver) {
+                    // SAFETY: `k`'s facts hold.
+                    unsafe { keep_state(py, &k, stamp, state) };
+                }
+            }
+            ways.kept[i] = Some(k);
         }
         out
     }
@@ -568,6 +769,7 @@ def tree(w):
             .read(
                 root,
                 &mut keep,
+                None,
                 |vals, _| Ok(as_float(&vals.value()?).ok_or_else(|| "not a float".to_owned())),
                 |_| {
                     full.set(true);
@@ -576,6 +778,170 @@ def tree(w):
             )
             .unwrap();
         (out, full.get())
+    }
+
+    /// A stamp of a list (what `first_float` converts): its length and the address of its
+    /// first element, so that replacing the element in place changes it.
+    fn list_stamp(v: &Bound<'_, PyAny>) -> Option<Stamp> {
+        let l = v.cast::<pyo3::types::PyList>().ok()?;
+        let first = l.get_item(0).ok()?;
+        Some(Stamp([1, l.len() as u64, first.as_ptr() as u64, 0, 0, 0]))
+    }
+
+    fn list_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
+        out.clear();
+        values
+            .iter()
+            .all(|v| list_stamp(v).map(|s| out.push(s)).is_some())
+    }
+
+    /// Stamps only lists of one element.
+    fn single_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
+        list_stamps(values, out) && out.iter().all(|s| s.0[1] == 1)
+    }
+
+    /// `float(w[0])` for the list `w`.
+    fn first_float(w: &Bound<'_, PyAny>) -> Result<f64, String> {
+        w.get_item(0)
+            .ok()
+            .and_then(|v| as_float(&v))
+            .ok_or_else(|| "not a float".to_owned())
+    }
+
+    /// One call through `memo` with stamps: the value, whether the full read ran, and whether
+    /// the conversions ran (`fast` or `full`), with `dispatch` recording the value as a
+    /// dispatch check's object.
+    fn call_stamped(
+        memo: &StateMemo,
+        root: &Bound<'_, PyAny>,
+        stamp: StampFn,
+        dispatch: bool,
+    ) -> (Result<f64, String>, bool, bool) {
+        let (full, converted) = (Cell::new(false), Cell::new(false));
+        let mut keep = Vec::new();
+        let out = memo
+            .read(
+                root,
+                &mut keep,
+                Some(stamp),
+                |vals, _| {
+                    converted.set(true);
+                    Ok(first_float(&vals.value()?))
+                },
+                |_| {
+                    full.set(true);
+                    converted.set(true);
+                    let py = root.py();
+                    let Some(view) = ModView::of(root, &[])? else {
+                        return Ok(Err("no dict".into()));
+                    };
+                    let Some(child) = view.get(&PyString::new(py, "child"), 0)? else {
+                        return Ok(Err("no child".into()));
+                    };
+                    let Some(cview) = ModView::of(&child, &[])? else {
+                        return Ok(Err("no child dict".into()));
+                    };
+                    let Some(w) = cview.get(&PyString::new(py, "w"), 0)? else {
+                        return Ok(Err("no w".into()));
+                    };
+                    if dispatch {
+                        record_dispatch(&w);
+                    } else {
+                        record_value(&w);
+                    }
+                    Ok(first_float(&w))
+                },
+            )
+            .unwrap();
+        (out, full.get(), converted.get())
+    }
+
+    #[test]
+    fn a_kept_state_is_used_while_its_values_keep_their_stamps() {
+        with_tree(|py, m, _| {
+            let w = pyo3::types::PyList::new(py, [1.5]).unwrap();
+            let root = m.getattr("tree").unwrap().call1((w.clone(),)).unwrap();
+            let memo = StateMemo::new();
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, false),
+                (Ok(1.5), true, true)
+            );
+            // Facts and stamps hold: the kept state, nothing converted.
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, false),
+                (Ok(1.5), false, false)
+            );
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, false),
+                (Ok(1.5), false, false)
+            );
+            // Changed in place: no dictionary sees it, the stamp does.
+            w.set_item(0, 2.5).unwrap();
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, false),
+                (Ok(2.5), false, true)
+            );
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, false),
+                (Ok(2.5), false, false)
+            );
+            // A value without a stamp: converted at every call.
+            w.append(0.0).unwrap();
+            let single = single_stamps;
+            assert_eq!(
+                call_stamped(&memo, &root, single, false),
+                (Ok(2.5), false, true)
+            );
+            assert_eq!(
+                call_stamped(&memo, &root, single, false),
+                (Ok(2.5), false, true)
+            );
+            // A refusal is never kept.
+            w.set_item(0, "x").unwrap();
+            let refused = (Err("not a float".to_owned()), false, true);
+            assert_eq!(call_stamped(&memo, &root, list_stamps, false), refused);
+            assert_eq!(call_stamped(&memo, &root, list_stamps, false), refused);
+        });
+    }
+
+    #[test]
+    fn a_read_with_a_dispatch_check_converts_at_every_call() {
+        with_tree(|py, m, _| {
+            let w = pyo3::types::PyList::new(py, [1.5]).unwrap();
+            let root = m.getattr("tree").unwrap().call1((w,)).unwrap();
+            let memo = StateMemo::new();
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, true),
+                (Ok(1.5), true, true)
+            );
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, true),
+                (Ok(1.5), false, true)
+            );
+            assert_eq!(
+                call_stamped(&memo, &root, list_stamps, true),
+                (Ok(1.5), false, true)
+            );
+        });
+    }
+
+    #[test]
+    fn builtin_values_are_stamped_by_identity_alone() {
+        Python::initialize();
+        Python::attach(|py| {
+            let code = c"(1, 2.5, True, None, 'a', (3, (4,)))";
+            let t = py.eval(code, None, None).unwrap();
+            assert!(immutable_stamp(&t).is_some());
+            for code in [c"[1]", c"(1, [2])", c"{}", c"object()"] {
+                let v = py.eval(code, None, None).unwrap();
+                assert_eq!(immutable_stamp(&v), None, "{code:?}");
+            }
+            // A subclass of a builtin may hold anything: no stamp.
+            let sub = py
+                .eval(c"type('F', (float,), {})(1.0)", None, None)
+                .unwrap();
+            assert_eq!(immutable_stamp(&sub), None);
+        });
     }
 
     fn with_tree(test: impl FnOnce(Python<'_>, &Bound<'_, PyModule>, Bound<'_, PyAny>)) {

@@ -8,6 +8,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyString};
 use rextio_plugin_api::runtime::boundary::imported_module;
 use rextio_plugin_api::runtime::entry::DictCache;
+use rextio_plugin_api::runtime::memo::{immutable_stamp, Stamp};
 use rextio_plugin_api::runtime::modules::non_empty_entry;
 
 /// The per-instance hook dictionaries `Module.__call__` consults before calling `forward`.
@@ -147,6 +148,27 @@ pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
         );
     }
     None
+}
+
+/// What converting each of `values`, the values a compiled method's state read found, depends
+/// on (the plugin's `stamp_fn`): nothing but the object itself for an immutable builtin value,
+/// the tensor's storage, shape, dtype, device and admission for a tensor (see `rx_stamps`);
+/// `false` when one is neither.
+pub fn module_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
+    out.clear();
+    let mut found = [None; shim::STAMP_CHUNK];
+    for chunk in values.chunks(shim::STAMP_CHUNK) {
+        if shim::stamps(chunk, &mut found).is_none() {
+            return false;
+        }
+        for (v, f) in chunk.iter().zip(&found) {
+            match f.map(Stamp).or_else(|| immutable_stamp(v)) {
+                Some(s) => out.push(s),
+                None => return false,
+            }
+        }
+    }
+    true
 }
 
 /// Whether `obj` is a value `torch.fx` traces with (a `torch.fx.Proxy`, which

@@ -68,6 +68,7 @@ extern "C" {
     fn rx_release(tensor: *mut c_void);
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
     fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
+    fn rx_stamps(objs: *const *mut ffi::PyObject, n: i64, out: *mut u64, tensor: *mut u8) -> i32;
     fn rx_elu(tensor: *mut c_void, alpha: f64, out: *mut *mut c_void) -> i32;
     fn rx_softplus(tensor: *mut c_void, beta: f64, threshold: f64, out: *mut *mut c_void) -> i32;
     fn rx_empty_cpu(
@@ -191,6 +192,45 @@ pub(crate) fn release(mut t: Tensor) {
 }
 
 /// Whether autograd's grad mode is on for this thread.
+/// How many objects one `rx_stamps` call takes.
+pub(crate) const STAMP_CHUNK: usize = 32;
+
+/// The stamps of up to [`STAMP_CHUNK`] Python objects (see `rx_stamps`): `Some` for each
+/// tensor, `None` for anything else. `None` overall when libtorch could not describe one.
+pub(crate) fn stamps(
+    objs: &[pyo3::Bound<'_, pyo3::PyAny>],
+    out: &mut [Option<[u64; 6]>; STAMP_CHUNK],
+) -> Option<()> {
+    let n = objs.len().min(STAMP_CHUNK);
+    let mut ptrs = [std::ptr::null_mut(); STAMP_CHUNK];
+    for (p, o) in ptrs.iter_mut().zip(objs) {
+        *p = o.as_ptr();
+    }
+    let mut words = [0u64; 6 * STAMP_CHUNK];
+    let mut tensor = [0u8; STAMP_CHUNK];
+    // SAFETY: the first `n` pointers are live objects and we hold the GIL; `words` has room for
+    // six words and `tensor` for one byte per object.
+    let rc = unsafe {
+        rx_stamps(
+            ptrs.as_ptr(),
+            n as i64,
+            words.as_mut_ptr(),
+            tensor.as_mut_ptr(),
+        )
+    };
+    if rc != RX_OK {
+        return None;
+    }
+    for (i, o) in out.iter_mut().enumerate().take(n) {
+        *o = (tensor[i] != 0).then(|| {
+            let mut w = [0u64; 6];
+            w.copy_from_slice(&words[6 * i..6 * i + 6]);
+            w
+        });
+    }
+    Some(())
+}
+
 pub(crate) fn grad_enabled() -> bool {
     // SAFETY: reads a thread-local flag; cannot fail.
     unsafe { rx_grad_enabled() != 0 }

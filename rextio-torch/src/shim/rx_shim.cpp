@@ -195,6 +195,51 @@ int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
   return rc;
 }
 
+// What converting a Python tensor (`rx_borrow`, then the fused path's view of it) and admitting
+// it into a compiled module method depend on, in six words each, for `n` objects at once: the
+// object's class, its `TensorImpl`, its data address, its first two sizes, and its layout,
+// dtype, device, rank, contiguity, negation or conjugation, emptiness, and whether admission
+// refuses it (grad recorded, or a running trace). Two equal stamps of one object mean the same
+// conversion and admission. `tensor[i]` is 0 (and the stamp zero) for an object that is not a
+// torch.Tensor; builtin scalars are told apart without asking Python's `isinstance`.
+int rx_stamps(PyObject* const* objs, int64_t n, uint64_t* out, uint8_t* tensor) {
+  const int rc = rx_guarded([&] {
+    const bool grad = c10::GradMode::is_enabled();
+    const bool tracing = torch::jit::tracer::isTracing();
+    for (int64_t i = 0; i < n; ++i) {
+      PyObject* obj = objs[i];
+      uint64_t* o = out + 6 * i;
+      std::memset(o, 0, 6 * sizeof(uint64_t));
+      tensor[i] = 0;
+      if (obj == Py_None || PyFloat_CheckExact(obj) || PyLong_CheckExact(obj) ||
+          PyBool_Check(obj) || PyUnicode_CheckExact(obj) || PyTuple_CheckExact(obj) ||
+          !THPVariable_Check(obj)) {
+        continue;
+      }
+      const at::Tensor& t = THPVariable_Unpack(obj);
+      rx_meta m;
+      rx_fill(t, &m, false);
+      const bool refuse = (grad && t.requires_grad()) || tracing;
+      o[0] = reinterpret_cast<uintptr_t>(Py_TYPE(obj));
+      o[1] = reinterpret_cast<uintptr_t>(t.unsafeGetTensorImpl());
+      o[2] = reinterpret_cast<uintptr_t>(m.data);
+      o[3] = static_cast<uint64_t>(m.sizes[0]);
+      o[4] = static_cast<uint64_t>(m.sizes[1]);
+      o[5] = uint64_t{static_cast<uint8_t>(m.layout)} |
+             (uint64_t{static_cast<uint8_t>(m.scalar_type)} << 8) |
+             (uint64_t{static_cast<uint8_t>(m.device_type)} << 16) |
+             (uint64_t{static_cast<uint8_t>(m.device_index)} << 24) |
+             (uint64_t{static_cast<uint16_t>(m.rank)} << 32) | (uint64_t{m.contiguous} << 48) |
+             (uint64_t{m.neg_or_conj} << 49) | (uint64_t{refuse} << 50) |
+             (uint64_t{m.numel == 0} << 51);
+      tensor[i] = 1;
+    }
+    return RX_OK;
+  });
+  if (rc == RX_ERROR && PyErr_Occurred()) PyErr_Clear();
+  return rc;
+}
+
 // Describe a tensor handle; `writable` asks for the mutable data pointer.
 int rx_describe(void* tensor, rx_meta* meta, int32_t writable) {
   return rx_guarded([&] {
