@@ -1164,6 +1164,28 @@ with torch.inference_mode(), ran(model, f"{SCORER}.forward", "state"):
     outcome(lambda: b(x), lambda: e(x), "gate.scale.data rebound to float64")
 both(lambda m: setattr(m.gate.scale, "data", m.gate.scale.data.float()))
 check("gate.scale.data back to float32", "native")
+# Changes to a parameter object in place, which no dictionary sees, after warm calls: the state a
+# kept read converted is used only while each tensor keeps its storage, shape, layout and dtype.
+NEW_INP = torch.randn(W, F_) * 0.5
+NEW_HEAD = torch.randn(W, W) * 0.5
+with torch.no_grad():
+    both(lambda m: m.inp.weight.set_(NEW_INP.clone()))
+check("inp.weight.set_() to another storage", "native")
+both(lambda m: torch.utils.swap_tensors(m.head[0].weight, nn.Parameter(NEW_HEAD.clone())))
+check("head[0].weight swapped with torch.utils.swap_tensors", "native")
+with torch.no_grad():
+    both(lambda m: m.head[0].weight.t_())
+check("head[0].weight transposed in place (not contiguous)", "native")
+with torch.no_grad():
+    both(lambda m: m.head[0].weight.t_())
+check("head[0].weight transposed back", "native")
+with torch.no_grad():
+    both(lambda m: m.gate.scale.resize_(W + 1))
+with torch.inference_mode(), ran(model, f"{SCORER}.forward", "native"):
+    outcome(lambda: b(x), lambda: e(x), "gate.scale resized in place")
+with torch.no_grad():
+    both(lambda m: m.gate.scale.resize_(W).fill_(1.5))
+check("gate.scale resized back", "native")
 # Grad mode is read at every call: parameters that stop or start requiring grad are seen.
 for m in (b, e):
     m.requires_grad_(False)
