@@ -353,7 +353,7 @@ struct Kept {
 /// What a plugin's conversion of a value (and its admission check) depends on, as bits: a
 /// conversion of the same object gives the same result whenever it has the same stamp.
 #[derive(Clone, Copy, Debug, Default, Eq)]
-pub struct Stamp(pub [u64; 6]);
+pub struct Stamp(pub [u64; 8]);
 
 impl PartialEq for Stamp {
     /// Word by word without branches (a derived comparison of the array calls `memcmp`, which
@@ -385,7 +385,7 @@ pub fn immutable_stamp(v: &Bound<'_, PyAny>) -> Option<Stamp> {
                 && v.cast_exact::<PyTuple>()
                     .is_ok_and(|t| t.iter().all(|e| immutable(&e, depth + 1))))
     }
-    immutable(v, 0).then(|| Stamp([0, v.get_type().as_ptr() as u64, 0, 0, 0, 0]))
+    immutable(v, 0).then(|| Stamp([0, v.get_type().as_ptr() as u64, 0, 0, 0, 0, 0, 0]))
 }
 
 /// The ids of kept reads.
@@ -785,7 +785,16 @@ def tree(w):
     fn list_stamp(v: &Bound<'_, PyAny>) -> Option<Stamp> {
         let l = v.cast::<pyo3::types::PyList>().ok()?;
         let first = l.get_item(0).ok()?;
-        Some(Stamp([1, l.len() as u64, first.as_ptr() as u64, 0, 0, 0]))
+        Some(Stamp([
+            1,
+            l.len() as u64,
+            first.as_ptr() as u64,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]))
     }
 
     fn list_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {

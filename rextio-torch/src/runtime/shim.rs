@@ -194,22 +194,24 @@ pub(crate) fn release(mut t: Tensor) {
 /// Whether autograd's grad mode is on for this thread.
 /// How many objects one `rx_stamps` call takes.
 pub(crate) const STAMP_CHUNK: usize = 32;
+/// Words per stamp (`RX_STAMP_WORDS` in the shim).
+pub(crate) const STAMP_WORDS: usize = 8;
 
 /// The stamps of up to [`STAMP_CHUNK`] Python objects (see `rx_stamps`): `Some` for each
 /// tensor, `None` for anything else. `None` overall when libtorch could not describe one.
 pub(crate) fn stamps(
     objs: &[pyo3::Bound<'_, pyo3::PyAny>],
-    out: &mut [Option<[u64; 6]>; STAMP_CHUNK],
+    out: &mut [Option<[u64; STAMP_WORDS]>; STAMP_CHUNK],
 ) -> Option<()> {
     let n = objs.len().min(STAMP_CHUNK);
     let mut ptrs = [std::ptr::null_mut(); STAMP_CHUNK];
     for (p, o) in ptrs.iter_mut().zip(objs) {
         *p = o.as_ptr();
     }
-    let mut words = [0u64; 6 * STAMP_CHUNK];
+    let mut words = [0u64; STAMP_WORDS * STAMP_CHUNK];
     let mut tensor = [0u8; STAMP_CHUNK];
     // SAFETY: the first `n` pointers are live objects and we hold the GIL; `words` has room for
-    // six words and `tensor` for one byte per object.
+    // `STAMP_WORDS` words and `tensor` for one byte per object.
     let rc = unsafe {
         rx_stamps(
             ptrs.as_ptr(),
@@ -223,8 +225,8 @@ pub(crate) fn stamps(
     }
     for (i, o) in out.iter_mut().enumerate().take(n) {
         *o = (tensor[i] != 0).then(|| {
-            let mut w = [0u64; 6];
-            w.copy_from_slice(&words[6 * i..6 * i + 6]);
+            let mut w = [0u64; STAMP_WORDS];
+            w.copy_from_slice(&words[STAMP_WORDS * i..STAMP_WORDS * (i + 1)]);
             w
         });
     }

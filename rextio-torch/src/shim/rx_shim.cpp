@@ -16,6 +16,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/jit/frontend/tracer.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -196,20 +197,25 @@ int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
 }
 
 // What converting a Python tensor (`rx_borrow`, then the fused path's view of it) and admitting
-// it into a compiled module method depend on, in six words each, for `n` objects at once: the
-// object's class, its `TensorImpl`, its data address, its first two sizes, and its layout,
-// dtype, device, rank, contiguity, negation or conjugation, emptiness, and whether admission
-// refuses it (grad recorded, or a running trace). Two equal stamps of one object mean the same
-// conversion and admission. `tensor[i]` is 0 (and the stamp zero) for an object that is not a
-// torch.Tensor; builtin scalars are told apart without asking Python's `isinstance`.
+// it into a compiled module method depend on, in `RX_STAMP_WORDS` words each, for `n` objects at
+// once: the object's class, its `TensorImpl`, its storage's data address and its offset, its
+// first two sizes, its dispatch keys (layout, negation, conjugation, wrappers), and its dtype,
+// device, rank, contiguity, emptiness, whether it has a storage, and whether admission refuses
+// it (grad recorded, or a running trace). Everything `rx_fill` reads is either here or fixed
+// for one `TensorImpl`, so two equal stamps of one object mean the same conversion and
+// admission; read with inline accessors only (no describe). `tensor[i]` is 0 (and the stamp
+// zero) for an object that is not a torch.Tensor; builtin scalars are told apart without asking
+// Python's `isinstance`.
+constexpr int64_t RX_STAMP_WORDS = 8;
+
 int rx_stamps(PyObject* const* objs, int64_t n, uint64_t* out, uint8_t* tensor) {
   const int rc = rx_guarded([&] {
     const bool grad = c10::GradMode::is_enabled();
     const bool tracing = torch::jit::tracer::isTracing();
     for (int64_t i = 0; i < n; ++i) {
       PyObject* obj = objs[i];
-      uint64_t* o = out + 6 * i;
-      std::memset(o, 0, 6 * sizeof(uint64_t));
+      uint64_t* o = out + RX_STAMP_WORDS * i;
+      std::memset(o, 0, RX_STAMP_WORDS * sizeof(uint64_t));
       tensor[i] = 0;
       if (obj == Py_None || PyFloat_CheckExact(obj) || PyLong_CheckExact(obj) ||
           PyBool_Check(obj) || PyUnicode_CheckExact(obj) || PyTuple_CheckExact(obj) ||
@@ -217,21 +223,25 @@ int rx_stamps(PyObject* const* objs, int64_t n, uint64_t* out, uint8_t* tensor) 
         continue;
       }
       const at::Tensor& t = THPVariable_Unpack(obj);
-      rx_meta m;
-      rx_fill(t, &m, false);
+      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+      const int64_t rank = impl->dim();
+      const c10::IntArrayRef sizes = impl->sizes();
+      const c10::Storage& storage = impl->unsafe_storage();
+      const c10::Device device = impl->device();
       const bool refuse = (grad && t.requires_grad()) || tracing;
       o[0] = reinterpret_cast<uintptr_t>(Py_TYPE(obj));
-      o[1] = reinterpret_cast<uintptr_t>(t.unsafeGetTensorImpl());
-      o[2] = reinterpret_cast<uintptr_t>(m.data);
-      o[3] = static_cast<uint64_t>(m.sizes[0]);
-      o[4] = static_cast<uint64_t>(m.sizes[1]);
-      o[5] = uint64_t{static_cast<uint8_t>(m.layout)} |
-             (uint64_t{static_cast<uint8_t>(m.scalar_type)} << 8) |
-             (uint64_t{static_cast<uint8_t>(m.device_type)} << 16) |
-             (uint64_t{static_cast<uint8_t>(m.device_index)} << 24) |
-             (uint64_t{static_cast<uint16_t>(m.rank)} << 32) | (uint64_t{m.contiguous} << 48) |
-             (uint64_t{m.neg_or_conj} << 49) | (uint64_t{refuse} << 50) |
-             (uint64_t{m.numel == 0} << 51);
+      o[1] = reinterpret_cast<uintptr_t>(impl);
+      o[2] = storage ? reinterpret_cast<uintptr_t>(storage.data()) : 0;
+      o[3] = static_cast<uint64_t>(impl->storage_offset());
+      o[4] = rank > 0 ? static_cast<uint64_t>(sizes[0]) : 0;
+      o[5] = rank > 1 ? static_cast<uint64_t>(sizes[1]) : 0;
+      o[6] = impl->key_set().raw_repr();
+      o[7] = uint64_t{static_cast<uint8_t>(t.scalar_type())} |
+             (uint64_t{static_cast<uint8_t>(device.type())} << 8) |
+             (uint64_t{static_cast<uint8_t>(device.index())} << 16) |
+             (uint64_t{static_cast<uint8_t>(std::min<int64_t>(rank, 255))} << 24) |
+             (uint64_t{impl->is_contiguous()} << 32) | (uint64_t{impl->numel() == 0} << 33) |
+             (uint64_t{static_cast<bool>(storage)} << 34) | (uint64_t{refuse} << 35);
       tensor[i] = 1;
     }
     return RX_OK;
