@@ -11,7 +11,7 @@ use crate::kernels::linear_cols_min_rows;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Rank.
-    pub rank: u8,
+    pub rank: usize,
     /// Sizes (`dims[..rank]`).
     pub dims: [usize; 2],
 }
@@ -39,7 +39,7 @@ impl Shape {
 
     /// The sizes.
     pub fn sizes(&self) -> &[usize] {
-        &self.dims[..usize::from(self.rank)]
+        &self.dims[..self.rank]
     }
 
     /// Element count.
@@ -394,7 +394,7 @@ fn result_shape(
         }
         Ins::Softmax { t, dim, .. } => {
             let s = k.tensor(t)?;
-            if s.rank == 0 || dim >= s.rank {
+            if s.rank == 0 || usize::from(dim) >= s.rank {
                 return None;
             }
             (f32(s), 0)

@@ -138,14 +138,15 @@ impl rextio_fusion::Host for Tf {
             .numel()
             .checked_mul(width)
             .ok_or_else(|| internal("an output's size overflows"))?;
-        let rank = usize::from(shape.rank);
+        let rank = shape.rank;
         let (handle, ptr) = new_host_tensor(&self.context, dtype, &dims[..rank], bytes)?;
         // The first host tensor of a context is checked in full; `TFE_NewTensorHandle` puts
         // every later one on the device that one showed, with the dtype and rank asked for.
         let facts = match self.context.host_device() {
             Some(device) if device == self.device => super::eager::Facts {
                 dtype,
-                rank: std::os::raw::c_int::from(shape.rank),
+                rank: std::os::raw::c_int::try_from(rank)
+                    .map_err(|_| internal("an output's rank overflows"))?,
                 device,
             },
             _ => {

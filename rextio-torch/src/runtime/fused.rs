@@ -75,7 +75,7 @@ impl rextio_fusion::Host for Torch {
             Dt::F32 => shim::SCALAR_FLOAT,
             Dt::I64 => shim::SCALAR_INT64,
         };
-        let (t, ptr) = shim::empty_cpu(&sizes[..usize::from(shape.rank)], code)?;
+        let (t, ptr) = shim::empty_cpu(&sizes[..shape.rank], code)?;
         // The next fused call reading this output needs no shim call to view it.
         let fast = match dt {
             Dt::F32 => FastView::F32(shape, ptr as usize),
