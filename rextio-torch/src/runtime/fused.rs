@@ -46,7 +46,10 @@ impl rextio_fusion::Host for Torch {
     type Tensor = RxtTorchTensor;
     type Error = pyo3::PyErr;
 
-    /// Cached when the boundary or a fused call made it, else one shim call.
+    /// Cached when the boundary or a fused call made it, else one shim call. Inlined into the
+    /// fusion crate's input loop: returned through memory, its shape was read back before the
+    /// stores that wrote it could forward (a stall per input).
+    #[inline]
     fn view(&self, t: &RxtTorchTensor, writable: bool) -> PyResult<Option<(Shape, *mut f32)>> {
         let v = match t.cached_view() {
             FastView::Unknown => {
