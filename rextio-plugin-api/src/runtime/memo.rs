@@ -352,7 +352,10 @@ struct Kept {
 
 /// What a plugin's conversion of a value (and its admission check) depends on, as bits: a
 /// conversion of the same object gives the same result whenever it has the same stamp.
+///
+/// `repr(transparent)`: a slice of stamps is its words in order, so a plugin may fill one from C.
 #[derive(Clone, Copy, Debug, Default, Eq)]
+#[repr(transparent)]
 pub struct Stamp(pub [u64; 8]);
 
 impl PartialEq for Stamp {

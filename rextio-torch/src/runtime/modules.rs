@@ -156,15 +156,21 @@ pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
 /// `false` when one is neither.
 pub fn module_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
     out.clear();
-    let mut found = [None; shim::STAMP_CHUNK];
-    for chunk in values.chunks(shim::STAMP_CHUNK) {
-        if shim::stamps(chunk, &mut found).is_none() {
+    out.resize(values.len(), Stamp::default());
+    let mut tensor = [0u8; shim::STAMP_CHUNK];
+    for (vals, outs) in values
+        .chunks(shim::STAMP_CHUNK)
+        .zip(out.chunks_mut(shim::STAMP_CHUNK))
+    {
+        if !shim::stamps(vals, outs, &mut tensor) {
             return false;
         }
-        for (v, f) in chunk.iter().zip(&found) {
-            match f.map(Stamp).or_else(|| immutable_stamp(v)) {
-                Some(s) => out.push(s),
-                None => return false,
+        for ((v, o), &t) in vals.iter().zip(outs).zip(&tensor) {
+            if t == 0 {
+                match immutable_stamp(v) {
+                    Some(s) => *o = s,
+                    None => return false,
+                }
             }
         }
     }

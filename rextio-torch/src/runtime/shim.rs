@@ -5,6 +5,7 @@
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::{ffi, PyErr};
 use rextio_fusion::Shape;
+use rextio_plugin_api::runtime::memo::Stamp;
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::NonNull;
 use tch::Tensor;
@@ -195,42 +196,37 @@ pub(crate) fn release(mut t: Tensor) {
 /// How many objects one `rx_stamps` call takes.
 pub(crate) const STAMP_CHUNK: usize = 32;
 /// Words per stamp (`RX_STAMP_WORDS` in the shim).
-pub(crate) const STAMP_WORDS: usize = 8;
+const STAMP_WORDS: usize = 8;
+const _: () = assert!(std::mem::size_of::<Stamp>() == STAMP_WORDS * 8);
 
-/// The stamps of up to [`STAMP_CHUNK`] Python objects (see `rx_stamps`): `Some` for each
-/// tensor, `None` for anything else. `None` overall when libtorch could not describe one.
+/// The stamps of up to [`STAMP_CHUNK`] Python objects (see `rx_stamps`), written into `out`
+/// (one per object); `tensor[i]` says whether object `i` was a tensor (its stamp is zero
+/// otherwise). `false` when libtorch could not describe one.
 pub(crate) fn stamps(
     objs: &[pyo3::Bound<'_, pyo3::PyAny>],
-    out: &mut [Option<[u64; STAMP_WORDS]>; STAMP_CHUNK],
-) -> Option<()> {
-    let n = objs.len().min(STAMP_CHUNK);
+    out: &mut [Stamp],
+    tensor: &mut [u8; STAMP_CHUNK],
+) -> bool {
+    let n = objs.len();
+    if n > STAMP_CHUNK || out.len() != n {
+        return false;
+    }
     let mut ptrs = [std::ptr::null_mut(); STAMP_CHUNK];
     for (p, o) in ptrs.iter_mut().zip(objs) {
         *p = o.as_ptr();
     }
-    let mut words = [0u64; STAMP_WORDS * STAMP_CHUNK];
-    let mut tensor = [0u8; STAMP_CHUNK];
-    // SAFETY: the first `n` pointers are live objects and we hold the GIL; `words` has room for
-    // `STAMP_WORDS` words and `tensor` for one byte per object.
+    // SAFETY: the first `n` pointers are live objects and we hold the GIL; `Stamp` is
+    // `repr(transparent)` over `[u64; STAMP_WORDS]`, so `out` is `STAMP_WORDS · n` writable
+    // words, and `tensor` has room for one byte per object.
     let rc = unsafe {
         rx_stamps(
             ptrs.as_ptr(),
             n as i64,
-            words.as_mut_ptr(),
+            out.as_mut_ptr().cast::<u64>(),
             tensor.as_mut_ptr(),
         )
     };
-    if rc != RX_OK {
-        return None;
-    }
-    for (i, o) in out.iter_mut().enumerate().take(n) {
-        *o = (tensor[i] != 0).then(|| {
-            let mut w = [0u64; STAMP_WORDS];
-            w.copy_from_slice(&words[STAMP_WORDS * i..STAMP_WORDS * (i + 1)]);
-            w
-        });
-    }
-    Some(())
+    rc == RX_OK
 }
 
 pub(crate) fn grad_enabled() -> bool {
