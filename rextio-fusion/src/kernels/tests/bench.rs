@@ -5,8 +5,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::super::{
-    argmax_rows, binary, binary_inplace, layer_norm_cols, layer_norm_rows, linear, linear_cols,
-    linear_fused, linear_packed, softmax_argmax_rows, softmax_rows, transpose, unary,
+    active_isa, argmax_rows, binary, binary_inplace, layer_norm_cols, layer_norm_rows, linear,
+    linear_cols, linear_fused, linear_packed, softmax_argmax_rows, softmax_rows, transpose, unary,
     unary_inplace, Binary, Epilogue, Isa, Operand, PackedWeight, Unary,
 };
 use super::each_isa;
@@ -389,4 +389,44 @@ fn bench_layer_norm_cols() {
             );
         }
     });
+}
+
+/// The seven products of the module bench's residual MLP at batch 1, one after another with
+/// distinct weights (88 KB, more than a first-level cache: as in a call, they come from the
+/// second level), on the active instruction set.
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn bench_linear_chain() {
+    let shapes = [
+        (20, 48),
+        (48, 96),
+        (96, 48),
+        (48, 96),
+        (96, 48),
+        (48, 48),
+        (48, 5),
+    ];
+    let ws: Vec<Vec<f32>> = shapes.iter().map(|&(k, n)| data(n * k)).collect();
+    let bs: Vec<Vec<f32>> = shapes.iter().map(|&(_, n)| data(n)).collect();
+    let x = data(96);
+    let mut out = vec![0.0; 96];
+    let (ns, _) = time(|| {
+        for (i, &(k, n)) in shapes.iter().enumerate() {
+            linear(
+                black_box(&x[..k]),
+                1,
+                k,
+                black_box(&ws[i]),
+                n,
+                Some(&bs[i]),
+                &mut out[..n],
+            )
+            .unwrap();
+        }
+        black_box(&out);
+    });
+    println!(
+        "{:>9} seven products at batch 1, chained: {ns:.0} ns",
+        active_isa().name()
+    );
 }
