@@ -282,3 +282,75 @@ fn dropout_checks_p_as_eager_and_passes_its_input_through_out_of_training() {
         "{kept} of 4096 kept at p = 0.5"
     );
 }
+
+/// The stamp of a Python tensor (what lets a module method reuse the state it converted)
+/// follows everything its conversion and admission depend on, and nothing else: a write of its
+/// values keeps it; a new storage, a transpose in place, a resize, a swap of its contents with
+/// another tensor, a dtype change through `.data`, and grad recording change it.
+#[test]
+fn a_tensors_stamp_follows_what_its_conversion_depends_on() {
+    use pyo3::types::PyDict;
+    Python::initialize();
+    Python::attach(|py| {
+        let g = PyDict::new(py);
+        g.set_item("torch", py.import("torch").unwrap()).unwrap();
+        let run = |code: &str| {
+            let code = std::ffi::CString::new(code).unwrap();
+            py.run(&code, Some(&g), None).unwrap();
+        };
+        let stamp_of = |name: &str| {
+            let w = g.get_item(name).unwrap().unwrap();
+            let mut out = Vec::new();
+            assert!(module_stamps(&[w], &mut out));
+            out[0]
+        };
+        let stamp = || stamp_of("w");
+        run("w = torch.nn.Parameter(torch.randn(4, 3)); other = torch.randn(4, 3)");
+        run("buf = torch.randn(4, 3)");
+        run("torch.set_grad_enabled(False)");
+        let s = stamp();
+        assert_eq!(stamp(), s, "the same tensor, unchanged");
+        run("w.add_(1.0); w.mul_(0.5)");
+        assert_eq!(stamp(), s, "values written in place");
+        run("torch.set_grad_enabled(True)");
+        let recording = stamp();
+        assert_ne!(recording, s, "grad mode on and the parameter requires grad");
+        run("w.requires_grad_(False)");
+        assert_eq!(stamp(), s, "grad mode on, nothing requires grad");
+        run("w.requires_grad_(True); torch.set_grad_enabled(False)");
+        assert_eq!(stamp(), s);
+        run("w.t_()");
+        let transposed = stamp();
+        assert_ne!(transposed, s, "transposed in place");
+        run("w.t_()");
+        assert_eq!(stamp(), s, "transposed back");
+        run("w.set_(torch.randn(4, 3))");
+        let s = stamp();
+        run("w.data = w.data.clone()");
+        assert_ne!(stamp(), s, "a new storage through .data");
+        // A buffer (a parameter that requires grad cannot be resized).
+        let b = stamp_of("buf");
+        run("buf.resize_(2, 3)");
+        assert_ne!(stamp_of("buf"), b, "shrunk in place");
+        run("buf.resize_(4, 3)");
+        assert_eq!(stamp_of("buf"), b, "grown back within its storage");
+        run("buf.resize_(5, 3)");
+        assert_ne!(stamp_of("buf"), b, "grown past its storage");
+        let s = stamp();
+        run("torch.utils.swap_tensors(w, other)");
+        assert_ne!(stamp(), s, "contents swapped with another tensor");
+        let s = stamp();
+        run("w.data = w.data.double()");
+        assert_ne!(stamp(), s, "float64 through .data");
+        run("torch.set_grad_enabled(True)");
+        // Builtin values are stamped by identity; anything else has no stamp.
+        let mut out = Vec::new();
+        let scalars = [
+            1.5f64.into_pyobject(py).unwrap().into_any(),
+            (48i64,).into_pyobject(py).unwrap().into_any(),
+        ];
+        assert!(module_stamps(&scalars, &mut out) && out.len() == 2);
+        let list = pyo3::types::PyList::new(py, [1.0]).unwrap().into_any();
+        assert!(!module_stamps(&[list], &mut out));
+    });
+}
