@@ -295,15 +295,18 @@ pub(crate) fn note_opaque() {
 /// The read compared `v` with a literal: kept only for a builtin scalar of exactly its type
 /// (`bool`, `int`, `float`, `str`, `None`), whose `==` cannot change.
 pub(crate) fn note_compared(v: &Bound<'_, PyAny>) {
+    with_recording(|r| r.keep &= builtin_scalar(v));
+}
+
+/// Whether `v` is `None` or exactly a `bool`, `int`, `float` or `str`: immutable, with an `==`
+/// that cannot change.
+fn builtin_scalar(v: &Bound<'_, PyAny>) -> bool {
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
-    with_recording(|r| {
-        let fixed = v.is_none()
-            || v.is_exact_instance_of::<PyBool>()
-            || v.is_exact_instance_of::<PyInt>()
-            || v.is_exact_instance_of::<PyFloat>()
-            || v.is_exact_instance_of::<PyString>();
-        r.keep &= fixed;
-    });
+    v.is_none()
+        || v.is_exact_instance_of::<PyBool>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_exact_instance_of::<PyString>()
 }
 
 /// `dict` lives as long as the process (it is held by a `static`): facts about it need no
@@ -378,12 +381,8 @@ pub type StampFn = for<'py> fn(&[Bound<'py, PyAny>], &mut Vec<Stamp>) -> bool;
 /// found the same object, so it converts the same). `None` for anything else.
 pub fn immutable_stamp(v: &Bound<'_, PyAny>) -> Option<Stamp> {
     fn immutable(v: &Bound<'_, PyAny>, depth: u8) -> bool {
-        use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
-        v.is_none()
-            || v.is_exact_instance_of::<PyBool>()
-            || v.is_exact_instance_of::<PyInt>()
-            || v.is_exact_instance_of::<PyFloat>()
-            || v.is_exact_instance_of::<PyString>()
+        use pyo3::types::PyTuple;
+        builtin_scalar(v)
             || (depth < 4
                 && v.cast_exact::<PyTuple>()
                     .is_ok_and(|t| t.iter().all(|e| immutable(&e, depth + 1))))
