@@ -740,6 +740,14 @@ def tree(w):
     /// A reader of `root.child.w` (a float) through an exact `Node` child, that also checks
     /// that `root.hooks` is empty, as generated readers do.
     fn read_w<'py>(root: &Bound<'py, PyAny>) -> ReadResult<f64> {
+        Ok(find_w(root)?.and_then(|w| {
+            record_value(&w);
+            as_float(&w).ok_or_else(|| "not a float".to_owned())
+        }))
+    }
+
+    /// `root.child.w` as `read_w` finds it, not yet recorded.
+    fn find_w<'py>(root: &Bound<'py, PyAny>) -> ReadResult<Bound<'py, PyAny>> {
         let py = root.py();
         let Some(view) = ModView::of(root, &[])? else {
             return Ok(Err("no dict".into()));
@@ -756,11 +764,9 @@ def tree(w):
         let Some(cview) = ModView::of(&child, &[])? else {
             return Ok(Err("no child dict".into()));
         };
-        let Some(w) = cview.get(&PyString::new(py, "w"), 0)? else {
-            return Ok(Err("no w".into()));
-        };
-        record_value(&w);
-        Ok(as_float(&w).ok_or_else(|| "not a float".to_owned()))
+        cview
+            .get(&PyString::new(py, "w"), 0)
+            .map(|w| w.ok_or_else(|| "no w".into()))
     }
 
     /// One call through `memo`: the value, and whether the full read ran.
@@ -842,25 +848,14 @@ def tree(w):
                 |_| {
                     full.set(true);
                     converted.set(true);
-                    let py = root.py();
-                    let Some(view) = ModView::of(root, &[])? else {
-                        return Ok(Err("no dict".into()));
-                    };
-                    let Some(child) = view.get(&PyString::new(py, "child"), 0)? else {
-                        return Ok(Err("no child".into()));
-                    };
-                    let Some(cview) = ModView::of(&child, &[])? else {
-                        return Ok(Err("no child dict".into()));
-                    };
-                    let Some(w) = cview.get(&PyString::new(py, "w"), 0)? else {
-                        return Ok(Err("no w".into()));
-                    };
-                    if dispatch {
-                        record_dispatch(&w);
-                    } else {
-                        record_value(&w);
-                    }
-                    Ok(first_float(&w))
+                    Ok(find_w(root)?.and_then(|w| {
+                        if dispatch {
+                            record_dispatch(&w);
+                        } else {
+                            record_value(&w);
+                        }
+                        first_float(&w)
+                    }))
                 },
             )
             .unwrap();
