@@ -139,6 +139,19 @@ pub fn linear_fused(
     if m == 0 || n == 0 {
         return Ok(());
     }
+    if k > 0 && m < DOT_MAX_M {
+        dispatch(Dot {
+            x,
+            m,
+            k,
+            w,
+            n,
+            bias,
+            epilogue,
+            out,
+        });
+        return Ok(());
+    }
     let op = Op {
         a: x,
         m,
@@ -457,6 +470,38 @@ impl Kernel for Run<'_> {
         } else {
             product::<S, 6, 12>(s, self.op, self.scratch)
         }
+    }
+}
+
+/// A checked product of a few rows (`0 < m <` [`DOT_MAX_M`], `k > 0`): [`linear_dot`] in a
+/// kernel of its own. Its frame is small, where [`Run`] inlines every product kernel: at batch 1
+/// that took an AVX-512 call of 48→96 from 140 to 94 ns.
+struct Dot<'a> {
+    x: &'a [f32],
+    m: usize,
+    k: usize,
+    w: &'a [f32],
+    n: usize,
+    bias: Option<&'a [f32]>,
+    epilogue: Epilogue,
+    out: &'a mut [f32],
+}
+
+impl Kernel for Dot<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        let Dot {
+            x,
+            m,
+            k,
+            w,
+            n,
+            bias,
+            epilogue,
+            out,
+        } = self;
+        linear_dot(s, x, m, k, w, n, bias, epilogue, out);
     }
 }
 
