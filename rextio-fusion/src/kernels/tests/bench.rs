@@ -371,7 +371,7 @@ fn bench_transpose() {
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn bench_layer_norm_cols() {
     each_isa(|isa| {
-        for (m, n) in [(16, 48), (128, 48), (16, 96), (1000, 48)] {
+        for (m, n) in [(1, 48), (3, 48), (16, 48), (128, 48), (16, 96), (1000, 48)] {
             let x = data(m * n);
             let (w, b) = (data(n), data(n));
             let mut out = vec![0.0; m * n];

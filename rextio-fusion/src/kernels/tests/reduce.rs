@@ -510,7 +510,8 @@ fn layer_norm_case(m: usize, n: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
 }
 
 /// Rows are normalised in blocks, each step over the whole block: every row of an `m`-row call
-/// (full blocks, a partial last one) has the bits it has alone, with the affine vectors or not.
+/// (full blocks, a partial last one, the last few rows each alone) has the bits it has alone,
+/// with the affine vectors or not.
 #[test]
 fn layer_norm_rows_do_not_depend_on_their_block() {
     for n in [1usize, 5, 16, 48, 97] {
@@ -523,7 +524,7 @@ fn layer_norm_rows_do_not_depend_on_their_block() {
                     layer_norm_rows(rows, rows.len() / n, n, wo, bo, 1e-5, &mut out).unwrap();
                     out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                 };
-                for len in [1, 7, 8, 9, 16, 21] {
+                for len in [1, 3, 4, 7, 8, 9, 11, 16, 21] {
                     let all = norm(&x[..len * n]);
                     for r in 0..len {
                         assert_eq!(
