@@ -1265,6 +1265,7 @@ impl Run<'_> {
     }
 }
 
+#[inline]
 fn operand(role: Role, x: &[f32]) -> Result<k::Operand<'_>, ExecError> {
     Ok(match role {
         Role::Full => k::Operand::Full(x),
