@@ -954,7 +954,8 @@ fn layer_norm_imp<const CHECK: bool>(
             } = self;
             let inv_n = 1.0 / n as f32;
             let m = x.len() / n;
-            // Rows in blocks of eight ([`ln_block`]); a short last block repeats its first row.
+            // Rows in blocks of eight ([`ln_block`]); a last block of four to seven rows repeats
+            // its first row to fill up, and fewer rows run one at a time.
             let mut r0 = 0;
             while r0 < m {
                 let rows = (m - r0).min(LN_BLOCK);
