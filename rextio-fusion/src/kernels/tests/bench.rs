@@ -290,25 +290,28 @@ fn bench_head_stages() {
     });
 }
 
+/// `(k, n)` of the module bench's residual MLP's seven products, in call order (features 20,
+/// width 48, hidden 96, two blocks, 5 classes).
+const MLP_PRODUCTS: [(usize, usize); 7] = [
+    (20, 48),
+    (48, 96),
+    (96, 48),
+    (48, 96),
+    (96, 48),
+    (48, 48),
+    (48, 5),
+];
+
 /// The feature-major product against the row-major one (packed, cached and compared) on the
 /// products of a residual MLP (features 20, width 48, hidden 96, 5 classes), per batch size.
 #[test]
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn bench_linear_cols() {
-    let shapes = [
-        (20, 48),
-        (48, 96),
-        (96, 48),
-        (48, 96),
-        (96, 48),
-        (48, 48),
-        (48, 5),
-    ];
     each_isa(|isa| {
         for m in [1, 2, 5, 8, 16, 32, 64, 128] {
             let mut total = (0.0, 0.0);
             let mut line = String::new();
-            for &(k, n) in &shapes {
+            for &(k, n) in &MLP_PRODUCTS {
                 let x = data(m * k);
                 let w = data(n * k);
                 let b = data(n);
@@ -397,21 +400,12 @@ fn bench_layer_norm_cols() {
 #[test]
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn bench_linear_chain() {
-    let shapes = [
-        (20, 48),
-        (48, 96),
-        (96, 48),
-        (48, 96),
-        (96, 48),
-        (48, 48),
-        (48, 5),
-    ];
-    let ws: Vec<Vec<f32>> = shapes.iter().map(|&(k, n)| data(n * k)).collect();
-    let bs: Vec<Vec<f32>> = shapes.iter().map(|&(_, n)| data(n)).collect();
+    let ws: Vec<Vec<f32>> = MLP_PRODUCTS.iter().map(|&(k, n)| data(n * k)).collect();
+    let bs: Vec<Vec<f32>> = MLP_PRODUCTS.iter().map(|&(_, n)| data(n)).collect();
     let x = data(96);
     let mut out = vec![0.0; 96];
     let (ns, _) = time(|| {
-        for (i, &(k, n)) in shapes.iter().enumerate() {
+        for (i, &(k, n)) in MLP_PRODUCTS.iter().enumerate() {
             linear(
                 black_box(&x[..k]),
                 1,
