@@ -192,7 +192,6 @@ pub(crate) fn release(mut t: Tensor) {
     unsafe { rx_release(ptr.cast()) }
 }
 
-/// Whether autograd's grad mode is on for this thread.
 /// How many objects one `rx_stamps` call takes.
 pub(crate) const STAMP_CHUNK: usize = 32;
 /// Words per stamp (`RX_STAMP_WORDS` in the shim).
@@ -229,6 +228,7 @@ pub(crate) fn stamps(
     rc == RX_OK
 }
 
+/// Whether autograd's grad mode is on for this thread.
 pub(crate) fn grad_enabled() -> bool {
     // SAFETY: reads a thread-local flag; cannot fail.
     unsafe { rx_grad_enabled() != 0 }

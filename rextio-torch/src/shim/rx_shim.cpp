@@ -205,7 +205,10 @@ int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
 // for one `TensorImpl`, so two equal stamps of one object mean the same conversion and
 // admission; read with inline accessors only (no describe). `tensor[i]` is 0 (and the stamp
 // zero) for an object that is not a torch.Tensor; builtin scalars are told apart without asking
-// Python's `isinstance`.
+// Python's `isinstance`. Only the first two sizes are kept: the backend converts tensors of rank
+// 1 or 2 only (any other rank is refused at conversion and never kept), and strides matter only
+// through contiguity (the fused path views contiguous tensors alone; any other is read through
+// the live handle at every call).
 constexpr int64_t RX_STAMP_WORDS = 8;
 
 int rx_stamps(PyObject* const* objs, int64_t n, uint64_t* out, uint8_t* tensor) {
