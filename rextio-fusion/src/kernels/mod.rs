@@ -70,7 +70,7 @@ pub use reduce::{
 
 use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use simd::Simd;
 
@@ -205,16 +205,28 @@ impl Isa {
 
 static DETECTED: AtomicU8 = AtomicU8::new(0);
 
+/// Whether [`with_isa`] ever ran in this process: until it does, no thread can have an
+/// instruction set forced, and [`active_isa`] reads no thread-local (in a dynamically loaded
+/// extension every thread-local read is a call into the loader, paid by every kernel call).
+static EVER_FORCED: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
     /// The instruction set [`with_isa`] forces on this thread (0: none).
     static FORCED: Cell<u8> = const { Cell::new(0) };
 }
 
 /// The best instruction set this CPU supports, detected on the first call and cached.
+#[inline]
 pub fn isa() -> Isa {
-    if let Some(isa) = Isa::from_code(DETECTED.load(Ordering::Relaxed)) {
-        return isa;
+    match Isa::from_code(DETECTED.load(Ordering::Relaxed)) {
+        Some(isa) => isa,
+        None => detect(),
     }
+}
+
+/// Detects and caches [`isa`]'s answer.
+#[cold]
+fn detect() -> Isa {
     let best = Isa::ALL
         .into_iter()
         .find(|i| i.is_available())
@@ -230,7 +242,13 @@ pub fn available_isas() -> impl Iterator<Item = Isa> {
 
 /// The instruction set kernels called on this thread use now: the one [`with_isa`] forces, else
 /// [`isa`].
+#[inline]
 pub fn active_isa() -> Isa {
+    // `with_isa` sets the flag before it forces anything on its own thread, so a thread that
+    // forced an instruction set always sees it set (program order on that thread).
+    if !EVER_FORCED.load(Ordering::Relaxed) {
+        return isa();
+    }
     Isa::from_code(FORCED.with(Cell::get)).unwrap_or_else(isa)
 }
 
@@ -247,6 +265,7 @@ pub fn with_isa<R>(isa: Isa, f: impl FnOnce() -> R) -> Result<R, KernelError> {
             FORCED.with(|c| c.set(self.0));
         }
     }
+    EVER_FORCED.store(true, Ordering::Relaxed);
     let _restore = Restore(FORCED.with(|c| c.replace(isa.code())));
     Ok(f())
 }
@@ -332,6 +351,7 @@ pub(crate) trait Kernel {
 /// rows are at most `narrow` floats wide (8 or fewer: half an AVX-512 vector would be padding,
 /// and its masked blocks measured 2.7x slower than AVX2's full ones on a 128×32·32×8 product,
 /// and 1.2-1.45x slower on softmax with argmax over 128 rows of 8, the two alternating).
+#[inline(always)]
 fn dispatch_narrow<K: Kernel>(k: K, width: usize) -> K::Out {
     #[cfg(target_arch = "x86_64")]
     if width <= 8 && active_isa() == Isa::Avx512 {
@@ -343,7 +363,9 @@ fn dispatch_narrow<K: Kernel>(k: K, width: usize) -> K::Out {
     dispatch(k)
 }
 
-/// Runs `k` with the active instruction set.
+/// Runs `k` with the active instruction set. Inlined: the kernel's arguments are built in the
+/// caller's frame and handed to the flavour's function as they are, not copied once more.
+#[inline(always)]
 fn dispatch<K: Kernel>(k: K) -> K::Out {
     match active_isa() {
         #[cfg(target_arch = "x86_64")]
@@ -353,6 +375,6 @@ fn dispatch<K: Kernel>(k: K) -> K::Out {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above, `Avx2Fma` is returned only once AVX2 and FMA were detected.
         Isa::Avx2Fma => unsafe { simd::x86::run_avx2(k) },
-        _ => simd::run_portable(k),
+        _ => simd::run_portable_apart(k),
     }
 }

@@ -164,6 +164,14 @@ pub(crate) fn run_portable<K: Kernel>(k: K) -> K::Out {
     k.run(Portable)
 }
 
+/// Runs `k` on the portable flavour, never inlined: the dispatcher's portable arm, so that
+/// choosing a flavour stays a few instructions with a small frame (inlined there, the portable
+/// kernel made every call on every instruction set pay its frame).
+#[inline(never)]
+pub(crate) fn run_portable_apart<K: Kernel>(k: K) -> K::Out {
+    k.run(Portable)
+}
+
 use crate::kernels::Kernel;
 
 /// Plain Rust over 4-lane arrays (SSE2-sized, so LLVM vectorises it on x86-64 and aarch64).
