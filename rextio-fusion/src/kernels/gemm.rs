@@ -139,6 +139,17 @@ pub fn linear_fused(
     if m == 0 || n == 0 {
         return Ok(());
     }
+    if k > 0 && m == 1 {
+        dispatch(DotRow {
+            x,
+            w,
+            n,
+            bias,
+            epilogue,
+            out,
+        });
+        return Ok(());
+    }
     if k > 0 && m < DOT_MAX_M {
         dispatch(Dot {
             x,
@@ -502,6 +513,34 @@ impl Kernel for Dot<'_> {
             out,
         } = self;
         linear_dot(s, x, m, k, w, n, bias, epilogue, out);
+    }
+}
+
+/// [`linear_fused`] of one row, the batch-1 call: what [`linear_dot`] runs for a single row
+/// ([`dot_row`], then [`finish_row`]), in a kernel of its own, whose frame holds only that.
+struct DotRow<'a> {
+    x: &'a [f32],
+    w: &'a [f32],
+    n: usize,
+    bias: Option<&'a [f32]>,
+    epilogue: Epilogue,
+    out: &'a mut [f32],
+}
+
+impl Kernel for DotRow<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        let DotRow {
+            x,
+            w,
+            n,
+            bias,
+            epilogue,
+            out,
+        } = self;
+        dot_row(s, x, w, n, out);
+        finish_row(s, out, bias, epilogue);
     }
 }
 
