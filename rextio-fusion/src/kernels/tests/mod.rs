@@ -82,6 +82,9 @@ fn with_isa_forces_and_restores() {
     let outer = super::active_isa();
     with_isa(Isa::Portable, || {
         assert_eq!(super::active_isa(), Isa::Portable);
+        // Forcing is per thread: another thread keeps the detected set meanwhile.
+        let other = std::thread::spawn(super::active_isa).join().unwrap();
+        assert_eq!(other, super::isa());
     })
     .unwrap();
     assert_eq!(super::active_isa(), outer);
