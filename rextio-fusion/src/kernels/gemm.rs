@@ -139,19 +139,8 @@ pub fn linear_fused(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if k > 0 && m == 1 {
-        dispatch(DotRow {
-            x,
-            w,
-            n,
-            bias,
-            epilogue,
-            out,
-        });
-        return Ok(());
-    }
     if k > 0 && m < DOT_MAX_M {
-        dispatch(Dot {
+        let dot = Dot {
             x,
             m,
             k,
@@ -160,7 +149,12 @@ pub fn linear_fused(
             bias,
             epilogue,
             out,
-        });
+        };
+        if m == 1 {
+            dispatch(DotRow(dot));
+        } else {
+            dispatch(dot);
+        }
         return Ok(());
     }
     let op = Op {
@@ -173,7 +167,8 @@ pub fn linear_fused(
         epilogue,
         out,
     };
-    if k == 0 || m < DOT_MAX_M {
+    // Fewer rows took the dot products above, so this is the empty sum.
+    if k == 0 {
         dispatch(Run {
             op,
             scratch: &mut [],
@@ -516,32 +511,40 @@ impl Kernel for Dot<'_> {
     }
 }
 
-/// [`linear_fused`] of one row, the batch-1 call: what [`linear_dot`] runs for a single row
-/// ([`dot_row`], then [`finish_row`]), in a kernel of its own, whose frame holds only that.
-struct DotRow<'a> {
-    x: &'a [f32],
-    w: &'a [f32],
-    n: usize,
-    bias: Option<&'a [f32]>,
-    epilogue: Epilogue,
-    out: &'a mut [f32],
-}
+/// A [`Dot`] of one row, the batch-1 call: what [`linear_dot`] runs for a single row
+/// ([`linear_row`]), in a kernel of its own, whose frame holds only that.
+struct DotRow<'a>(Dot<'a>);
 
 impl Kernel for DotRow<'_> {
     type Out = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        let DotRow {
+        let Dot {
             x,
             w,
             n,
             bias,
             epilogue,
             out,
-        } = self;
-        dot_row(s, x, w, n, out);
-        finish_row(s, out, bias, epilogue);
+            ..
+        } = self.0;
+        linear_row(s, x, w, n, bias, epilogue, out);
     }
+}
+
+/// One row of a product: `out_row = act(x · wᵀ (+ bias))` by [`dot_row`], then [`finish_row`].
+#[inline(always)]
+fn linear_row<S: Simd>(
+    s: S,
+    x: &[f32],
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    e: Epilogue,
+    out_row: &mut [f32],
+) {
+    dot_row(s, x, w, n, out_row);
+    finish_row(s, out_row, bias, e);
 }
 
 /// Adds the bias to and applies the epilogue over a finished row: the bias in one pass, then the
@@ -923,8 +926,7 @@ fn linear_dot<S: Simd>(
     while i0 < m {
         if m - i0 == 1 {
             let row = &mut out[i0 * n..(i0 + 1) * n];
-            dot_row(s, &x[i0 * k..(i0 + 1) * k], w, n, row);
-            finish_row(s, row, bias, e);
+            linear_row(s, &x[i0 * k..(i0 + 1) * k], w, n, bias, e, row);
             return;
         }
         let xr = [&x[i0 * k..(i0 + 1) * k], &x[(i0 + 1) * k..][..k]];
