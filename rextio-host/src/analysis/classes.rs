@@ -36,6 +36,9 @@ pub struct ClassInfo {
     pub attrs: BTreeMap<String, Result<Attr, String>>,
     /// Names of the methods it defines itself (`__init__` excluded).
     pub methods: BTreeSet<String>,
+    /// Names bound in its class body or a parent's (`SCALE = 0.5`), each with the class that
+    /// binds it: not read by compiled methods, named when a method reads one.
+    pub class_attrs: BTreeMap<String, String>,
     /// The module class of the project it derives from, if any (its attributes and methods are
     /// this class's too, unless this class assigns or defines them again).
     pub parent: Option<String>,
@@ -182,13 +185,30 @@ fn read_class(
 ) -> ClassInfo {
     let mut methods = BTreeSet::new();
     let mut init = None;
+    let name = c.name.as_str().to_owned();
+    let mut class_attrs = parent.map(|p| p.class_attrs.clone()).unwrap_or_default();
     for s in &c.body {
-        if let ast::Stmt::FunctionDef(f) = s {
-            if f.name.as_str() == "__init__" {
-                init = Some(f);
-            } else {
-                methods.insert(f.name.as_str().to_owned());
+        match s {
+            ast::Stmt::FunctionDef(f) => {
+                if f.name.as_str() == "__init__" {
+                    init = Some(f);
+                } else {
+                    methods.insert(f.name.as_str().to_owned());
+                }
             }
+            ast::Stmt::Assign(a) => {
+                for t in &a.targets {
+                    if let ast::Expr::Name(n) = t {
+                        class_attrs.insert(n.id.as_str().to_owned(), name.clone());
+                    }
+                }
+            }
+            ast::Stmt::AnnAssign(a) if a.value.is_some() => {
+                if let ast::Expr::Name(n) = &*a.target {
+                    class_attrs.insert(n.id.as_str().to_owned(), name.clone());
+                }
+            }
+            _ => {}
         }
     }
     let mut attrs = parent.map(|p| p.attrs.clone()).unwrap_or_default();
@@ -207,7 +227,6 @@ fn read_class(
         };
         attrs.extend(reader.read(f));
     }
-    let name = c.name.as_str().to_owned();
     ClassInfo {
         qualname: qualname_of(module, &name),
         name,
@@ -215,6 +234,7 @@ fn read_class(
         base,
         attrs,
         methods,
+        class_attrs,
         parent: parent.map(|p| p.qualname.clone()),
     }
 }
@@ -2110,7 +2130,13 @@ impl Fx<'_> {
                         Some(ty) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
                         None => Err(self.attr_error(
                             at,
-                            format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
+                            match class.class_attrs.get(attr) {
+                                Some(owner) => format!(
+                                    "`{shown}` is a class attribute (bound in the body of `{owner}`), which compiled methods do not read; assign it in `{}.__init__` (`self.{attr} = ...`) to have it read at each call",
+                                    class.name
+                                ),
+                                None => format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
+                            },
                         )),
                     },
                 }

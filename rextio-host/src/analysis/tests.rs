@@ -1083,6 +1083,41 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
     }
 }
 
+/// A class attribute (bound in the class body, the class's own or a parent's) is named as one,
+/// with the way to have it read; an attribute bound nowhere keeps the plain message.
+#[test]
+fn class_attributes_are_named_as_such() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\n\n\
+         class Base(tp.Module):\n    LIMIT: int = 3\n\n\
+         \x20   def __init__(self):\n        super().__init__()\n\n\
+         class Net(Base):\n    SCALE = 0.5\n    OFF = 1.0\n\n\
+         \x20   def __init__(self):\n        super().__init__()\n        self.OFF = 2.0\n\n\
+         \x20   def own_(self, x: tp.Vec) -> float:\n        return self.SCALE\n\n\
+         \x20   def inherited_(self, x: tp.Vec) -> int:\n        return self.LIMIT\n\n\
+         \x20   def shadowed_(self, x: tp.Vec) -> float:\n        return self.OFF\n\n\
+         \x20   def missing_(self, x: tp.Vec) -> float:\n        return self.gone\n",
+    )]);
+    for (method, expected) in [
+        ("own_", "`self.SCALE` is a class attribute (bound in the body of `Net`), which compiled methods do not read; assign it in `Net.__init__` (`self.SCALE = ...`) to have it read at each call"),
+        ("inherited_", "`self.LIMIT` is a class attribute (bound in the body of `Base`), which compiled methods do not read; assign it in `Net.__init__` (`self.LIMIT = ...`) to have it read at each call"),
+        ("missing_", "`self.gone` is not assigned in `Net.__init__` (at its top level), so its value is not known"),
+    ] {
+        assert_refused(&a, method, expected);
+    }
+    // Assigned in `__init__` too: the instance's value, read at each call.
+    let shadowed = route_of(&a, "m.Net.shadowed_");
+    assert!(
+        shadowed
+            .diagnostics
+            .iter()
+            .all(|d| d.code != codes::MODULE_ATTRIBUTE),
+        "{:?}",
+        shadowed.diagnostics
+    );
+}
+
 /// `m.Net.<method>` stays on Python with exactly the one RXT023 message `expected`.
 fn assert_refused(a: &[ModuleAnalysis], method: &str, expected: &str) {
     let f = route_of(a, &format!("m.Net.{method}"));
