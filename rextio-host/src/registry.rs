@@ -310,6 +310,68 @@ impl Registry {
         self.plugins.iter().find(|r| r.plugin.id() == id)
     }
 
+    /// What to write instead of an annotation no enabled plugin reads, spelled `path` when it
+    /// names something through the module's imports: the marker types of the enabled plugins
+    /// covering its package (`torch.Tensor` says nothing of the dtype, device and rank the
+    /// compiled code is specialised for), else of every enabled plugin; a plugin's first two
+    /// markers are shown, with their import.
+    pub fn marker_help(&self, path: Option<&str>, enabled: &[String]) -> String {
+        let on: Vec<usize> = (0..self.plugins.len())
+            .filter(|&i| enabled.iter().any(|e| e == self.plugins[i].plugin.id()))
+            .collect();
+        let top = path.and_then(|p| p.split('.').next());
+        let covering: Vec<usize> = on
+            .iter()
+            .copied()
+            .filter(|&i| {
+                top.is_some_and(|t| {
+                    self.plugins[i]
+                        .plugin
+                        .coverage()
+                        .packages
+                        .iter()
+                        .any(|p| p == t)
+                })
+            })
+            .collect();
+        let shown = if covering.is_empty() { &on } else { &covering };
+        let examples: Vec<String> = shown
+            .iter()
+            .filter_map(|&i| {
+                let mut types: Vec<&PluginType> = self
+                    .annotations
+                    .values()
+                    .filter(|(j, _)| *j == i)
+                    .map(|(_, t)| t)
+                    .collect();
+                // Declaration order, not the map's alphabetical one.
+                let order = self.plugins[i].plugin.type_vocabulary();
+                types.sort_by_key(|t| order.iter().position(|o| o.annotation == t.annotation));
+                let picked: Vec<String> = types
+                    .iter()
+                    .take(2)
+                    .filter_map(|t| {
+                        let (module, name) = t.annotation.rsplit_once('.')?;
+                        Some(format!("`from {module} import {name}` ({})", t.description))
+                    })
+                    .collect();
+                (!picked.is_empty())
+                    .then(|| format!("{}: {}", self.plugins[i].plugin.id(), picked.join(" or ")))
+            })
+            .collect();
+        match (path, covering.is_empty(), examples.is_empty()) {
+            (_, _, true) => "annotate it with int, float or bool".to_owned(),
+            (Some(p), false, false) => format!(
+                "`{p}` does not say the dtype, device and rank the native code is built for: annotate it with a marker type imported at module level ({})",
+                examples.join("; ")
+            ),
+            _ => format!(
+                "annotate it with int, float, bool or a marker type imported at module level ({})",
+                examples.join("; ")
+            ),
+        }
+    }
+
     /// The plugin type (and owning plugin id) of a fully qualified annotation spelling, among
     /// the enabled plugins.
     pub fn annotation(&self, dotted: &str, enabled: &[String]) -> Option<(&str, &PluginType)> {

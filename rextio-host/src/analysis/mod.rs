@@ -888,11 +888,12 @@ impl Fx<'_> {
             Some(a) => {
                 let t = self.annotation(a);
                 if t.is_none() {
+                    let help = self.marker_help(a);
                     self.error(
                         codes::PARAM_ANNOTATION,
                         pspan,
                         format!("annotation of parameter `{pname}` is not int, float, bool or a marker type of an enabled plugin"),
-                        Some("import the marker type at module level, e.g. `from rextio_torch.types import TensorF32Cpu2D`"),
+                        Some(&help),
                     );
                 }
                 t
@@ -927,7 +928,8 @@ impl Fx<'_> {
                 let t = self.annotation(r);
                 if t.is_none() {
                     let rs = self.span(r);
-                    self.error(codes::RETURN_ANNOTATION, rs, "return annotation is not int, float, bool or a marker type of an enabled plugin", None);
+                    let help = self.marker_help(r);
+                    self.error(codes::RETURN_ANNOTATION, rs, "return annotation is not int, float, bool or a marker type of an enabled plugin", Some(&help));
                 }
                 t
             }
@@ -985,6 +987,13 @@ impl Fx<'_> {
         let path = self.dotted_global(e)?;
         let (_, ty) = self.registry.annotation(&path, self.enabled)?;
         Some(ValueType::Plugin(ty.key.clone()))
+    }
+
+    /// What to write instead of annotation `a`, which no enabled plugin reads
+    /// ([`Registry::marker_help`]).
+    fn marker_help(&self, a: &ast::Expr) -> String {
+        self.registry
+            .marker_help(self.dotted_global(a).as_deref(), self.enabled)
     }
 
     /// A dotted path through module-level imports (`F.linear` -> `torch.nn.functional.linear`).

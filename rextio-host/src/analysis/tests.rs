@@ -680,6 +680,30 @@ fn list_literals_are_tuple_operands_of_plugin_sites_only() {
     );
 }
 
+/// An annotation no plugin reads is answered with the marker types to write instead: those of
+/// the plugin covering its package (a framework's own tensor class says nothing of dtype,
+/// device or rank), else those of every enabled plugin.
+#[test]
+fn unread_annotations_are_answered_with_the_markers_to_use() {
+    let helps = |body: &str| -> Vec<(String, String)> {
+        one(body)
+            .diagnostics
+            .iter()
+            .map(|d| (d.code.clone(), d.suggestion.clone().unwrap_or_default()))
+            .collect()
+    };
+    let covered = "`tp.Tensor` does not say the dtype, device and rank the native code is built for: annotate it with a marker type imported at module level (tp: `from tp import Vec` (vector))";
+    let other = "annotate it with int, float, bool or a marker type imported at module level (tp: `from tp import Vec` (vector))";
+    assert_eq!(
+        helps("def f(a: tp.Tensor, b: list) -> tp.Tensor:\n    return a\n"),
+        [
+            (codes::PARAM_ANNOTATION.to_owned(), covered.to_owned()),
+            (codes::PARAM_ANNOTATION.to_owned(), other.to_owned()),
+            (codes::RETURN_ANNOTATION.to_owned(), covered.to_owned()),
+        ]
+    );
+}
+
 #[test]
 fn module_class_methods_read_their_state_from_self() {
     let a = analyse_many(&[(
