@@ -66,6 +66,10 @@ pub enum ReadOp {
         slot: usize,
         /// Path of the attribute, for messages.
         path: String,
+        /// Found as Python finds a class attribute (the instance dictionary, then the class's
+        /// method resolution order) rather than in the instance dictionary and the plugin's
+        /// stores.
+        on_class: bool,
     },
     /// Calling method `name` on object `obj` must run `class`'s own `name` (a method calling
     /// another method of the instance, whose compiled body it runs): no class before `class` in

@@ -595,6 +595,45 @@ for m in (rg_b, rg_e):
             raise AssertionError(f"{type(m).__module__}: p = 1.5 raised nothing")
 rg_b.p = rg_e.p = 0.25
 
+# Class attributes: read at each call as Python finds them, so a new value on the class, an
+# instance's own value (and its removal) and a subclass's value are each seen by the next call;
+# a value the method cannot use runs the original, which fails as eager does.
+TEMPERED = "mdl.model.Tempered"
+tp_b, tp_e = pair(model, emodel, "Tempered", 73, 16, 24)
+parity(tp_b, tp_e, model, TEMPERED, ("forward",), inputs(16, 74), "class attributes")
+x = inputs(16, 75)["batch 16"]
+
+
+def tempered(what, category="native"):
+    with torch.inference_mode(), ran(model, f"{TEMPERED}.forward", category):
+        got = tp_b(x)
+    with torch.inference_mode():
+        want = tp_e(x)
+    assert_same(got, want, f"class attributes: {what}")
+
+
+tempered("as defined")
+for cls in (model.Tempered, emodel.Tempered):
+    cls.TEMPERATURE, cls.ROUNDS = 0.5, 3
+tempered("assigned on the class")
+for m in (tp_b, tp_e):
+    m.TEMPERATURE = -4.0
+tempered("an instance's own value")
+for m in (tp_b, tp_e):
+    del m.TEMPERATURE
+tempered("the instance's value removed")
+subclasses = [type("Cooler", (cls,), {"TEMPERATURE": 8.0}) for cls in (model.Tempered, emodel.Tempered)]
+tp_b.__class__, tp_e.__class__ = subclasses
+tempered("a subclass's value")
+tp_b.__class__, tp_e.__class__ = model.Tempered, emodel.Tempered
+for cls in (model.Tempered, emodel.Tempered):
+    cls.ROUNDS = "2"
+with torch.inference_mode(), ran(model, f"{TEMPERED}.forward", "state"):
+    outcome(lambda: tp_b(x), lambda: tp_e(x), "class attribute of another type")
+for cls in (model.Tempered, emodel.Tempered):
+    cls.TEMPERATURE, cls.ROUNDS = 2.0, 2
+tempered("restored")
+
 torch.manual_seed(9)
 xa, xb = torch.randn(12, 10), torch.randn(12, 10)
 for alpha in (0.0, 0.5, -2.0, float("inf")):

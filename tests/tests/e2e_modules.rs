@@ -42,6 +42,7 @@ fn module_classes_compile_their_methods_and_keep_the_eager_contract() {
         "mdl.model.Regularized.noisy",
         "mdl.model.Heads.forward",
         "mdl.model.Heads.regress",
+        "mdl.model.Tempered.forward",
     ] {
         assert_eq!(built.route(q), "native-plugin:rextio-torch", "{q}");
     }

@@ -37,8 +37,9 @@ pub struct ClassInfo {
     /// Names of the methods it defines itself (`__init__` excluded).
     pub methods: BTreeSet<String>,
     /// Names bound in its class body or a parent's (`SCALE = 0.5`), each with the class that
-    /// binds it: not read by compiled methods, named when a method reads one.
-    pub class_attrs: BTreeMap<String, String>,
+    /// binds it and what it holds: an int, float or bool literal, read at each call as Python
+    /// finds it (the instance dictionary, then the class), or why it is not read.
+    pub class_attrs: BTreeMap<String, (String, Result<ValueType, String>)>,
     /// The module class of the project it derives from, if any (its attributes and methods are
     /// this class's too, unless this class assigns or defines them again).
     pub parent: Option<String>,
@@ -199,13 +200,14 @@ fn read_class(
             ast::Stmt::Assign(a) => {
                 for t in &a.targets {
                     if let ast::Expr::Name(n) = t {
-                        class_attrs.insert(n.id.as_str().to_owned(), name.clone());
+                        let value = class_value(&a.value, a.targets.len());
+                        class_attrs.insert(n.id.as_str().to_owned(), (name.clone(), value));
                     }
                 }
             }
-            ast::Stmt::AnnAssign(a) if a.value.is_some() => {
-                if let ast::Expr::Name(n) = &*a.target {
-                    class_attrs.insert(n.id.as_str().to_owned(), name.clone());
+            ast::Stmt::AnnAssign(a) => {
+                if let (ast::Expr::Name(n), Some(v)) = (&*a.target, a.value.as_deref()) {
+                    class_attrs.insert(n.id.as_str().to_owned(), (name.clone(), class_value(v, 1)));
                 }
             }
             _ => {}
@@ -236,6 +238,32 @@ fn read_class(
         methods,
         class_attrs,
         parent: parent.map(|p| p.qualname.clone()),
+    }
+}
+
+/// What a class-body binding `NAME = value` holds for compiled methods (`targets` names bound
+/// by the statement): an int, float or bool literal (also negated), else why it is not read.
+fn class_value(value: &ast::Expr, targets: usize) -> Result<ValueType, String> {
+    let number = |n: &ast::ExprNumberLiteral, neg: bool| match &n.value {
+        ast::Number::Int(i) => i
+            .as_i64()
+            .and_then(|v| if neg { v.checked_neg() } else { Some(v) })
+            .map(|_| ValueType::Int)
+            .ok_or_else(|| "an int literal that does not fit in 64 bits".to_owned()),
+        ast::Number::Float(_) => Ok(ValueType::Float),
+        ast::Number::Complex { .. } => Err("a complex literal".to_owned()),
+    };
+    if targets != 1 {
+        return Err("bound together with other names".to_owned());
+    }
+    match value {
+        ast::Expr::NumberLiteral(n) => number(n, false),
+        ast::Expr::BooleanLiteral(_) => Ok(ValueType::Bool),
+        ast::Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => match u.operand.as_ref() {
+            ast::Expr::NumberLiteral(n) => number(n, true),
+            _ => Err("not an int, float or bool literal".to_owned()),
+        },
+        _ => Err("not an int, float or bool literal".to_owned()),
     }
 }
 
@@ -2114,7 +2142,7 @@ impl Fx<'_> {
                     ));
                 };
                 match class.attrs.get(attr).cloned() {
-                    Some(Ok(Attr::Value(ty))) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
+                    Some(Ok(Attr::Value(ty))) => Ok(Member::Value(self.value_slot(&node, attr, ty, at, false))),
                     Some(Ok(Attr::Sub(sub))) => {
                         let obj = self.child(&node, attr, &sub, false);
                         Ok(Member::Module(Node { ctx: node.ctx, obj, sub, path }))
@@ -2127,24 +2155,30 @@ impl Fx<'_> {
                         Ok(Member::Method(attr.to_owned()))
                     }
                     None => match self.base_attr(&class.plugin, attr) {
-                        Some(ty) => Ok(Member::Value(self.value_slot(&node, attr, ty, at))),
-                        None => Err(self.attr_error(
-                            at,
-                            match class.class_attrs.get(attr) {
-                                Some(owner) => format!(
-                                    "`{shown}` is a class attribute (bound in the body of `{owner}`), which compiled methods do not read; assign it in `{}.__init__` (`self.{attr} = ...`) to have it read at each call",
+                        Some(ty) => Ok(Member::Value(self.value_slot(&node, attr, ty, at, false))),
+                        None => match class.class_attrs.get(attr).cloned() {
+                            Some((_, Ok(ty))) => {
+                                Ok(Member::Value(self.value_slot(&node, attr, ty, at, true)))
+                            }
+                            Some((owner, Err(why))) => Err(self.attr_error(
+                                at,
+                                format!(
+                                    "`{shown}` is a class attribute (bound in the body of `{owner}`) that is {why}; compiled methods read an int, float or bool literal there, or what `{}.__init__` assigns",
                                     class.name
                                 ),
-                                None => format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
-                            },
-                        )),
+                            )),
+                            None => Err(self.attr_error(
+                                at,
+                                format!("`{shown}` is not assigned in `{}.__init__` (at its top level), so its value is not known", class.name),
+                            )),
+                        },
                     },
                 }
             }
             Sub::Kind(k) => match k.attrs.iter().find(|(n, _)| n == attr) {
                 Some((_, ty)) => {
                     let ty = ty.clone();
-                    Ok(Member::Value(self.value_slot(&node, attr, ty, at)))
+                    Ok(Member::Value(self.value_slot(&node, attr, ty, at, false)))
                 }
                 None => Err(self.attr_error(
                     at,
@@ -2255,7 +2289,14 @@ impl Fx<'_> {
         Ok(cx.slots.len() - 1)
     }
 
-    fn value_slot(&mut self, node: &Node, attr: &str, ty: ValueType, at: Span) -> Expr {
+    fn value_slot(
+        &mut self,
+        node: &Node,
+        attr: &str,
+        ty: ValueType,
+        at: Span,
+        on_class: bool,
+    ) -> Expr {
         let key = (node.obj, attr.to_owned());
         let shown = shown_join(&self.shown(node), attr);
         let label = self.cx(node.ctx).label.clone();
@@ -2276,6 +2317,7 @@ impl Fx<'_> {
                 ty: ty.clone(),
                 slot,
                 path: shown,
+                on_class,
             });
         }
         Expr {
@@ -2413,7 +2455,7 @@ impl Fx<'_> {
                         CallPart::Input => input.clone(),
                         CallPart::Lit(l) => Expr { ty: lit_type(l), kind: ExprKind::Lit(l.clone()), span: at },
                         CallPart::Attr(n) => match ty_of(n) {
-                            Some(t) => fx.value_slot(&node, n, t, at),
+                            Some(t) => fx.value_slot(&node, n, t, at, false),
                             None => {
                                 return Err(fx.error(
                                     codes::PLUGIN_CONTRACT,

@@ -1107,39 +1107,64 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
     }
 }
 
-/// A class attribute (bound in the class body, the class's own or a parent's) is named as one,
-/// with the way to have it read; an attribute bound nowhere keeps the plain message.
+/// A class attribute bound to an int, float or bool literal (in the class body, the class's own
+/// or a parent's) is read at each call as Python finds it: the instance's own value first, then
+/// the class's. Any other class attribute is named as one, with what is read instead.
 #[test]
-fn class_attributes_are_named_as_such() {
+fn class_attributes_are_read_or_named_as_such() {
     let a = analyse_many(&[(
         "m",
         "import tp\n\n\
          class Base(tp.Module):\n    LIMIT: int = 3\n\n\
          \x20   def __init__(self):\n        super().__init__()\n\n\
-         class Net(Base):\n    SCALE = 0.5\n    OFF = 1.0\n\n\
+         class Net(Base):\n    SCALE = -0.5\n    OFF = 1.0\n    ON = True\n    NAME = 'x'\n    K = 2 * 3\n    A = B = 1\n\n\
          \x20   def __init__(self):\n        super().__init__()\n        self.OFF = 2.0\n\n\
-         \x20   def own_(self, x: tp.Vec) -> float:\n        return self.SCALE\n\n\
-         \x20   def inherited_(self, x: tp.Vec) -> int:\n        return self.LIMIT\n\n\
-         \x20   def shadowed_(self, x: tp.Vec) -> float:\n        return self.OFF\n\n\
+         \x20   def own_(self, x: tp.Vec) -> tuple[tp.Vec, float]:\n        return x + x, self.SCALE\n\n\
+         \x20   def inherited_(self, x: tp.Vec) -> tuple[tp.Vec, int]:\n        return x + x, self.LIMIT\n\n\
+         \x20   def shadowed_(self, x: tp.Vec) -> tuple[tp.Vec, float]:\n        return x + x, self.OFF\n\n\
+         \x20   def flag_(self, x: tp.Vec) -> tp.Vec:\n        if self.ON:\n            return x + x\n        return x\n\n\
+         \x20   def name_(self, x: tp.Vec) -> float:\n        return self.NAME\n\n\
+         \x20   def expr_(self, x: tp.Vec) -> int:\n        return self.K\n\n\
+         \x20   def chained_(self, x: tp.Vec) -> int:\n        return self.A\n\n\
          \x20   def missing_(self, x: tp.Vec) -> float:\n        return self.gone\n",
     )]);
     for (method, expected) in [
-        ("own_", "`self.SCALE` is a class attribute (bound in the body of `Net`), which compiled methods do not read; assign it in `Net.__init__` (`self.SCALE = ...`) to have it read at each call"),
-        ("inherited_", "`self.LIMIT` is a class attribute (bound in the body of `Base`), which compiled methods do not read; assign it in `Net.__init__` (`self.LIMIT = ...`) to have it read at each call"),
+        ("name_", "`self.NAME` is a class attribute (bound in the body of `Net`) that is not an int, float or bool literal; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
+        ("expr_", "`self.K` is a class attribute (bound in the body of `Net`) that is not an int, float or bool literal; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
+        ("chained_", "`self.A` is a class attribute (bound in the body of `Net`) that is bound together with other names; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
         ("missing_", "`self.gone` is not assigned in `Net.__init__` (at its top level), so its value is not known"),
     ] {
         assert_refused(&a, method, expected);
     }
-    // Assigned in `__init__` too: the instance's value, read at each call.
-    let shadowed = route_of(&a, "m.Net.shadowed_");
-    assert!(
-        shadowed
-            .diagnostics
+    // Read from the class (`on_class`), or from the instance where `__init__` assigns it.
+    for (method, attr, on) in [
+        ("own_", "SCALE", true),
+        ("inherited_", "LIMIT", true),
+        ("shadowed_", "OFF", false),
+        ("flag_", "ON", true),
+    ] {
+        let f = route_of(&a, &format!("m.Net.{method}"));
+        assert_eq!(
+            f.route,
+            Route::Native(vec!["tp".into()]),
+            "{method}: {:?}",
+            f.diagnostics
+        );
+        let ir = f.ir.clone().unwrap();
+        let found: Vec<bool> = ir
+            .method
+            .as_ref()
+            .map_or(&[][..], |m| &m.reads[..])
             .iter()
-            .all(|d| d.code != codes::MODULE_ATTRIBUTE),
-        "{:?}",
-        shadowed.diagnostics
-    );
+            .filter_map(|r| match r {
+                crate::ir_module::ReadOp::Value {
+                    attr: a, on_class, ..
+                } if a == attr => Some(*on_class),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(found, [on], "{method}");
+    }
 }
 
 /// `m.Net.<method>` stays on Python with exactly the one RXT023 message `expected`.

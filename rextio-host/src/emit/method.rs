@@ -156,6 +156,21 @@ impl Reader<'_, '_> {
         }
     }
 
+    /// Attribute `attr` of object `src` as Python finds a class attribute (the instance
+    /// dictionary, then the class's method resolution order), refusing when neither has it.
+    fn class_attr(&self, src: usize, attr: &str, path: &str) -> TokenStream {
+        let view = view(src);
+        let attr = str_lit(attr);
+        let msg = str_lit(&format!("state: `{path}` is missing"));
+        let missing = refuse(quote!(::std::string::String::from(#msg)));
+        quote! {
+            match #view.class_get(::pyo3::intern!(__rx_py, #attr))? {
+                ::std::option::Option::Some(__rx_v) => __rx_v,
+                ::std::option::Option::None => { #missing; }
+            }
+        }
+    }
+
     /// The view of object `o` (`__rx_m<o>`), refusing an object without instance dictionary.
     fn make_view(&self, o: usize, path: &str) -> TokenStream {
         let (obj, view) = (obj(o), view(o));
@@ -315,7 +330,8 @@ impl Reader<'_, '_> {
                 ty,
                 slot: i,
                 path,
-            } => self.value(*src, attr, ty, *i, path)?,
+                on_class,
+            } => self.value(*src, attr, ty, *i, path, *on_class)?,
             ReadOp::Count {
                 obj,
                 count,
@@ -415,12 +431,17 @@ impl Reader<'_, '_> {
         ty: &ValueType,
         i: usize,
         path: &str,
+        on_class: bool,
     ) -> LResult<TokenStream> {
-        let mask = match ty {
-            ValueType::Plugin(_) => self.mask(&self.support.tensor_stores),
-            _ => u8::MAX,
+        let get = if on_class {
+            self.class_attr(src, attr, path)
+        } else {
+            let mask = match ty {
+                ValueType::Plugin(_) => self.mask(&self.support.tensor_stores),
+                _ => u8::MAX,
+            };
+            self.attr(src, attr, path, mask)
         };
-        let get = self.attr(src, attr, path, mask);
         let conv = self.convert(ty, path)?;
         let record = if self.support.traced_checks {
             let f = memo_rt("record_value");

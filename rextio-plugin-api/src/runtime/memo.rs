@@ -54,6 +54,10 @@ enum Fact {
     InstanceDict { obj: usize, dict: usize },
     /// The exact class of an object.
     Class { obj: usize, class: usize },
+    /// A class's version tag (CPython's method cache key: new whenever the class, or a class in
+    /// its method resolution order, changes an attribute or its bases), which pins what a lookup
+    /// through the class finds.
+    TypeVersion { class: usize, tag: u32 },
 }
 
 /// What the conversions of a read consume, in order.
@@ -284,6 +288,27 @@ pub(crate) fn note_class(obj: &Bound<'_, PyAny>) {
             obj: o,
             class: obj.get_type().as_ptr() as usize,
         });
+    });
+}
+
+/// A lookup of an attribute through `obj`'s class (its method resolution order) found `value`
+/// (the address; 0 when absent), with the class's version tag `tag` after the lookup (0 when
+/// the interpreter gave it none: not kept). The class is pinned through `obj`, and what the
+/// lookup found through the tag (CPython gives a class a new tag whenever it or a base changes
+/// an attribute or its bases), so the value stays alive while the facts hold.
+pub(crate) fn note_class_lookup(obj: &Bound<'_, PyAny>, tag: u32, value: usize) {
+    with_recording(|r| {
+        let o = obj.as_ptr() as usize;
+        if tag == 0 || !r.alive.contains(&o) {
+            r.keep = false;
+            return;
+        }
+        let class = obj.get_type().as_ptr() as usize;
+        r.facts.push(Fact::Class { obj: o, class });
+        r.facts.push(Fact::TypeVersion { class, tag });
+        if value != 0 {
+            r.alive.insert(value);
+        }
     });
 }
 
@@ -522,6 +547,10 @@ impl Kept {
                 Fact::Class { obj, class } => {
                     (unsafe { pyo3::ffi::Py_TYPE(obj as *mut pyo3::ffi::PyObject) }) as usize
                         == class
+                }
+                // The class is alive: the `Class` fact before this one found it as an object's.
+                Fact::TypeVersion { class, tag } => {
+                    (unsafe { (*(class as *mut pyo3::ffi::PyTypeObject)).tp_version_tag }) == tag
                 }
             };
             if !ok {

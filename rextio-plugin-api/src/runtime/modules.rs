@@ -12,6 +12,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+extern "C" {
+    /// CPython's attribute lookup through a class's method resolution order (3.11 and 3.12
+    /// export it; pyo3-ffi leaves private functions out): a borrowed reference or NULL, never
+    /// an exception.
+    fn _PyType_Lookup(
+        t: *mut pyo3::ffi::PyTypeObject,
+        name: *mut pyo3::ffi::PyObject,
+    ) -> *mut pyo3::ffi::PyObject;
+}
+
 /// A class named by its dotted path (`torch.nn.Linear`, `pkg.blocks.Block`), imported on first
 /// use and kept.
 pub struct ClassRef {
@@ -418,6 +428,33 @@ impl<'py> ModView<'py> {
             }
         }
         Ok(None)
+    }
+
+    /// Attribute `name` as Python finds a class attribute (`SCALE = 0.5` in a class body): the
+    /// instance dictionary, then the class's method resolution order (`None` when neither has
+    /// it). The lookup through the class is noted for the state memo with the class's version
+    /// tag, so that assigning the attribute on the class (or on a base) is seen by the next call.
+    pub fn class_get(&self, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(v) = lookup(&self.dict, name)? {
+            return Ok(Some(v));
+        }
+        let ty = self.obj.get_type();
+        let t = ty.as_type_ptr();
+        // SAFETY: `t` is a live class and `name` a str; `_PyType_Lookup` reads the class
+        // dictionaries of the method resolution order (keyed by str: no Python `__eq__` runs),
+        // clears any error it meets, and returns a borrowed reference (or NULL), of which we
+        // take our own below. It gives the class a version tag when it can.
+        let found = unsafe { _PyType_Lookup(t, name.as_ptr()) };
+        // SAFETY: `t` is live; the field is plain data.
+        let tag = unsafe { (*t).tp_version_tag };
+        memo::note_class_lookup(&self.obj, tag, found as usize);
+        if found.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a live object found in a class dictionary, referenced anew here.
+        Ok(Some(unsafe {
+            Bound::from_borrowed_ptr(self.obj.py(), found)
+        }))
     }
 
     /// Whether store `i` holds exactly the keys `names`, in that order (a container's element
