@@ -188,6 +188,35 @@ fn read_class(
     let mut init = None;
     let name = c.name.as_str().to_owned();
     let mut class_attrs = parent.map(|p| p.class_attrs.clone()).unwrap_or_default();
+    // Class-body values are typed as `__init__`'s are, with no parameters in scope: literals,
+    // the module's constants, and arithmetic on them (`1.0 / 8`, `math.sqrt(64)`).
+    let body = InitReader {
+        module,
+        registry,
+        enabled,
+        plugin: &plugin,
+        support,
+        project_classes,
+        params: BTreeMap::new(),
+        int_defaults: BTreeMap::new(),
+        self_name: String::new(),
+        local_lists: BTreeMap::new(),
+    };
+    let class_value = |value: &ast::Expr, targets: usize| -> Result<ValueType, String> {
+        if targets != 1 {
+            return Err("bound together with other names".to_owned());
+        }
+        match body.ctor_arg(value) {
+            CtorArg::Value(Operand {
+                ty: Some(t @ (ValueType::Int | ValueType::Float | ValueType::Bool)),
+                ..
+            }) => Ok(t),
+            _ => Err(
+                "not an int, float or bool (a literal, a module constant or arithmetic on them)"
+                    .to_owned(),
+            ),
+        }
+    };
     for s in &c.body {
         match s {
             ast::Stmt::FunctionDef(f) => {
@@ -238,32 +267,6 @@ fn read_class(
         methods,
         class_attrs,
         parent: parent.map(|p| p.qualname.clone()),
-    }
-}
-
-/// What a class-body binding `NAME = value` holds for compiled methods (`targets` names bound
-/// by the statement): an int, float or bool literal (also negated), else why it is not read.
-fn class_value(value: &ast::Expr, targets: usize) -> Result<ValueType, String> {
-    let number = |n: &ast::ExprNumberLiteral, neg: bool| match &n.value {
-        ast::Number::Int(i) => i
-            .as_i64()
-            .and_then(|v| if neg { v.checked_neg() } else { Some(v) })
-            .map(|_| ValueType::Int)
-            .ok_or_else(|| "an int literal that does not fit in 64 bits".to_owned()),
-        ast::Number::Float(_) => Ok(ValueType::Float),
-        ast::Number::Complex { .. } => Err("a complex literal".to_owned()),
-    };
-    if targets != 1 {
-        return Err("bound together with other names".to_owned());
-    }
-    match value {
-        ast::Expr::NumberLiteral(n) => number(n, false),
-        ast::Expr::BooleanLiteral(_) => Ok(ValueType::Bool),
-        ast::Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => match u.operand.as_ref() {
-            ast::Expr::NumberLiteral(n) => number(n, true),
-            _ => Err("not an int, float or bool literal".to_owned()),
-        },
-        _ => Err("not an int, float or bool literal".to_owned()),
     }
 }
 
@@ -2163,7 +2166,7 @@ impl Fx<'_> {
                             Some((owner, Err(why))) => Err(self.attr_error(
                                 at,
                                 format!(
-                                    "`{shown}` is a class attribute (bound in the body of `{owner}`) that is {why}; compiled methods read an int, float or bool literal there, or what `{}.__init__` assigns",
+                                    "`{shown}` is a class attribute (bound in the body of `{owner}`) that is {why}; compiled methods read an int, float or bool there, or what `{}.__init__` assigns",
                                     class.name
                                 ),
                             )),

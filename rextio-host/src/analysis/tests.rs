@@ -1107,9 +1107,10 @@ fn containers_built_from_lists_in_init_are_followed_through_appends_and_stated_l
     }
 }
 
-/// A class attribute bound to an int, float or bool literal (in the class body, the class's own
-/// or a parent's) is read at each call as Python finds it: the instance's own value first, then
-/// the class's. Any other class attribute is named as one, with what is read instead.
+/// A class attribute bound to an int, float or bool (a literal, or arithmetic on literals; in
+/// the class body, the class's own or a parent's) is read at each call as Python finds it: the
+/// instance's own value first, then the class's. Any other class attribute is named as one,
+/// with what is read instead.
 #[test]
 fn class_attributes_are_read_or_named_as_such() {
     let a = analyse_many(&[(
@@ -1117,21 +1118,22 @@ fn class_attributes_are_read_or_named_as_such() {
         "import tp\n\n\
          class Base(tp.Module):\n    LIMIT: int = 3\n\n\
          \x20   def __init__(self):\n        super().__init__()\n\n\
-         class Net(Base):\n    SCALE = -0.5\n    OFF = 1.0\n    ON = True\n    NAME = 'x'\n    K = 2 * 3\n    A = B = 1\n\n\
+         class Net(Base):\n    SCALE = -0.5\n    OFF = 1.0\n    ON = True\n    NAME = 'x'\n    K = 1.0 / 8\n    M = [1]\n    A = B = 1\n\n\
          \x20   def __init__(self):\n        super().__init__()\n        self.OFF = 2.0\n\n\
          \x20   def own_(self, x: tp.Vec) -> tuple[tp.Vec, float]:\n        return x + x, self.SCALE\n\n\
          \x20   def inherited_(self, x: tp.Vec) -> tuple[tp.Vec, int]:\n        return x + x, self.LIMIT\n\n\
          \x20   def shadowed_(self, x: tp.Vec) -> tuple[tp.Vec, float]:\n        return x + x, self.OFF\n\n\
          \x20   def flag_(self, x: tp.Vec) -> tp.Vec:\n        if self.ON:\n            return x + x\n        return x\n\n\
          \x20   def name_(self, x: tp.Vec) -> float:\n        return self.NAME\n\n\
-         \x20   def expr_(self, x: tp.Vec) -> int:\n        return self.K\n\n\
+         \x20   def expr_(self, x: tp.Vec) -> tuple[tp.Vec, float]:\n        return x + x, self.K\n\n\
          \x20   def chained_(self, x: tp.Vec) -> int:\n        return self.A\n\n\
+         \x20   def list_(self, x: tp.Vec) -> int:\n        return self.M\n\n\
          \x20   def missing_(self, x: tp.Vec) -> float:\n        return self.gone\n",
     )]);
     for (method, expected) in [
-        ("name_", "`self.NAME` is a class attribute (bound in the body of `Net`) that is not an int, float or bool literal; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
-        ("expr_", "`self.K` is a class attribute (bound in the body of `Net`) that is not an int, float or bool literal; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
-        ("chained_", "`self.A` is a class attribute (bound in the body of `Net`) that is bound together with other names; compiled methods read an int, float or bool literal there, or what `Net.__init__` assigns"),
+        ("name_", "`self.NAME` is a class attribute (bound in the body of `Net`) that is not an int, float or bool (a literal, a module constant or arithmetic on them); compiled methods read an int, float or bool there, or what `Net.__init__` assigns"),
+        ("list_", "`self.M` is a class attribute (bound in the body of `Net`) that is not an int, float or bool (a literal, a module constant or arithmetic on them); compiled methods read an int, float or bool there, or what `Net.__init__` assigns"),
+        ("chained_", "`self.A` is a class attribute (bound in the body of `Net`) that is bound together with other names; compiled methods read an int, float or bool there, or what `Net.__init__` assigns"),
         ("missing_", "`self.gone` is not assigned in `Net.__init__` (at its top level), so its value is not known"),
     ] {
         assert_refused(&a, method, expected);
@@ -1142,6 +1144,7 @@ fn class_attributes_are_read_or_named_as_such() {
         ("inherited_", "LIMIT", true),
         ("shadowed_", "OFF", false),
         ("flag_", "ON", true),
+        ("expr_", "K", true),
     ] {
         let f = route_of(&a, &format!("m.Net.{method}"));
         assert_eq!(
