@@ -188,9 +188,10 @@ fn read_class(
     let mut init = None;
     let name = c.name.as_str().to_owned();
     let mut class_attrs = parent.map(|p| p.class_attrs.clone()).unwrap_or_default();
-    // Class-body values are typed as `__init__`'s are, with no parameters in scope: literals,
-    // the module's constants, and arithmetic on them (`1.0 / 8`, `math.sqrt(64)`).
-    let body = InitReader {
+    // Class-body values are typed as `__init__`'s are, by the same reader before it reads
+    // `__init__` (no parameters in scope yet): literals, the module's constants, and arithmetic
+    // on them (`1.0 / 8`, `math.sqrt(64)`).
+    let mut reader = InitReader {
         module,
         registry,
         enabled,
@@ -206,7 +207,7 @@ fn read_class(
         if targets != 1 {
             return Err("bound together with other names".to_owned());
         }
-        match body.ctor_arg(value) {
+        match reader.ctor_arg(value) {
             CtorArg::Value(Operand {
                 ty: Some(t @ (ValueType::Int | ValueType::Float | ValueType::Bool)),
                 ..
@@ -244,18 +245,6 @@ fn read_class(
     }
     let mut attrs = parent.map(|p| p.attrs.clone()).unwrap_or_default();
     if let Some(f) = init {
-        let mut reader = InitReader {
-            module,
-            registry,
-            enabled,
-            plugin: &plugin,
-            support,
-            project_classes,
-            params: BTreeMap::new(),
-            int_defaults: BTreeMap::new(),
-            self_name: String::new(),
-            local_lists: BTreeMap::new(),
-        };
         attrs.extend(reader.read(f));
     }
     ClassInfo {

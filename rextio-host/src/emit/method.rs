@@ -56,6 +56,19 @@ fn refuse(reason: TokenStream) -> TokenStream {
     quote!(return ::pyo3::PyResult::Ok(::std::result::Result::Err(#reason)))
 }
 
+/// `match <lookup>? { Some(v) => v, None => refuse }`: a lookup of attribute `path`, which
+/// sends the call to the original when it finds nothing.
+fn found_or_refuse(lookup: TokenStream, path: &str) -> TokenStream {
+    let msg = str_lit(&format!("state: `{path}` is missing"));
+    let missing = refuse(quote!(::std::string::String::from(#msg)));
+    quote! {
+        match #lookup? {
+            ::std::option::Option::Some(__rx_v) => __rx_v,
+            ::std::option::Option::None => { #missing; }
+        }
+    }
+}
+
 struct Reader<'l, 'a> {
     lx: &'l mut Lx<'a>,
     support: &'l ModuleSupport,
@@ -144,31 +157,21 @@ impl Reader<'_, '_> {
 
     /// `match <view of src>.get(attr, mask)? { Some(v) => v, None => refuse }`.
     fn attr(&self, src: usize, attr: &str, path: &str, mask: u8) -> TokenStream {
-        let view = view(src);
-        let attr = str_lit(attr);
-        let msg = str_lit(&format!("state: `{path}` is missing"));
-        let missing = refuse(quote!(::std::string::String::from(#msg)));
-        quote! {
-            match #view.get(::pyo3::intern!(__rx_py, #attr), #mask)? {
-                ::std::option::Option::Some(__rx_v) => __rx_v,
-                ::std::option::Option::None => { #missing; }
-            }
-        }
+        let (view, name) = (view(src), str_lit(attr));
+        found_or_refuse(
+            quote!(#view.get(::pyo3::intern!(__rx_py, #name), #mask)),
+            path,
+        )
     }
 
     /// Attribute `attr` of object `src` as Python finds a class attribute (the instance
     /// dictionary, then the class's method resolution order), refusing when neither has it.
     fn class_attr(&self, src: usize, attr: &str, path: &str) -> TokenStream {
-        let view = view(src);
-        let attr = str_lit(attr);
-        let msg = str_lit(&format!("state: `{path}` is missing"));
-        let missing = refuse(quote!(::std::string::String::from(#msg)));
-        quote! {
-            match #view.class_get(::pyo3::intern!(__rx_py, #attr))? {
-                ::std::option::Option::Some(__rx_v) => __rx_v,
-                ::std::option::Option::None => { #missing; }
-            }
-        }
+        let (view, name) = (view(src), str_lit(attr));
+        found_or_refuse(
+            quote!(#view.class_get(::pyo3::intern!(__rx_py, #name))),
+            path,
+        )
     }
 
     /// The view of object `o` (`__rx_m<o>`), refusing an object without instance dictionary.
