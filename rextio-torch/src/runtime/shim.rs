@@ -167,6 +167,8 @@ pub(crate) fn empty_cpu(sizes: &[i64], scalar_type: i8) -> Result<(Tensor, *mut 
 }
 
 /// Hand an owned handle to Python (moved into its Python object: no reference count traffic).
+/// A small fresh result may instead be written into a result handed out earlier that Python has
+/// let go of, which comes back (see `take_lent` in the shim).
 pub(crate) fn wrap_owned(
     py: pyo3::Python<'_>,
     mut t: Tensor,

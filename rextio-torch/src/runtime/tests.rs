@@ -354,3 +354,111 @@ fn a_tensors_stamp_follows_what_its_conversion_depends_on() {
         assert!(!module_stamps(&[list], &mut out));
     });
 }
+
+/// A small result Python has let go of is taken over by a later result of the same size (its
+/// object holds the new values), and a result anything can still reach never is: one Python
+/// refers to, one with a view, an attribute, a weak reference or grad state, one written in
+/// place, and one made in another inference mode. Each result holds its own values throughout.
+#[test]
+fn a_dropped_result_is_reused_and_a_reachable_one_never_is() {
+    use pyo3::types::PyDict;
+    Python::initialize();
+    Python::attach(|py| {
+        let g = PyDict::new(py);
+        g.set_item("torch", py.import("torch").unwrap()).unwrap();
+        g.set_item("weakref", py.import("weakref").unwrap())
+            .unwrap();
+        let run = |code: &str| {
+            let code = std::ffi::CString::new(code).unwrap();
+            py.run(&code, Some(&g), None).unwrap();
+        };
+        let eval = |code: &str| {
+            let code = std::ffi::CString::new(code).unwrap();
+            py.eval(&code, Some(&g), None).unwrap()
+        };
+        // A fresh `[1, 3]` result of the runtime's own, as the fused path makes them.
+        let result = |v: f32| -> Bound<'_, PyAny> {
+            let (t, data) = shim::empty_cpu(&[1, 3], shim::SCALAR_FLOAT).unwrap();
+            // SAFETY: `empty_cpu` gave three writable floats.
+            unsafe { std::slice::from_raw_parts_mut(data.cast::<f32>(), 3) }.fill(v);
+            wrap(py, RxtTorchTensor::from_tensor(t))
+                .unwrap()
+                .into_bound(py)
+        };
+        let values = |name: &str| -> Vec<f32> {
+            eval(&format!("{name}.flatten().tolist()"))
+                .extract()
+                .unwrap()
+        };
+        run("torch.set_grad_enabled(False)");
+        // Fill the table with results Python keeps, so that only the next one can be reused.
+        for i in 0..4 {
+            g.set_item(format!("held{i}"), result(-1.0)).unwrap();
+        }
+        let a = result(1.0);
+        let first = a.as_ptr();
+        drop(a);
+        let b = result(2.0);
+        assert_eq!(b.as_ptr(), first, "a dropped result is taken over");
+        g.set_item("b", &b).unwrap();
+        assert_eq!(values("b"), [2.0; 3]);
+        assert_eq!(
+            eval("b.shape").str().unwrap().to_string(),
+            "torch.Size([1, 3])"
+        );
+        assert!(!eval("b.requires_grad or b.is_inference()")
+            .is_truthy()
+            .unwrap());
+        assert_eq!(eval("b._version").extract::<u32>().unwrap(), 0);
+        // Still referenced by Python: never overwritten.
+        let c = result(3.0);
+        assert_ne!(c.as_ptr(), b.as_ptr());
+        assert_eq!(values("b"), [2.0; 3]);
+        drop(c);
+        drop(b);
+        g.del_item("b").unwrap();
+        // Each way something can still reach a dropped result, or tell it from a fresh one.
+        let blockers = [
+            ("kept = r.view(3)", "a view"),
+            ("r.tag = 1", "an attribute"),
+            ("kept = weakref.ref(r)", "a weak reference"),
+            ("_ = r.add_(10.0)", "an in-place write"),
+            ("_ = r.requires_grad_()", "grad state"),
+        ];
+        for (block, what) in blockers {
+            let r = result(4.0);
+            g.set_item("r", &r).unwrap();
+            run(&format!("kept = None\n{block}\n_ = None"));
+            let gone = r.as_ptr();
+            drop(r);
+            g.del_item("r").unwrap();
+            let next = result(5.0);
+            assert_ne!(
+                next.as_ptr(),
+                gone,
+                "{what}: a result still reachable was reused"
+            );
+            g.set_item("next", next).unwrap();
+            assert_eq!(values("next"), [5.0; 3], "{what}");
+            if what == "a view" {
+                assert_eq!(values("kept"), [4.0; 3], "the view sees its own values");
+            }
+            run("del kept, next");
+        }
+        // A result made outside inference mode is not an inference result, and the reverse.
+        let r = result(6.0);
+        let outside = r.as_ptr();
+        drop(r);
+        run("_mode = torch.inference_mode(); _mode.__enter__()");
+        let inside = result(7.0);
+        assert_ne!(inside.as_ptr(), outside);
+        g.set_item("inside", inside).unwrap();
+        assert!(eval("inside.is_inference()").is_truthy().unwrap());
+        assert_eq!(values("inside"), [7.0; 3]);
+        run("_mode.__exit__(None, None, None); del inside, _mode");
+        for i in 0..4 {
+            assert_eq!(values(&format!("held{i}")), [-1.0; 3]);
+        }
+        run("torch.set_grad_enabled(True)");
+    });
+}

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <new>
 #include <string>
 
 // Status codes of the entry points (mirrored in shim.rs).
@@ -123,6 +124,138 @@ at::Tensor* take_pooled(at::IntArrayRef shape, at::ScalarType scalar_type, size_
     return t;
   }
   return nullptr;
+}
+
+// Results handed to Python that a later result of the same size may take over once Python has
+// dropped them (`take_lent`): a loop that lets go of each result before, or soon after, the
+// next call gets its result in a tensor object Python already allocated, instead of allocating
+// a tensor, its storage and its Python object and freeing the previous ones (about 8% of a
+// batch-1 call of a small model). The table holds a handle to each result it keeps, which keeps
+// the Python object alive after Python drops it (a tensor's C++ references keep its Python
+// object), so only small results are kept and only a few; one that can never be taken over
+// (an attribute, a weak reference, grad state, a version bump) is let go at the next call.
+// Only `rx_wrap_owned` touches the table, with the GIL held; it is never freed (its handles may
+// only be dropped with the GIL). CPython 3.12 and later keep weak references and instance
+// dictionaries where these checks do not look, so there nothing is kept.
+#if PY_VERSION_HEX < 0x030C0000
+constexpr bool RX_LEND = true;
+#else
+constexpr bool RX_LEND = false;
+#endif
+constexpr size_t RX_LENT_SLOTS = 4;
+// A result this size costs little to allocate next to computing it; the table holds at most
+// 64 KiB of results Python dropped.
+constexpr size_t RX_LENT_MAX_BYTES = size_t{1} << 14;
+
+struct rx_lent_table {
+  at::Tensor* slots[RX_LENT_SLOTS];
+  size_t next;
+};
+rx_lent_table lent = {};
+
+// Whether the Python object of a kept result has nothing of its own that a fresh one lacks:
+// exactly `torch.Tensor`, with no attributes, weak references or hooks.
+bool lent_object_plain(PyObject* obj) {
+  if (!RX_LEND || Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(THPVariableClass)) {
+    return false;
+  }
+  const THPVariable* var = reinterpret_cast<const THPVariable*>(obj);
+  if (var->backward_hooks != nullptr || var->post_accumulate_grad_hooks != nullptr) return false;
+#if PY_VERSION_HEX < 0x030C0000
+  const Py_ssize_t weak = Py_TYPE(obj)->tp_weaklistoffset;
+  if (weak < 0) return false;
+  if (weak > 0 && *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + weak) != nullptr) {
+    return false;
+  }
+  PyObject** dict = _PyObject_GetDictPtr(obj);
+  return dict == nullptr || *dict == nullptr || PyDict_GET_SIZE(*dict) == 0;
+#else
+  return false;
+#endif
+}
+
+// Whether the tensor of a kept result can never look fresh again: grad state, or a version
+// counter that moved (an in-place write by the user).
+bool lent_tensor_marked(const at::Tensor& t) {
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  return impl->autograd_meta() != nullptr || !impl->allow_tensor_metadata_change() ||
+         (impl->version_counter().enabled() && impl->version_counter().current_version() != 0);
+}
+
+// Whether the tensor of a kept result Python dropped is as a fresh result of `type` and
+// `nbytes` bytes made now would be, apart from its values and shape: no reference but the
+// table's handle and its Python object's, none to its storage (no view), the dispatch keys of a
+// tensor made in the current inference mode, memory from the CPU allocator, exactly `nbytes`.
+bool lent_tensor_fits(const at::Tensor& t, at::ScalarType type, size_t nbytes) {
+  if (t.use_count() != 2 || t.weak_use_count() != 1 || lent_tensor_marked(t)) return false;
+  const bool inference = c10::InferenceMode::is_enabled();
+  if (t.is_inference() != inference || t.key_set() != fresh(inference).keys) return false;
+  if (t.scalar_type() != type || t.layout() != at::kStrided || !t.device().is_cpu()) return false;
+  if (!t.has_storage() || t.storage_offset() != 0) return false;
+  const c10::Storage& st = t.storage();
+  return st.use_count() == 1 && st.resizable() && st.nbytes() == nbytes &&
+         st.data_ptr().get_deleter() == fresh(inference).deleter;
+}
+
+// Whether `t`, a result about to be handed to Python, is one the table may hold: small, plain,
+// and the only reference to its tensor and storage with no Python object yet (anything else
+// would make eager's aliases differ: the same object twice, views sharing memory, or an object
+// the user already has).
+bool lendable(const at::Tensor& t) {
+  if (!RX_LEND || !t.defined() || t.use_count() != 1 || t.weak_use_count() != 1) return false;
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (impl->pyobj_slot()->load_pyobj() != nullptr || t.layout() != at::kStrided ||
+      !t.device().is_cpu() || !t.is_contiguous() || !t.has_storage() ||
+      t.storage().use_count() != 1) {
+    return false;
+  }
+  const size_t nbytes = t.nbytes();
+  return nbytes > 0 && nbytes <= RX_LENT_MAX_BYTES;
+}
+
+// A kept result's Python object, with a new reference, now holding the values and shape of `t`
+// (`lendable`); null when none fits. Kept results Python dropped that can never fit are taken
+// out of the table into `gone` (`*n_gone` of them), for the caller to drop once it is done.
+// GIL held.
+PyObject* take_lent(const at::Tensor& t, at::Tensor** gone, size_t* n_gone) {
+  const size_t nbytes = t.nbytes();
+  const at::ScalarType type = t.scalar_type();
+  for (size_t i = 0; i < RX_LENT_SLOTS; ++i) {
+    at::Tensor* e = lent.slots[i];
+    if (e == nullptr) continue;
+    PyObject* obj = e->unsafeGetTensorImpl()->pyobj_slot()->load_pyobj();
+    if (obj == nullptr || Py_REFCNT(obj) != 1) continue;  // Python still refers to it
+    if (!lent_object_plain(obj) || lent_tensor_marked(*e)) {
+      gone[(*n_gone)++] = e;
+      lent.slots[i] = nullptr;
+      continue;
+    }
+    if (!lent_tensor_fits(*e, type, nbytes)) continue;
+    e->unsafeGetTensorImpl()->set_sizes_contiguous(t.sizes());
+    std::memcpy(e->mutable_data_ptr(), t.const_data_ptr(), nbytes);
+    Py_INCREF(obj);
+    return obj;
+  }
+  return nullptr;
+}
+
+// Keep a handle to `obj`, the Python object just made for a `lendable` result, for
+// `take_lent`, in a free slot or else the oldest one's; the handle it replaces comes back, for
+// the caller to drop once it is done. GIL held.
+at::Tensor* lend(PyObject* obj) noexcept {
+  at::Tensor* keep = new (std::nothrow) at::Tensor(THPVariable_Unpack(obj));
+  if (keep == nullptr) return nullptr;
+  size_t at = lent.next;
+  for (size_t i = 0; i < RX_LENT_SLOTS; ++i) {
+    if (lent.slots[i] == nullptr) {
+      at = i;
+      break;
+    }
+  }
+  at::Tensor* old = lent.slots[at];
+  lent.slots[at] = keep;
+  lent.next = (at + 1) % RX_LENT_SLOTS;
+  return old;
 }
 }  // namespace
 
@@ -309,9 +442,22 @@ void rx_release(void* tensor) {
 // is consumed either way), or null with a Python error set.
 PyObject* rx_wrap_owned(void* tensor) {
   at::Tensor* t = static_cast<at::Tensor*>(tensor);
+  // Handles taken out of the kept results' table, dropped last: dropping one may free a Python
+  // object, which may run Python code (a weak reference's callback), after the table is whole.
+  at::Tensor* gone[RX_LENT_SLOTS + 1] = {};
+  size_t n_gone = 0;
   PyObject* out = nullptr;
   try {
-    out = THPVariable_Wrap(std::move(*t));
+    const bool lending = lendable(*t);
+    if (lending) out = take_lent(*t, gone, &n_gone);
+    if (out != nullptr) {
+      // The values went to a kept object: the tensor goes back to the pool.
+      rx_release(t);
+      t = nullptr;
+    } else {
+      out = THPVariable_Wrap(std::move(*t));
+      if (out != nullptr && lending) gone[n_gone++] = lend(out);
+    }
   } catch (const std::exception& e) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, e.what());
     out = nullptr;
@@ -320,6 +466,7 @@ PyObject* rx_wrap_owned(void* tensor) {
     out = nullptr;
   }
   delete t;
+  for (size_t i = 0; i < n_gone; ++i) delete gone[i];
   return out;
 }
 
