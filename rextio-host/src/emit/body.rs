@@ -50,9 +50,12 @@ impl Lx<'_> {
                     .collect::<LResult<Vec<_>>>()?;
                 quote!((#(#tys,)*))
             }
+            // A module's list of submodules, read once per state and never changed by a body:
+            // shared, so that copying it (each call's state, each read of the attribute) copies
+            // a pointer rather than allocating.
             ValueType::List(item) => {
                 let t = self.rust_type(item)?;
-                quote!(::std::vec::Vec<#t>)
+                quote!(::std::rc::Rc<[#t]>)
             }
             other => {
                 return Err(fail(format!(

@@ -589,7 +589,7 @@ impl Reader<'_, '_> {
                     #(#inner)*
                     __rx_list.push((#(#elems,)*));
                 }
-                __rx_list
+                ::std::rc::Rc::<[_]>::from(__rx_list)
             };
         })
     }
@@ -674,7 +674,7 @@ impl Reader<'_, '_> {
                                 #(#inner)*
                                 __rx_list.push((#(#elems,)*));
                             }
-                            __rx_list
+                            ::std::rc::Rc::<[_]>::from(__rx_list)
                         };
                     });
                 }
