@@ -139,6 +139,12 @@ impl PathPolicy {
 /// unchanged; at 2^15 the loop-body regions kept the GIL and hand-offs cost more than they freed.
 pub const GIL_RELEASE_WORK: usize = 1 << 12;
 
+/// Below this much work a call keeps the GIL when no other Python thread exists to take it (the
+/// backend asks the interpreter): releasing and re-taking it then costs about 0.1 µs and frees
+/// nothing. From here (about 100 µs of kernels) it is released anyway, which bounds how long a
+/// thread that registers during the call (one started from C) waits for the GIL.
+pub const GIL_RELEASE_ALONE_WORK: usize = 1 << 19;
+
 /// Sizes above which a backend's `auto` mode keeps a call on its per-op path (where its own
 /// BLAS and threads win).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

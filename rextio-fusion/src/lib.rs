@@ -21,7 +21,9 @@ pub mod kernels;
 pub mod plan;
 pub mod render;
 
-pub use exec::{run, Buf, Edges, Host, Limits, PathMode, PathPolicy, GIL_RELEASE_WORK};
+pub use exec::{
+    run, Buf, Edges, Host, Limits, PathMode, PathPolicy, GIL_RELEASE_ALONE_WORK, GIL_RELEASE_WORK,
+};
 pub use ir::{
     number_slots, operands, region_inputs, Input, Ins, Program, ProgramBuf, ProgramView, ReduceF,
     UnaryF, V,

@@ -8,6 +8,7 @@ use pyo3::PyResult;
 
 pub mod boundary;
 pub mod entry;
+pub mod gil;
 pub mod memo;
 pub mod modules;
 

@@ -169,7 +169,8 @@ thread_local! {
 /// releases it for the rest of the body (bodies touch no Python object: see
 /// [`RxtTorchTensor`]), so other Python threads run meanwhile, and the GIL is held again before
 /// this returns or unwinds. A body doing less work never releases it (releasing costs more than
-/// it frees there).
+/// it frees there), nor does one doing moderate work while no other Python thread exists
+/// ([`keeps_gil`]).
 pub fn run_body<R>(_py: Python<'_>, body: impl FnOnce() -> R) -> R {
     let outer = BODY.with(|b| b.replace(BodyGil::Held));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
@@ -184,21 +185,33 @@ pub fn run_body<R>(_py: Python<'_>, body: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Release the GIL for the rest of the body running through [`run_body`] on this thread.
-/// Returns whether it is released now (`false` outside such a body: the caller then keeps to
+/// Release the GIL for the rest of the body running through [`run_body`] on this thread, ahead
+/// of `work` units of kernels, unless [`keeps_gil`] says no other thread could use it. Returns
+/// whether the body has settled the GIL (`false` outside such a body: the caller then keeps to
 /// its own GIL handling).
-pub(crate) fn release_for_body() -> bool {
+pub(crate) fn release_for_body(work: usize) -> bool {
     BODY.with(|b| match b.get() {
         BodyGil::Outside => false,
         BodyGil::Released(_) => true,
         BodyGil::Held => {
             // SAFETY: inside `run_body` this thread holds the GIL (the wrapper was called from
-            // Python and has not released it), and the rest of the body touches no Python
-            // object; `run_body` restores the saved state.
-            b.set(BodyGil::Released(unsafe { pyo3::ffi::PyEval_SaveThread() }));
+            // Python and has not released it).
+            let py = unsafe { Python::assume_attached() };
+            if !keeps_gil(py, work) {
+                // SAFETY: as above; the rest of the body touches no Python object, and
+                // `run_body` restores the saved state.
+                b.set(BodyGil::Released(unsafe { pyo3::ffi::PyEval_SaveThread() }));
+            }
             true
         }
     })
+}
+
+/// Whether kernels doing `work` units keep the GIL although they could release it: below
+/// [`rextio_fusion::GIL_RELEASE_ALONE_WORK`], when no other Python thread exists to take it.
+pub(crate) fn keeps_gil(py: Python<'_>, work: usize) -> bool {
+    work < rextio_fusion::GIL_RELEASE_ALONE_WORK
+        && rextio_plugin_api::runtime::gil::sole_python_thread(py)
 }
 
 /// Map a libtorch error to a Python `RuntimeError`, keeping libtorch's message without its C++

@@ -209,8 +209,9 @@ fn test(root: &Path, args: &[String]) -> Result<()> {
     env::run(&mut cmd, "")?;
     if !selects_package {
         // The scalar runtime of generated crates sits behind a feature the workspace build leaves
-        // off; its unit tests (Python int semantics) run here.
-        eprintln!("xtask: cargo test -p rextio-plugin-api --features runtime --lib");
+        // off; its unit tests (Python int semantics) run here, and the GIL test in a binary of
+        // its own (it counts the process's Python threads).
+        eprintln!("xtask: cargo test -p rextio-plugin-api --features runtime --lib --test gil");
         let mut rt = env::venv_command(root, cargo());
         rt.args([
             "test",
@@ -219,6 +220,8 @@ fn test(root: &Path, args: &[String]) -> Result<()> {
             "--features",
             "runtime",
             "--lib",
+            "--test",
+            "gil",
         ]);
         env::run(&mut rt, "")?;
         // So does the torch runtime (libtorch ops on tensors made in the test), which links

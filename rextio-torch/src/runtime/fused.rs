@@ -120,14 +120,22 @@ impl rextio_fusion::Host for Torch {
 }
 
 /// Run a call's kernels: without the GIL from [`GIL_RELEASE_WORK`] units of work (other Python
-/// threads run meanwhile, so a threaded server scales), with it below. Inside a body run by
-/// [`super::run_body`] the GIL, once released, stays released until the body ends (one hand-off
-/// per call rather than one per region); elsewhere it is released around these kernels only.
+/// threads run meanwhile, so a threaded server scales), with it below, and with it too up to
+/// [`rextio_fusion::GIL_RELEASE_ALONE_WORK`] when no other Python thread exists
+/// ([`super::keeps_gil`]). Inside a body run by [`super::run_body`] the GIL, once released,
+/// stays released until the body ends (one hand-off per call rather than one per region);
+/// elsewhere it is released around these kernels only.
 fn run_kernels<T: Send>(work: usize, kernels: impl FnOnce() -> T + Send) -> T {
-    if work < GIL_RELEASE_WORK || super::release_for_body() {
+    if work < GIL_RELEASE_WORK || super::release_for_body(work) {
         kernels()
     } else {
-        pyo3::Python::attach(|py| py.detach(kernels))
+        pyo3::Python::attach(|py| {
+            if super::keeps_gil(py, work) {
+                kernels()
+            } else {
+                py.detach(kernels)
+            }
+        })
     }
 }
 
