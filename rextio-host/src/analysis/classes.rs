@@ -146,6 +146,55 @@ pub(super) fn class_base(
     None
 }
 
+/// The framework class `c` derives from when it is not a module class but one of the
+/// framework's other classes next to its module base (`torch.nn.Sequential`, `torch.nn.Linear`:
+/// a declared container, or a class of the package a declared base lives in), with that base
+/// (`torch.nn.Module`). Such a class is not read: what the framework class does around the
+/// user's methods (a `Sequential`'s own `forward`, a layer's parameters) is not followed.
+pub(super) fn framework_base(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Option<(String, String)> {
+    if class_base(module, registry, enabled, c).is_some() {
+        return None;
+    }
+    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, enabled, &empty);
+    for b in bases {
+        let Some(path) = fx.dotted_global(b) else {
+            continue;
+        };
+        for id in enabled {
+            let Some(reg) = registry.plugin(id) else {
+                continue;
+            };
+            if !reg.negotiated.module_classes {
+                continue;
+            }
+            let Some(support) = reg.plugin.module_support() else {
+                continue;
+            };
+            let Some(base) = support.bases.first() else {
+                continue;
+            };
+            let container = [&support.sequential, &support.lists, &support.dicts]
+                .iter()
+                .any(|l| l.contains(&path));
+            let beside = support.bases.iter().any(|b| {
+                b.rsplit_once('.')
+                    .is_some_and(|(package, _)| path.starts_with(&format!("{package}.")))
+            });
+            if container || beside {
+                return Some((path, base.clone()));
+            }
+        }
+    }
+    None
+}
+
 /// Read every module class of `module` (for the project index).
 pub(super) fn read_classes(
     module: &SourceModule,
@@ -1175,8 +1224,30 @@ impl InitReader<'_> {
                     Why::Refused(s) => format!("{shown}: {s}"),
                 })
             }
-            CtorArg::Other => Err("an expression rextio does not read (it reads submodule constructors, tensor factory calls and scalars)".into()),
+            CtorArg::Other => Err(self.framework_instance(e).unwrap_or_else(|| {
+                "an expression rextio does not read (it reads submodule constructors, tensor factory calls and scalars)".into()
+            })),
         }
+    }
+
+    /// What a message says of `Name(...)` when `Name` is a class of this module deriving from
+    /// the framework's other classes ([`framework_base`]), which is not read.
+    fn framework_instance(&self, e: &ast::Expr) -> Option<String> {
+        let ast::Expr::Call(call) = e else {
+            return None;
+        };
+        let ast::Expr::Name(n) = call.func.as_ref() else {
+            return None;
+        };
+        let name = n.id.as_str();
+        let c = self.module.ast.body.iter().find_map(|s| match s {
+            ast::Stmt::ClassDef(c) if c.name.as_str() == name => Some(c),
+            _ => None,
+        })?;
+        let (base, module_base) = framework_base(self.module, self.registry, self.enabled, c)?;
+        Some(format!(
+            "`{name}(...)`, an instance of `{name}`, which derives from the framework's `{base}`: classes deriving from the framework's other classes are not read (derive `{name}` from `{module_base}` and hold the `{base}` as an attribute)"
+        ))
     }
 
     /// A constructor call as a message shows it: its resolved path (`torch.nn.Linear(...)`), or

@@ -240,6 +240,10 @@ fn analyse_module_with(
                 let q = qualname_of(module, c.name.as_str());
                 if index.classes.contains_key(&q) {
                     functions.extend(classes::class_methods(module, table, c));
+                } else if let Some((base, module_base)) =
+                    classes::framework_base(module, registry, enabled, c)
+                {
+                    functions.extend(framework_class_methods(module, c, &base, &module_base));
                 } else {
                     functions.extend(derived_class_methods(module, registry, index, c));
                 }
@@ -288,6 +292,50 @@ fn derived_class_methods(
                 ),
             )
             .with_suggestion("derive from one module class, or keep the method in the parent class")
+            .at(span);
+            FunctionAnalysis {
+                qualname: qualname_of(module, &format!("{class}.{name}")),
+                name,
+                class: Some(class.to_owned()),
+                span,
+                route: Route::Fallback,
+                claims: Vec::new(),
+                diagnostics: vec![d],
+                ir: None,
+                callees: BTreeSet::new(),
+            }
+        })
+        .collect()
+}
+
+/// A class deriving from one of the framework's classes other than its module base
+/// (`torch.nn.Sequential`, `torch.nn.Linear`) is reported method by method, on Python (RXT024):
+/// what the framework class does around the methods is not read.
+fn framework_class_methods(
+    module: &SourceModule,
+    c: &ast::StmtClassDef,
+    base: &str,
+    module_base: &str,
+) -> Vec<FunctionAnalysis> {
+    let class = c.name.as_str();
+    c.body
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::FunctionDef(f) if f.name.as_str() != "__init__" => Some(f),
+            _ => None,
+        })
+        .map(|f| {
+            let name = f.name.as_str().to_owned();
+            let span = module.span(f.range().start());
+            let d = Diagnostic::error(
+                codes::MODULE_CLASS,
+                format!(
+                    "`{class}` derives from the framework's `{base}`, not from `{module_base}`; classes deriving from the framework's other classes are not read (what `{base}` does around their methods is not followed), so `{class}.{name}` runs as Python"
+                ),
+            )
+            .with_suggestion(format!(
+                "derive `{class}` from `{module_base}` and hold the `{base}` as an attribute"
+            ))
             .at(span);
             FunctionAnalysis {
                 qualname: qualname_of(module, &format!("{class}.{name}")),

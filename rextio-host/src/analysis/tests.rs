@@ -1282,3 +1282,46 @@ fn in_place_calls_are_lowered_only_on_private_operands() {
         "{def}    h = a + b\n    if a.shape[0] > 1:\n        h += a\n    return h\n"
     ));
 }
+
+/// A class deriving from one of the framework's classes other than its module base (a
+/// container, or a class beside the base) is reported method by method with RXT024, and an
+/// attribute assigned an instance of it says so; a class of anything else is not reported.
+#[test]
+fn subclasses_of_the_frameworks_other_classes_are_reported() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\nimport other\n\n\
+         class Block(tp.Seq):\n    def __init__(self):\n        super().__init__()\n\n\
+         \x20   def extra(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Scaled(tp.Linear):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Elsewhere(other.Thing):\n    def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Net(tp.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = Block()\n\n\
+         \x20   def forward(self, x: tp.Vec) -> tp.Vec:\n        return self.block(x)\n",
+    )]);
+    for (q, base) in [
+        ("m.Block.extra", "tp.Seq"),
+        ("m.Scaled.forward", "tp.Linear"),
+    ] {
+        let f = route_of(&a, q);
+        assert_eq!(f.route, Route::Fallback, "{q}");
+        assert_eq!(f.diagnostics.len(), 1, "{q}: {:?}", f.diagnostics);
+        let d = &f.diagnostics[0];
+        assert_eq!(d.code, codes::MODULE_CLASS, "{q}");
+        assert!(
+            d.message.contains(&format!(
+                "derives from the framework's `{base}`, not from `tp.Module`"
+            )),
+            "{}",
+            d.message
+        );
+    }
+    assert_refused(
+        &a,
+        "forward",
+        "`self.block` is not compiled: it is assigned `Block(...)`, an instance of `Block`, which derives from the framework's `tp.Seq`: classes deriving from the framework's other classes are not read (derive `Block` from `tp.Module` and hold the `tp.Seq` as an attribute)",
+    );
+    assert!(a[0]
+        .functions
+        .iter()
+        .all(|f| !f.qualname.starts_with("m.Elsewhere")));
+}
