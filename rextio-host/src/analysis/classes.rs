@@ -115,13 +115,15 @@ impl Sub {
     }
 }
 
-/// The plugin and module base a class derives from, when it is a module class.
-pub(super) fn class_base(
+/// The first answer `found` gives for a base of `c` (resolved to its dotted path, in order)
+/// and an enabled plugin that reads module classes (with its id and module support).
+fn find_base<T>(
     module: &SourceModule,
     registry: &Registry,
     enabled: &[String],
     c: &ast::StmtClassDef,
-) -> Option<(String, String, ModuleSupport)> {
+    mut found: impl FnMut(&String, &str, ModuleSupport) -> Option<T>,
+) -> Option<T> {
     let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
     let empty = ProjectIndex::default();
     let fx = Fx::new(module, registry, enabled, &empty);
@@ -137,13 +139,29 @@ pub(super) fn class_base(
                 continue;
             }
             if let Some(support) = reg.plugin.module_support() {
-                if support.bases.contains(&path) {
-                    return Some((id.clone(), path, support));
+                if let Some(answer) = found(id, &path, support) {
+                    return Some(answer);
                 }
             }
         }
     }
     None
+}
+
+/// The plugin and module base a class derives from, when it is a module class.
+pub(super) fn class_base(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Option<(String, String, ModuleSupport)> {
+    find_base(module, registry, enabled, c, |id, path, support| {
+        support
+            .bases
+            .iter()
+            .any(|b| b == path)
+            .then(|| (id.clone(), path.to_owned(), support))
+    })
 }
 
 /// The framework class `c` derives from when it is not a module class but one of the
@@ -160,39 +178,17 @@ pub(super) fn framework_base(
     if class_base(module, registry, enabled, c).is_some() {
         return None;
     }
-    let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
-    let empty = ProjectIndex::default();
-    let fx = Fx::new(module, registry, enabled, &empty);
-    for b in bases {
-        let Some(path) = fx.dotted_global(b) else {
-            continue;
-        };
-        for id in enabled {
-            let Some(reg) = registry.plugin(id) else {
-                continue;
-            };
-            if !reg.negotiated.module_classes {
-                continue;
-            }
-            let Some(support) = reg.plugin.module_support() else {
-                continue;
-            };
-            let Some(base) = support.bases.first() else {
-                continue;
-            };
-            let container = [&support.sequential, &support.lists, &support.dicts]
-                .iter()
-                .any(|l| l.contains(&path));
-            let beside = support.bases.iter().any(|b| {
-                b.rsplit_once('.')
-                    .is_some_and(|(package, _)| path.starts_with(&format!("{package}.")))
-            });
-            if container || beside {
-                return Some((path, base.clone()));
-            }
-        }
-    }
-    None
+    find_base(module, registry, enabled, c, |_, path, support| {
+        let base = support.bases.first()?;
+        let container = [&support.sequential, &support.lists, &support.dicts]
+            .iter()
+            .any(|l| l.iter().any(|c| c == path));
+        let beside = support.bases.iter().any(|b| {
+            b.rsplit_once('.')
+                .is_some_and(|(package, _)| path.starts_with(&format!("{package}.")))
+        });
+        (container || beside).then(|| (path.to_owned(), base.clone()))
+    })
 }
 
 /// Read every module class of `module` (for the project index).

@@ -276,36 +276,15 @@ fn derived_class_methods(
         return Vec::new();
     };
     let class = c.name.as_str();
-    c.body
-        .iter()
-        .filter_map(|s| match s {
-            ast::Stmt::FunctionDef(f) if f.name.as_str() != "__init__" => Some(f),
-            _ => None,
-        })
-        .map(|f| {
-            let name = f.name.as_str().to_owned();
-            let span = module.span(f.range().start());
-            let d = Diagnostic::error(
-                codes::MODULE_CLASS,
-                format!(
-                    "`{class}` derives from the project's module class `{parent}` and from another base; methods of classes with several bases are not compiled (the method resolution order is not followed), so `{class}.{name}` runs as Python"
-                ),
-            )
-            .with_suggestion("derive from one module class, or keep the method in the parent class")
-            .at(span);
-            FunctionAnalysis {
-                qualname: qualname_of(module, &format!("{class}.{name}")),
-                name,
-                class: Some(class.to_owned()),
-                span,
-                route: Route::Fallback,
-                claims: Vec::new(),
-                diagnostics: vec![d],
-                ir: None,
-                callees: BTreeSet::new(),
-            }
-        })
-        .collect()
+    methods_on_python(module, c, |name| {
+        Diagnostic::error(
+            codes::MODULE_CLASS,
+            format!(
+                "`{class}` derives from the project's module class `{parent}` and from another base; methods of classes with several bases are not compiled (the method resolution order is not followed), so `{class}.{name}` runs as Python"
+            ),
+        )
+        .with_suggestion("derive from one module class, or keep the method in the parent class")
+    })
 }
 
 /// A class deriving from one of the framework's classes other than its module base
@@ -318,6 +297,27 @@ fn framework_class_methods(
     module_base: &str,
 ) -> Vec<FunctionAnalysis> {
     let class = c.name.as_str();
+    methods_on_python(module, c, |name| {
+        Diagnostic::error(
+            codes::MODULE_CLASS,
+            format!(
+                "`{class}` derives from the framework's `{base}`, not from `{module_base}`; classes deriving from the framework's other classes are not read (what `{base}` does around their methods is not followed), so `{class}.{name}` runs as Python"
+            ),
+        )
+        .with_suggestion(format!(
+            "derive `{class}` from `{module_base}` and hold the `{base}` as an attribute"
+        ))
+    })
+}
+
+/// Every method of `c` but `__init__`, on Python with the one diagnostic `why` gives for its
+/// name (placed at the method).
+fn methods_on_python(
+    module: &SourceModule,
+    c: &ast::StmtClassDef,
+    why: impl Fn(&str) -> Diagnostic,
+) -> Vec<FunctionAnalysis> {
+    let class = c.name.as_str();
     c.body
         .iter()
         .filter_map(|s| match s {
@@ -327,16 +327,7 @@ fn framework_class_methods(
         .map(|f| {
             let name = f.name.as_str().to_owned();
             let span = module.span(f.range().start());
-            let d = Diagnostic::error(
-                codes::MODULE_CLASS,
-                format!(
-                    "`{class}` derives from the framework's `{base}`, not from `{module_base}`; classes deriving from the framework's other classes are not read (what `{base}` does around their methods is not followed), so `{class}.{name}` runs as Python"
-                ),
-            )
-            .with_suggestion(format!(
-                "derive `{class}` from `{module_base}` and hold the `{base}` as an attribute"
-            ))
-            .at(span);
+            let d = why(&name).at(span);
             FunctionAnalysis {
                 qualname: qualname_of(module, &format!("{class}.{name}")),
                 name,
