@@ -156,9 +156,7 @@ rx_lent_table lent = {};
 // Whether the Python object of a kept result has nothing of its own that a fresh one lacks:
 // exactly `torch.Tensor`, with no attributes, weak references or hooks.
 bool lent_object_plain(PyObject* obj) {
-  if (!RX_LEND || Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(THPVariableClass)) {
-    return false;
-  }
+  if (Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(THPVariableClass)) return false;
   const THPVariable* var = reinterpret_cast<const THPVariable*>(obj);
   if (var->backward_hooks != nullptr || var->post_accumulate_grad_hooks != nullptr) return false;
 #if PY_VERSION_HEX < 0x030C0000
@@ -182,12 +180,13 @@ bool lent_tensor_marked(const at::Tensor& t) {
          (impl->version_counter().enabled() && impl->version_counter().current_version() != 0);
 }
 
-// Whether the tensor of a kept result Python dropped is as a fresh result of `type` and
-// `nbytes` bytes made now would be, apart from its values and shape: no reference but the
-// table's handle and its Python object's, none to its storage (no view), the dispatch keys of a
-// tensor made in the current inference mode, memory from the CPU allocator, exactly `nbytes`.
+// Whether the tensor of a kept result Python dropped, not `lent_tensor_marked`, is as a fresh
+// result of `type` and `nbytes` bytes made now would be, apart from its values and shape: no
+// reference but the table's handle and its Python object's, none to its storage (no view), the
+// dispatch keys of a tensor made in the current inference mode, memory from the CPU allocator,
+// exactly `nbytes`.
 bool lent_tensor_fits(const at::Tensor& t, at::ScalarType type, size_t nbytes) {
-  if (t.use_count() != 2 || t.weak_use_count() != 1 || lent_tensor_marked(t)) return false;
+  if (t.use_count() != 2 || t.weak_use_count() != 1) return false;
   const bool inference = c10::InferenceMode::is_enabled();
   if (t.is_inference() != inference || t.key_set() != fresh(inference).keys) return false;
   if (t.scalar_type() != type || t.layout() != at::kStrided || !t.device().is_cpu()) return false;
