@@ -222,6 +222,8 @@ pub trait Host {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecError(pub String);
 
+#[cold]
+#[inline(never)]
 fn internal(what: &str) -> ExecError {
     ExecError(what.to_owned())
 }
@@ -922,6 +924,7 @@ impl Run<'_> {
         last != self.held_transposed(s)
     }
 
+    #[inline(always)]
     fn shape(&self, v: V) -> Shape {
         self.plan.shapes[usize::from(v)].0
     }
@@ -930,6 +933,7 @@ impl Run<'_> {
     ///
     /// # Safety
     /// See [`Run`].
+    #[inline(always)]
     unsafe fn src(&self, v: V) -> Result<&[f32], ExecError> {
         match self.bufs[usize::from(v)] {
             // SAFETY: see the contract.
@@ -944,6 +948,7 @@ impl Run<'_> {
     /// See [`Run`]; the caller writes it only while no operand slice aliases it (the plan gives
     /// an instruction a destination distinct from its operands unless it is in place).
     #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
     unsafe fn dst(&self, v: usize, n: usize) -> Result<&mut [f32], ExecError> {
         match self.bufs[v] {
             // SAFETY: see the contract.
@@ -957,6 +962,7 @@ impl Run<'_> {
     /// # Safety
     /// As [`Run::dst`].
     #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
     unsafe fn dst_i64(&self, v: usize, n: usize) -> Result<&mut [i64], ExecError> {
         match self.bufs[v] {
             // SAFETY: see the contract.
@@ -1271,7 +1277,7 @@ impl Run<'_> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn operand(role: Role, x: &[f32]) -> Result<k::Operand<'_>, ExecError> {
     Ok(match role {
         Role::Full => k::Operand::Full(x),
