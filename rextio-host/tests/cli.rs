@@ -46,7 +46,7 @@ fn capabilities_lists_rules_types_platforms_and_unverified_without_evidence() {
     let (ok, out, _) = rextio(&["capabilities", "--format", "json"]);
     assert!(ok);
     let caps: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(caps["host_api_version"], "1.18.0");
+    assert_eq!(caps["host_api_version"], "1.19.0");
     let ids: Vec<&str> = caps["plugins"]
         .as_array()
         .unwrap()

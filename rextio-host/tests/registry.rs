@@ -160,7 +160,8 @@ fn negotiation_matrix_at_registration() {
         ("1.16.0", true),
         ("1.17.0", true),
         ("1.18.0", true),
-        ("1.19.0", false),
+        ("1.19.0", true),
+        ("1.20.0", false),
         ("2.7.0", false),
         ("0.9.0", false),
         ("1.7", false),
@@ -178,9 +179,9 @@ fn negotiation_matrix_at_registration() {
         );
     }
     let mut p = dummy("p");
-    p.version = "1.19.0".into();
+    p.version = "1.20.0".into();
     let msg = build(vec![p]).err().unwrap().to_string();
-    assert!(msg.contains("1.19.0") && msg.contains("1.18.0"), "{msg}");
+    assert!(msg.contains("1.20.0") && msg.contains("1.19.0"), "{msg}");
 }
 
 #[test]

@@ -24,7 +24,7 @@
 //!
 //! impl Plugin for Doubler {
 //!     fn id(&self) -> &str { "doubler" }
-//!     fn api_version(&self) -> &str { "1.18.0" }
+//!     fn api_version(&self) -> &str { "1.19.0" }
 //!     fn coverage(&self) -> Coverage {
 //!         Coverage { packages: vec!["doubler".into()], ..Coverage::default() }
 //!     }

@@ -72,8 +72,8 @@ pub struct ModuleSupport {
     /// default, leaves calls to the base class's `__call__`).
     #[serde(default)]
     pub call_entry: Option<CallEntry>,
-    /// Rust path of a `runtime::memo::StampFn` (API >= 1.18; `None`, the default, keeps no
-    /// state): what converting a value the state read found depends on (for a tensor: its
+    /// Rust path of a `runtime::memo::StampFn` (API >= 1.19, used only for plugins declaring
+    /// it; `None`, the default, keeps no state): what converting a value the state read found depends on (for a tensor: its
     /// storage, shape, dtype, device, and whether its admission would refuse it). With it and
     /// `traced_checks`, a compiled method keeps the state its conversions gave, and a call on
     /// an unchanged model whose values all have the same stamps uses it without converting.

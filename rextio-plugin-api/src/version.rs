@@ -4,7 +4,7 @@ use semver::Version;
 use thiserror::Error;
 
 /// The plugin API this host implements.
-pub const API_VERSION: Version = Version::new(1, 18, 0);
+pub const API_VERSION: Version = Version::new(1, 19, 0);
 
 /// The device provider API this host implements.
 pub const DEVICE_PROVIDER_API_VERSION: Version = Version::new(1, 2, 0);
@@ -35,9 +35,11 @@ pub const DEVICE_SPEC_SINCE_MINOR: u64 = 13;
 pub const TOKEN_LOWERING_SINCE_MINOR: u64 = 14;
 /// Minor version of the plugin API that introduced `symbolic_check`.
 pub const SYMBOLIC_CHECK_SINCE_MINOR: u64 = 17;
-/// Minor version of the plugin API that introduced `ModuleSupport::stamp_fn` (an older plugin
-/// leaves it out, and its methods keep no state).
-pub const STATE_STAMPS_SINCE_MINOR: u64 = 18;
+/// Minor version of the plugin API whose `ModuleSupport::stamp_fn` names a
+/// `runtime::memo::StampFn` that is asked for stamps or to check them (`Stamping`); 1.18's
+/// made stamps only. The host uses the stamp function of a plugin from this version on; an
+/// older plugin's methods keep no state.
+pub const STATE_STAMPS_SINCE_MINOR: u64 = 19;
 
 /// Why a declared API version cannot be served by this host.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -111,6 +113,8 @@ pub struct Negotiated {
     pub token_lowering: bool,
     /// Whether `symbolic_check` may be consulted.
     pub symbolic_check: bool,
+    /// Whether `ModuleSupport::stamp_fn` may be used.
+    pub state_stamps: bool,
 }
 
 /// Negotiate a declared API version (as the plugin wrote it) against `host`.
@@ -160,6 +164,7 @@ pub fn negotiate(
         device_spec: version.minor >= DEVICE_SPEC_SINCE_MINOR,
         token_lowering: version.minor >= TOKEN_LOWERING_SINCE_MINOR,
         symbolic_check: version.minor >= SYMBOLIC_CHECK_SINCE_MINOR,
+        state_stamps: version.minor >= STATE_STAMPS_SINCE_MINOR,
         declared: version,
     })
 }
@@ -210,11 +215,17 @@ mod tests {
     }
 
     #[test]
+    fn stamp_functions_are_used_from_the_version_that_checks_them() {
+        assert!(!negotiate("p", "1.18.0", &host()).unwrap().state_stamps);
+        assert!(negotiate("p", "1.19.0", &host()).unwrap().state_stamps);
+    }
+
+    #[test]
     fn newer_minor_is_refused_naming_both_versions() {
-        let e = negotiate("p", "1.19.0", &host()).unwrap_err();
+        let e = negotiate("p", "1.20.0", &host()).unwrap_err();
         assert!(matches!(e, NegotiationError::NewerMinor { .. }));
         let msg = e.to_string();
-        assert!(msg.contains("1.19.0") && msg.contains("1.18.0"), "{msg}");
+        assert!(msg.contains("1.20.0") && msg.contains("1.19.0"), "{msg}");
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn declared() -> Declared {
     let (major, minor) = EAGER_ABI_PYTHON;
     Declared {
         id: PLUGIN_ID,
-        api_version: "1.18.0",
+        api_version: "1.19.0",
         version: env!("CARGO_PKG_VERSION"),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         // The runtime binds only images the imported tensorflow wheel already mapped, so the

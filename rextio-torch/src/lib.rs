@@ -70,7 +70,7 @@ impl TorchPlugin {
 fn declared() -> Declared {
     Declared {
         id: PLUGIN_ID,
-        api_version: "1.18.0",
+        api_version: "1.19.0",
         version: env!("CARGO_PKG_VERSION"),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         package: "torch",

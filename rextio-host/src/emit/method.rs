@@ -728,7 +728,12 @@ pub(super) fn method_items(
     let to_original = fallback(quote!(__rx_why));
     let no_dict = "state: the instance has no instance dictionary";
     let (params, converts, originals) = input_conversions(lx, ir, &admit, &fallback)?;
-    let (read_state, read_state_call) = state_read(&support, index, no_dict)?;
+    // A stamp function of a plugin older than its `Stamping` signature is not called.
+    let stamp_fn = support
+        .stamp_fn
+        .as_deref()
+        .filter(|_| reg.negotiated.state_stamps);
+    let (read_state, read_state_call) = state_read(&support, stamp_fn, index, no_dict)?;
     let guard_names: Vec<Ident> = (0..guards.len())
         .map(|i| format_ident!("__rx_guard_{}", i))
         .collect();
@@ -971,6 +976,7 @@ fn input_conversions(
 /// plugin traces its checks, else the full read (each through the method's lookup tape).
 fn state_read(
     support: &ModuleSupport,
+    stamp_fn: Option<&str>,
     index: usize,
     no_dict: &str,
 ) -> LResult<(TokenStream, TokenStream)> {
@@ -1006,7 +1012,7 @@ fn state_read(
         let memo = format_ident!("__RX_MEMO_{}", index);
         let memo_ty = memo_rt("StateMemo");
         // With the plugin's stamps, the state itself is kept while its values are unchanged.
-        let stamp = match &support.stamp_fn {
+        let stamp = match stamp_fn {
             Some(f) => {
                 let f: syn::Path = parse("module value stamp", f).map_err(fail)?;
                 let ty = memo_rt("StampFn");

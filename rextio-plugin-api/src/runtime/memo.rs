@@ -395,11 +395,30 @@ impl PartialEq for Stamp {
     }
 }
 
-/// A plugin's stamps of the values a kept read converted, in order, into the cleared vector
-/// (one call for all of them, so that what they share is read once): `false` when one has
-/// none (the read's state is then not kept). Called with the GIL held on objects the memo's
-/// facts prove alive; it must not run Python code.
-pub type StampFn = for<'py> fn(&[Bound<'py, PyAny>], &mut Vec<Stamp>) -> bool;
+impl Stamp {
+    /// Whether this is an [`immutable_stamp`] (its first word is 0; a plugin's own stamps start
+    /// with a nonzero word): the same object has it for ever (a builtin immutable value cannot
+    /// change, nor be given another class), so checking the object again can be skipped.
+    pub fn is_immutable(&self) -> bool {
+        self.0[0] == 0
+    }
+}
+
+/// What a [`StampFn`] is asked for.
+pub enum Stamping<'s> {
+    /// The values' stamps, in order, into the cleared vector.
+    Make(&'s mut Vec<Stamp>),
+    /// Whether every value (the same objects, in the same order) still has the stamp that
+    /// `Make` gave it, as an earlier call found them: a kept state's check, made at every call,
+    /// which need not write the stamps anywhere.
+    Check(&'s [Stamp]),
+}
+
+/// A plugin's stamps of the values a kept read converted (one call for all of them, so that
+/// what they share is read once): `false` when one has none (the read's state is then not
+/// kept), or, checking, when one differs. Called with the GIL held on objects the memo's facts
+/// prove alive; it must not run Python code.
+pub type StampFn = for<'py> fn(&[Bound<'py, PyAny>], Stamping<'_>) -> bool;
 
 /// The stamp of a value whose conversion depends on nothing but the object itself: `None`,
 /// and exact `bool`, `int`, `float` and `str` objects, and exact tuples of them (a kept read
@@ -431,12 +450,10 @@ struct KeptState {
     state: ManuallyDrop<Box<dyn Any>>,
 }
 
-/// This thread's kept states, the slot the next one takes when full, and the stamps of a
-/// call's values (reused from call to call).
+/// This thread's kept states, and the slot the next one takes when full.
 struct States {
     kept: Vec<KeptState>,
     next: usize,
-    now: Vec<Stamp>,
 }
 
 thread_local! {
@@ -446,7 +463,6 @@ thread_local! {
         RefCell::new(States {
             kept: Vec::new(),
             next: 0,
-            now: Vec::new(),
         })
     };
 }
@@ -479,11 +495,10 @@ unsafe fn kept_state<'py, T: Clone + 'static>(
     // SAFETY: per the contract.
     unsafe { push_values(py, k, keep) };
     STATES.with(|states| {
-        let mut states = states.try_borrow_mut().ok()?;
-        let States { kept, now, .. } = &mut *states;
-        let e = kept.iter().find(|e| e.kept == k.id)?;
+        let states = states.try_borrow().ok()?;
+        let e = states.kept.iter().find(|e| e.kept == k.id)?;
         let stamps = e.stamps.as_ref()?;
-        if !stamp(&keep[start..], now) || now != stamps {
+        if stamps.len() != keep.len() - start || !stamp(&keep[start..], Stamping::Check(stamps)) {
             return None;
         }
         e.state.downcast_ref::<T>().cloned()
@@ -499,7 +514,7 @@ unsafe fn keep_state<T: Clone + 'static>(py: Python<'_>, k: &Kept, stamp: StampF
     // SAFETY: per the contract.
     unsafe { push_values(py, k, &mut values) };
     let mut stamps = Vec::with_capacity(values.len());
-    let stamps = stamp(&values, &mut stamps).then_some(stamps);
+    let stamps = stamp(&values, Stamping::Make(&mut stamps)).then_some(stamps);
     let entry = KeptState {
         kept: k.id,
         stamps,
@@ -834,16 +849,37 @@ def tree(w):
         ]))
     }
 
-    fn list_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
+    /// A [`StampFn`] from `make`, which writes the stamps: checking compares fresh ones.
+    fn stamping(
+        values: &[Bound<'_, PyAny>],
+        what: Stamping<'_>,
+        make: fn(&[Bound<'_, PyAny>], &mut Vec<Stamp>) -> bool,
+    ) -> bool {
+        match what {
+            Stamping::Make(out) => make(values, out),
+            Stamping::Check(expect) => {
+                let mut now = Vec::new();
+                make(values, &mut now) && now == expect
+            }
+        }
+    }
+
+    fn make_list_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
         out.clear();
         values
             .iter()
             .all(|v| list_stamp(v).map(|s| out.push(s)).is_some())
     }
 
+    fn list_stamps(values: &[Bound<'_, PyAny>], what: Stamping<'_>) -> bool {
+        stamping(values, what, make_list_stamps)
+    }
+
     /// Stamps only lists of one element.
-    fn single_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
-        list_stamps(values, out) && out.iter().all(|s| s.0[1] == 1)
+    fn single_stamps(values: &[Bound<'_, PyAny>], what: Stamping<'_>) -> bool {
+        stamping(values, what, |values, out| {
+            make_list_stamps(values, out) && out.iter().all(|s| s.0[1] == 1)
+        })
     }
 
     /// `float(w[0])` for the list `w`.

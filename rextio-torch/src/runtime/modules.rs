@@ -8,7 +8,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyString};
 use rextio_plugin_api::runtime::boundary::imported_module;
 use rextio_plugin_api::runtime::entry::DictCache;
-use rextio_plugin_api::runtime::memo::{immutable_stamp, Stamp};
+use rextio_plugin_api::runtime::memo::{immutable_stamp, Stamp, Stamping};
 use rextio_plugin_api::runtime::modules::non_empty_entry;
 
 /// The per-instance hook dictionaries `Module.__call__` consults before calling `forward`.
@@ -153,8 +153,22 @@ pub fn module_admit(t: &RxtTorchTensor) -> Option<String> {
 /// What converting each of `values`, the values a compiled method's state read found, depends
 /// on (the plugin's `stamp_fn`): nothing but the object itself for an immutable builtin value,
 /// the tensor's storage, shape, dtype, device and admission for a tensor (see `rx_stamps`);
-/// `false` when one is neither.
-pub fn module_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
+/// `false` when one is neither. Checking (at every call of a kept state) reads each tensor
+/// again and compares in the shim, writing nothing, and skips immutable values.
+pub fn module_stamps(values: &[Bound<'_, PyAny>], what: Stamping<'_>) -> bool {
+    match what {
+        Stamping::Make(out) => make_stamps(values, out),
+        Stamping::Check(expect) => {
+            expect.len() == values.len()
+                && values
+                    .chunks(shim::STAMP_CHUNK)
+                    .zip(expect.chunks(shim::STAMP_CHUNK))
+                    .all(|(vals, expect)| shim::stamps_match(vals, expect))
+        }
+    }
+}
+
+fn make_stamps(values: &[Bound<'_, PyAny>], out: &mut Vec<Stamp>) -> bool {
     out.clear();
     out.resize(values.len(), Stamp::default());
     let mut tensor = [0u8; shim::STAMP_CHUNK];

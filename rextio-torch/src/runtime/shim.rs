@@ -70,6 +70,7 @@ extern "C" {
     fn rx_borrow(obj: *mut ffi::PyObject, out: *mut *mut c_void, meta: *mut RxMeta) -> i32;
     fn rx_describe(tensor: *mut c_void, meta: *mut RxMeta, writable: i32) -> i32;
     fn rx_stamps(objs: *const *mut ffi::PyObject, n: i64, out: *mut u64, tensor: *mut u8) -> i32;
+    fn rx_stamps_match(objs: *const *mut ffi::PyObject, n: i64, expect: *const u64) -> i32;
     fn rx_elu(tensor: *mut c_void, alpha: f64, out: *mut *mut c_void) -> i32;
     fn rx_softplus(tensor: *mut c_void, beta: f64, threshold: f64, out: *mut *mut c_void) -> i32;
     fn rx_empty_cpu(
@@ -228,6 +229,25 @@ pub(crate) fn stamps(
         )
     };
     rc == RX_OK
+}
+
+/// Whether each of up to [`STAMP_CHUNK`] Python objects still has its stamp in `expect` (see
+/// `rx_stamps_match`), skipping those whose expected stamp is immutable (the same builtin
+/// object keeps it). `false` when one differs, is no longer a tensor, or libtorch failed.
+pub(crate) fn stamps_match(objs: &[pyo3::Bound<'_, pyo3::PyAny>], expect: &[Stamp]) -> bool {
+    let n = objs.len();
+    if n > STAMP_CHUNK || expect.len() != n {
+        return false;
+    }
+    let mut ptrs = [std::ptr::null_mut(); STAMP_CHUNK];
+    for ((p, o), e) in ptrs.iter_mut().zip(objs).zip(expect) {
+        if !e.is_immutable() {
+            *p = o.as_ptr();
+        }
+    }
+    // SAFETY: the first `n` pointers are live objects or null and we hold the GIL; `Stamp` is
+    // `repr(transparent)` over `[u64; STAMP_WORDS]`, so `expect` is `STAMP_WORDS · n` words.
+    unsafe { rx_stamps_match(ptrs.as_ptr(), n as i64, expect.as_ptr().cast::<u64>()) == 1 }
 }
 
 /// Whether autograd's grad mode is on for this thread.

@@ -343,46 +343,81 @@ int rx_borrow(PyObject* obj, void** out, rx_meta* meta) {
 // the live handle at every call).
 constexpr int64_t RX_STAMP_WORDS = 8;
 
+// Whether `obj` is a torch.Tensor, and if so each word of its stamp given to `put(index,
+// word)` (`grad`: grad mode is on; `tracing`: a trace records). Builtin scalars are told apart
+// without asking Python. Inlined into both users: checking compares each word as it is read
+// (a stamp written to memory and read back at once stalls on the store).
+extern "C++" {
+template <class Put>
+__attribute__((always_inline)) static inline bool rx_stamp_of(PyObject* obj, bool grad,
+                                                              bool tracing, Put&& put) {
+  if (obj == Py_None || PyFloat_CheckExact(obj) || PyLong_CheckExact(obj) || PyBool_Check(obj) ||
+      PyUnicode_CheckExact(obj) || PyTuple_CheckExact(obj) || !THPVariable_Check(obj)) {
+    return false;
+  }
+  const at::Tensor& t = THPVariable_Unpack(obj);
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  const int64_t rank = impl->dim();
+  const c10::IntArrayRef sizes = impl->sizes();
+  const c10::Storage& storage = impl->unsafe_storage();
+  const c10::Device device = impl->device();
+  const bool refuse = (grad && t.requires_grad()) || tracing;
+  put(0, reinterpret_cast<uintptr_t>(Py_TYPE(obj)));
+  put(1, reinterpret_cast<uintptr_t>(impl));
+  put(2, storage ? reinterpret_cast<uintptr_t>(storage.data()) : 0);
+  put(3, static_cast<uint64_t>(impl->storage_offset()));
+  put(4, rank > 0 ? static_cast<uint64_t>(sizes[0]) : 0);
+  put(5, rank > 1 ? static_cast<uint64_t>(sizes[1]) : 0);
+  put(6, impl->key_set().raw_repr());
+  put(7, uint64_t{static_cast<uint8_t>(t.scalar_type())} |
+             (uint64_t{static_cast<uint8_t>(device.type())} << 8) |
+             (uint64_t{static_cast<uint8_t>(device.index())} << 16) |
+             (uint64_t{static_cast<uint8_t>(std::min<int64_t>(rank, 255))} << 24) |
+             (uint64_t{impl->is_contiguous()} << 32) | (uint64_t{impl->numel() == 0} << 33) |
+             (uint64_t{static_cast<bool>(storage)} << 34) | (uint64_t{refuse} << 35));
+  return true;
+}
+}  // extern "C++"
+
+// The stamps of `n` objects into `out`; `tensor[i]` is 0 (and the stamp zero) for an object
+// that is not a torch.Tensor.
 int rx_stamps(PyObject* const* objs, int64_t n, uint64_t* out, uint8_t* tensor) {
   const int rc = rx_guarded([&] {
     const bool grad = c10::GradMode::is_enabled();
     const bool tracing = torch::jit::tracer::isTracing();
     for (int64_t i = 0; i < n; ++i) {
-      PyObject* obj = objs[i];
       uint64_t* o = out + RX_STAMP_WORDS * i;
       std::memset(o, 0, RX_STAMP_WORDS * sizeof(uint64_t));
-      tensor[i] = 0;
-      if (obj == Py_None || PyFloat_CheckExact(obj) || PyLong_CheckExact(obj) ||
-          PyBool_Check(obj) || PyUnicode_CheckExact(obj) || PyTuple_CheckExact(obj) ||
-          !THPVariable_Check(obj)) {
-        continue;
-      }
-      const at::Tensor& t = THPVariable_Unpack(obj);
-      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-      const int64_t rank = impl->dim();
-      const c10::IntArrayRef sizes = impl->sizes();
-      const c10::Storage& storage = impl->unsafe_storage();
-      const c10::Device device = impl->device();
-      const bool refuse = (grad && t.requires_grad()) || tracing;
-      o[0] = reinterpret_cast<uintptr_t>(Py_TYPE(obj));
-      o[1] = reinterpret_cast<uintptr_t>(impl);
-      o[2] = storage ? reinterpret_cast<uintptr_t>(storage.data()) : 0;
-      o[3] = static_cast<uint64_t>(impl->storage_offset());
-      o[4] = rank > 0 ? static_cast<uint64_t>(sizes[0]) : 0;
-      o[5] = rank > 1 ? static_cast<uint64_t>(sizes[1]) : 0;
-      o[6] = impl->key_set().raw_repr();
-      o[7] = uint64_t{static_cast<uint8_t>(t.scalar_type())} |
-             (uint64_t{static_cast<uint8_t>(device.type())} << 8) |
-             (uint64_t{static_cast<uint8_t>(device.index())} << 16) |
-             (uint64_t{static_cast<uint8_t>(std::min<int64_t>(rank, 255))} << 24) |
-             (uint64_t{impl->is_contiguous()} << 32) | (uint64_t{impl->numel() == 0} << 33) |
-             (uint64_t{static_cast<bool>(storage)} << 34) | (uint64_t{refuse} << 35);
-      tensor[i] = 1;
+      tensor[i] = rx_stamp_of(objs[i], grad, tracing, [o](int w, uint64_t v) { o[w] = v; });
     }
     return RX_OK;
   });
   if (rc == RX_ERROR && PyErr_Occurred()) PyErr_Clear();
   return rc;
+}
+
+// Whether each of `n` objects still has the stamp `rx_stamps` gave it (`expect`, the same
+// layout): 1 when all do, 0 when one differs (checked in order, stopping at the first) or
+// libtorch failed. A null object is skipped (the caller knows its stamp cannot change). Nothing
+// is written: a kept state's check costs the reads alone.
+int rx_stamps_match(PyObject* const* objs, int64_t n, const uint64_t* expect) {
+  int same = 0;
+  const int rc = rx_guarded([&] {
+    const bool grad = c10::GradMode::is_enabled();
+    const bool tracing = torch::jit::tracer::isTracing();
+    for (int64_t i = 0; i < n; ++i) {
+      if (objs[i] == nullptr) continue;
+      const uint64_t* e = expect + RX_STAMP_WORDS * i;
+      uint64_t diff = 0;
+      const bool tensor =
+          rx_stamp_of(objs[i], grad, tracing, [&diff, e](int w, uint64_t v) { diff |= v ^ e[w]; });
+      if (!tensor || diff != 0) return RX_OK;
+    }
+    same = 1;
+    return RX_OK;
+  });
+  if (rc == RX_ERROR && PyErr_Occurred()) PyErr_Clear();
+  return rc == RX_OK ? same : 0;
 }
 
 // Describe a tensor handle; `writable` asks for the mutable data pointer.
