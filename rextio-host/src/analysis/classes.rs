@@ -43,6 +43,9 @@ pub struct ClassInfo {
     /// The module class of the project it derives from, if any (its attributes and methods are
     /// this class's too, unless this class assigns or defines them again).
     pub parent: Option<String>,
+    /// Its other bases (mixins beside the module base, its own or a parent's), dotted where
+    /// they are imported: nothing they define is read.
+    pub other_bases: Vec<String>,
 }
 
 /// What an attribute holds.
@@ -292,6 +295,24 @@ fn read_class(
     if let Some(f) = init {
         attrs.extend(reader.read(f));
     }
+    let other_bases = match parent {
+        Some(p) => p.other_bases.clone(),
+        None => {
+            let empty = ProjectIndex::default();
+            let fx = Fx::new(module, registry, enabled, &empty);
+            c.arguments
+                .as_ref()
+                .map(|a| &a.args[..])
+                .unwrap_or(&[])
+                .iter()
+                .map(|b| {
+                    fx.dotted_global(b)
+                        .unwrap_or_else(|| module.source[b.range()].to_owned())
+                })
+                .filter(|b| *b != base && b != "object")
+                .collect()
+        }
+    };
     ClassInfo {
         qualname: qualname_of(module, &name),
         name,
@@ -301,6 +322,7 @@ fn read_class(
         methods,
         class_attrs,
         parent: parent.map(|p| p.qualname.clone()),
+        other_bases,
     }
 }
 
@@ -2224,6 +2246,20 @@ impl Fx<'_> {
                                 format!(
                                     "`{shown}` is a class attribute (bound in the body of `{owner}`) that is {why}; compiled methods read an int, float or bool there, or what `{}.__init__` assigns",
                                     class.name
+                                ),
+                            )),
+                            None if !class.other_bases.is_empty() => Err(self.attr_error(
+                                at,
+                                format!(
+                                    "`{shown}` is neither assigned in `{}.__init__` (at its top level) nor a method of `{}`; it may come from {}, a base rextio does not read, so its value is not known",
+                                    class.name,
+                                    class.name,
+                                    class
+                                        .other_bases
+                                        .iter()
+                                        .map(|b| format!("`{b}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(" or ")
                                 ),
                             )),
                             None => Err(self.attr_error(

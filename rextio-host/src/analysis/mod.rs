@@ -244,8 +244,10 @@ fn analyse_module_with(
                     classes::framework_base(module, registry, enabled, c)
                 {
                     functions.extend(framework_class_methods(module, c, &base, &module_base));
+                } else if let Some(methods) = derived_class_methods(module, registry, index, c) {
+                    functions.extend(methods);
                 } else {
-                    functions.extend(derived_class_methods(module, registry, index, c));
+                    functions.extend(unread_class_methods(module, registry, enabled, c));
                 }
             }
             _ => {}
@@ -261,22 +263,20 @@ fn analyse_module_with(
 /// A class deriving from a module class of the project and from another base is reported
 /// method by method, on Python (RXT024): the method resolution order is not followed. (A class
 /// with one base that is a project module class is read by `classes::read_derived_classes`.)
+/// `None` when no base is a project module class.
 fn derived_class_methods(
     module: &SourceModule,
     registry: &Registry,
     index: &ProjectIndex,
     c: &ast::StmtClassDef,
-) -> Vec<FunctionAnalysis> {
+) -> Option<Vec<FunctionAnalysis>> {
     let bases = c.arguments.as_ref().map(|a| &a.args[..]).unwrap_or(&[]);
     let is_class = |q: &str| index.classes.contains_key(q);
-    let Some(parent) = bases
+    let parent = bases
         .iter()
-        .find_map(|b| classes::base_class(module, registry, b, &is_class))
-    else {
-        return Vec::new();
-    };
+        .find_map(|b| classes::base_class(module, registry, b, &is_class))?;
     let class = c.name.as_str();
-    methods_on_python(module, c, |name| {
+    Some(methods_on_python(module, c, |name| {
         Diagnostic::error(
             codes::MODULE_CLASS,
             format!(
@@ -284,7 +284,89 @@ fn derived_class_methods(
             ),
         )
         .with_suggestion("derive from one module class, or keep the method in the parent class")
-    })
+    }))
+}
+
+/// A class rextio does not read at all (no module base, directly or through the project's
+/// module classes: a plain class, a subclass of a third-party class such as a
+/// `LightningModule`, or of a project class that is not a module class) is reported for each
+/// method whose signature names a plugin's type, on Python (RXT024): those are the methods
+/// written to be compiled. Its other methods (a configuration class's, an enum's) are not
+/// reported, as they would not be if the class were read.
+fn unread_class_methods(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Vec<FunctionAnalysis> {
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, enabled, &empty);
+    let names_plugin_type = |f: &ast::StmtFunctionDef| {
+        let p = &f.parameters;
+        p.posonlyargs
+            .iter()
+            .chain(&p.args)
+            .chain(&p.kwonlyargs)
+            .filter_map(|a| a.parameter.annotation.as_deref())
+            .chain(f.returns.as_deref())
+            .any(|a| matches!(fx.annotation(a), Some(ValueType::Plugin(_))))
+    };
+    let typed: BTreeSet<&str> = c
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            ast::Stmt::FunctionDef(f) if names_plugin_type(f) => Some(f.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if typed.iter().all(|m| *m == "__init__") {
+        return Vec::new();
+    }
+    let module_bases: Vec<String> = enabled
+        .iter()
+        .filter_map(|id| registry.plugin(id))
+        .filter(|reg| reg.negotiated.module_classes)
+        .filter_map(|reg| reg.plugin.module_support()?.bases.first().cloned())
+        .map(|b| format!("`{b}`"))
+        .collect();
+    let module_base = if module_bases.is_empty() {
+        "a module base (no enabled plugin compiles classes)".to_owned()
+    } else {
+        module_bases.join(" or ")
+    };
+    let bases: Vec<String> = c
+        .arguments
+        .as_ref()
+        .map(|a| &a.args[..])
+        .unwrap_or(&[])
+        .iter()
+        .map(|b| {
+            fx.dotted_global(b)
+                .unwrap_or_else(|| module.source[b.range()].to_owned())
+        })
+        .filter(|b| b != "object" && b != "builtins.object")
+        .collect();
+    let class = c.name.as_str();
+    let what = if bases.is_empty() {
+        format!("`{class}` is not a module class (it does not derive from {module_base})")
+    } else {
+        let bases: Vec<String> = bases.iter().map(|b| format!("`{b}`")).collect();
+        format!(
+            "`{class}` derives from {}, which rextio does not read (only classes deriving from {module_base}, directly or through the project's module classes, are)",
+            bases.join(" and ")
+        )
+    };
+    let mut out = methods_on_python(module, c, |name| {
+        Diagnostic::error(
+            codes::MODULE_CLASS,
+            format!("{what}, so `{class}.{name}` runs as Python"),
+        )
+        .with_suggestion(format!(
+            "derive `{class}` from {module_base}, or make `{name}` a module-level function"
+        ))
+    });
+    out.retain(|f| typed.contains(f.name.as_str()));
+    out
 }
 
 /// A class deriving from one of the framework's classes other than its module base

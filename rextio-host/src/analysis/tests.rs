@@ -822,11 +822,15 @@ fn module_class_methods_read_their_state_from_self() {
     let mixed = route_of(&a, "m.Mixed.forward");
     assert_eq!(mixed.route, Route::Fallback);
     assert_eq!(mixed.diagnostics[0].code, codes::MODULE_CLASS);
-    // `__init__` is not an entry point; a class that is not a module class is not reported.
+    // `__init__` is not an entry point; a class that is not a module class is reported on
+    // Python, as every method with a plugin's types is.
     assert!(a[0]
         .functions
         .iter()
-        .all(|f| !f.qualname.ends_with("__init__") && !f.qualname.starts_with("m.Plain")));
+        .all(|f| !f.qualname.ends_with("__init__")));
+    let plain = route_of(&a, "m.Plain.forward");
+    assert_eq!(plain.route, Route::Fallback);
+    assert_eq!(plain.diagnostics[0].code, codes::MODULE_CLASS);
 }
 
 #[test]
@@ -1285,7 +1289,7 @@ fn in_place_calls_are_lowered_only_on_private_operands() {
 
 /// A class deriving from one of the framework's classes other than its module base (a
 /// container, or a class beside the base) is reported method by method with RXT024, and an
-/// attribute assigned an instance of it says so; a class of anything else is not reported.
+/// attribute assigned an instance of it says so (a class of anything else: below).
 #[test]
 fn subclasses_of_the_frameworks_other_classes_are_reported() {
     let a = analyse_many(&[(
@@ -1320,8 +1324,55 @@ fn subclasses_of_the_frameworks_other_classes_are_reported() {
         "forward",
         "`self.block` is not compiled: it is assigned `Block(...)`, an instance of `Block`, which derives from the framework's `tp.Seq`: classes deriving from the framework's other classes are not read (derive `Block` from `tp.Module` and hold the `tp.Seq` as an attribute)",
     );
-    assert!(a[0]
-        .functions
-        .iter()
-        .all(|f| !f.qualname.starts_with("m.Elsewhere")));
+    assert_eq!(route_of(&a, "m.Elsewhere.forward").route, Route::Fallback);
+}
+
+/// A class rextio does not read at all (a plain class, a subclass of another library's class
+/// or of a project class that is not a module class) is reported for each method whose
+/// signature names a plugin's type, with RXT024 saying why; its other methods are not.
+#[test]
+fn classes_rextio_does_not_read_are_reported_for_their_typed_methods() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\nimport other\n\n\
+         class Plain:\n    def run(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         \x20   def size(self, n: int) -> int:\n        return n\n\n\
+         class Lit(other.LightningModule):\n    def __init__(self, w: tp.Vec):\n        super().__init__()\n\n\
+         \x20   def forward(self, x: tp.Vec) -> tp.Vec:\n        return x + x\n\n\
+         class Deeper(Plain):\n    def run(self, x: tp.Vec) -> tp.Vec:\n        return x\n\n\
+         class Config:\n    def scale(self) -> float:\n        return 2.0\n",
+    )]);
+    for (q, what) in [
+        ("m.Plain.run", "`Plain` is not a module class (it does not derive from `tp.Module`)"),
+        ("m.Lit.forward", "`Lit` derives from `other.LightningModule`, which rextio does not read (only classes deriving from `tp.Module`, directly or through the project's module classes, are)"),
+        ("m.Deeper.run", "`Deeper` derives from `Plain`, which rextio does not read"),
+    ] {
+        let f = route_of(&a, q);
+        assert_eq!(f.route, Route::Fallback, "{q}");
+        assert_eq!(f.diagnostics.len(), 1, "{q}: {:?}", f.diagnostics);
+        let d = &f.diagnostics[0];
+        assert_eq!(d.code, codes::MODULE_CLASS, "{q}");
+        assert!(d.message.starts_with(what), "{q}: {}", d.message);
+        assert!(d.message.ends_with("runs as Python"), "{q}: {}", d.message);
+    }
+    let names: Vec<&str> = a[0].functions.iter().map(|f| f.qualname.as_str()).collect();
+    assert_eq!(names, ["m.Plain.run", "m.Lit.forward", "m.Deeper.run"]);
+}
+
+/// A module class with a base beside the module base (a mixin): an attribute it does not
+/// assign nor define is named as possibly the mixin's.
+#[test]
+fn an_attribute_a_mixin_may_define_names_the_mixin() {
+    let a = analyse_many(&[(
+        "m",
+        "import tp\n\n\
+         class Mix:\n    pass\n\n\
+         class Net(Mix, tp.Module):\n    def __init__(self):\n        super().__init__()\n\n\
+         \x20   def forward(self, x: tp.Vec) -> tp.Vec:\n        return self.helper(x)\n",
+    )]);
+    assert_refused(
+        &a,
+        "forward",
+        "`self.helper` is neither assigned in `Net.__init__` (at its top level) nor a method of `Net`; it may come from `Mix`, a base rextio does not read, so its value is not known",
+    );
 }
