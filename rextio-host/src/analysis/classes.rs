@@ -297,21 +297,10 @@ fn read_class(
     }
     let other_bases = match parent {
         Some(p) => p.other_bases.clone(),
-        None => {
-            let empty = ProjectIndex::default();
-            let fx = Fx::new(module, registry, enabled, &empty);
-            c.arguments
-                .as_ref()
-                .map(|a| &a.args[..])
-                .unwrap_or(&[])
-                .iter()
-                .map(|b| {
-                    fx.dotted_global(b)
-                        .unwrap_or_else(|| module.source[b.range()].to_owned())
-                })
-                .filter(|b| *b != base && b != "object")
-                .collect()
-        }
+        None => base_names(module, registry, enabled, c)
+            .into_iter()
+            .filter(|b| *b != base)
+            .collect(),
     };
     ClassInfo {
         qualname: qualname_of(module, &name),
@@ -324,6 +313,29 @@ fn read_class(
         parent: parent.map(|p| p.qualname.clone()),
         other_bases,
     }
+}
+
+/// The bases of `c` as written, dotted where they are imported (the source text otherwise),
+/// without `object`.
+pub(super) fn base_names(
+    module: &SourceModule,
+    registry: &Registry,
+    enabled: &[String],
+    c: &ast::StmtClassDef,
+) -> Vec<String> {
+    let empty = ProjectIndex::default();
+    let fx = Fx::new(module, registry, enabled, &empty);
+    c.arguments
+        .as_ref()
+        .map(|a| &a.args[..])
+        .unwrap_or(&[])
+        .iter()
+        .map(|b| {
+            fx.dotted_global(b)
+                .unwrap_or_else(|| module.source[b.range()].to_owned())
+        })
+        .filter(|b| b != "object" && b != "builtins.object")
+        .collect()
 }
 
 /// The one module class of the project `c` derives from, when it derives from exactly one base

@@ -334,18 +334,7 @@ fn unread_class_methods(
     } else {
         module_bases.join(" or ")
     };
-    let bases: Vec<String> = c
-        .arguments
-        .as_ref()
-        .map(|a| &a.args[..])
-        .unwrap_or(&[])
-        .iter()
-        .map(|b| {
-            fx.dotted_global(b)
-                .unwrap_or_else(|| module.source[b.range()].to_owned())
-        })
-        .filter(|b| b != "object" && b != "builtins.object")
-        .collect();
+    let bases = classes::base_names(module, registry, enabled, c);
     let class = c.name.as_str();
     let what = if bases.is_empty() {
         format!("`{class}` is not a module class (it does not derive from {module_base})")

@@ -1287,6 +1287,16 @@ fn in_place_calls_are_lowered_only_on_private_operands() {
     ));
 }
 
+/// The one diagnostic of `q`, a method kept on Python with RXT024.
+fn class_refusal<'a>(a: &'a [ModuleAnalysis], q: &str) -> &'a Diagnostic {
+    let f = route_of(a, q);
+    assert_eq!(f.route, Route::Fallback, "{q}");
+    assert_eq!(f.diagnostics.len(), 1, "{q}: {:?}", f.diagnostics);
+    let d = &f.diagnostics[0];
+    assert_eq!(d.code, codes::MODULE_CLASS, "{q}");
+    d
+}
+
 /// A class deriving from one of the framework's classes other than its module base (a
 /// container, or a class beside the base) is reported method by method with RXT024, and an
 /// attribute assigned an instance of it says so (a class of anything else: below).
@@ -1306,11 +1316,7 @@ fn subclasses_of_the_frameworks_other_classes_are_reported() {
         ("m.Block.extra", "tp.Seq"),
         ("m.Scaled.forward", "tp.Linear"),
     ] {
-        let f = route_of(&a, q);
-        assert_eq!(f.route, Route::Fallback, "{q}");
-        assert_eq!(f.diagnostics.len(), 1, "{q}: {:?}", f.diagnostics);
-        let d = &f.diagnostics[0];
-        assert_eq!(d.code, codes::MODULE_CLASS, "{q}");
+        let d = class_refusal(&a, q);
         assert!(
             d.message.contains(&format!(
                 "derives from the framework's `{base}`, not from `tp.Module`"
@@ -1347,11 +1353,7 @@ fn classes_rextio_does_not_read_are_reported_for_their_typed_methods() {
         ("m.Lit.forward", "`Lit` derives from `other.LightningModule`, which rextio does not read (only classes deriving from `tp.Module`, directly or through the project's module classes, are)"),
         ("m.Deeper.run", "`Deeper` derives from `Plain`, which rextio does not read"),
     ] {
-        let f = route_of(&a, q);
-        assert_eq!(f.route, Route::Fallback, "{q}");
-        assert_eq!(f.diagnostics.len(), 1, "{q}: {:?}", f.diagnostics);
-        let d = &f.diagnostics[0];
-        assert_eq!(d.code, codes::MODULE_CLASS, "{q}");
+        let d = class_refusal(&a, q);
         assert!(d.message.starts_with(what), "{q}: {}", d.message);
         assert!(d.message.ends_with("runs as Python"), "{q}: {}", d.message);
     }
